@@ -1,0 +1,62 @@
+// Code generators: IR -> source text for JIT backends, and IR -> host work-group functions for
+// Direct backends. Each generator is one class in its own file, reached through a factory.
+#pragma once
+
+#include "plexus/ir.hpp"
+#include "plexus/plugin.h"
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace plexus::codegen {
+
+struct Options {
+    // Backend name, for native blocks: a Native statement with an entry for this name emits it
+    // verbatim; otherwise its fallback is generated (no fallback: an InvalidKernel error).
+    std::string backend;
+    // Spellings that replace the catalog's standard ones (a plugin's intrinsic table);
+    // intrinsic name -> spelling with $0, $1 ... for the arguments.
+    std::map<std::string, std::string> spellings;
+    // Target architecture where it matters: "sm_90" for PTX ("" picks sm_80).
+    std::string arch;
+};
+
+class SourceGenerator {
+public:
+    virtual ~SourceGenerator() = default;
+    virtual plx_language language() const = 0;
+    // Deterministic text for one kernel; the entry point is named like the kernel.
+    // Throws plexus::Error (InvalidKernel for a kernel it cannot express, Unsupported when the
+    // generator was not built).
+    virtual std::string generate(const ir::Kernel& kernel, const Options& options) const = 0;
+};
+
+std::unique_ptr<SourceGenerator> make_opencl_codegen();
+std::unique_ptr<SourceGenerator> make_cuda_c_codegen();
+// Through LLVM's NVPTX target; throws Unsupported when plexus was built without LLVM.
+std::unique_ptr<SourceGenerator> make_ptx_codegen();
+// The generator for a language, or nullptr when plexus has none for it.
+std::unique_ptr<SourceGenerator> make_codegen(plx_language language);
+
+// ---- Direct backends: host code through LLVM ----------------------------------------------
+// The work-group function's `user` argument is HostArgs: one pointer per kernel parameter, in
+// order: a buffer parameter's element data, or the address of a scalar parameter's value.
+struct HostArgs {
+    void* const* args;
+};
+
+class HostKernel {
+public:
+    virtual ~HostKernel() = default;
+    // Runs every work-item of one work-group; `user` points at a HostArgs.
+    virtual plx_workgroup_fn function() const = 0;
+    // The optimized LLVM IR of the module, for reading (plexus codegen --lang llvm-host).
+    virtual const std::string& llvm_ir() const = 0;
+};
+
+// Lowers the kernel through LLVM 19 (ORC JIT) for the host CPU. Throws Unsupported when plexus
+// was built without LLVM, Compile when LLVM rejects the module.
+std::unique_ptr<HostKernel> compile_host(const ir::Kernel& kernel, const Options& options);
+
+} // namespace plexus::codegen
