@@ -1,0 +1,173 @@
+// Definitions of the sample kernels; see kernels.hpp for what each computes.
+#include "kernels.hpp"
+
+#include <map>
+
+namespace plexus::samples {
+
+namespace px = plexus;
+
+const Kernel<In<float>, In<float>, Out<float>, Int>& vector_add() {
+    static const auto k = px::kernel("vector_add", {"a", "b", "c", "n"},
+        [](px::In<float> a, px::In<float> b, px::Out<float> c, px::Int n) {
+            px::Int i = px::global_id(0);
+            px::If(i < n, [&] { c[i] = a[i] + b[i]; });
+        });
+    return k;
+}
+
+const Kernel<In<float>, Out<float>, Int>& reduce() {
+    static const auto k = px::kernel("reduce", {"in", "out", "n"},
+        [](px::In<float> in, px::Out<float> out, px::Int n) {
+            auto partial = px::shared<float>(1024);
+            px::Int lid = px::local_id(0);
+            px::Int size = px::local_size(0);
+            // Each work-item first sums a strided slice, so a group covers many elements.
+            px::Float acc = 0.0f;
+            px::For(px::global_id(0), n, px::global_size(0), [&](px::Int i) { acc += in[i]; });
+            partial[lid] = acc;
+            px::barrier();
+            px::Int s = size / 2;
+            px::While(s > 0, [&] {
+                px::If(lid < s, [&] { partial[lid] = partial[lid] + partial[lid + s]; });
+                px::barrier();
+                s = s / 2;
+            });
+            px::If(lid == 0, [&] { px::atomic_add(out[0], partial[0]); });
+        });
+    return k;
+}
+
+const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_naive() {
+    static const auto k = px::kernel("matmul_naive", {"a", "b", "c", "m", "n", "k"},
+        [](px::In<float> a, px::In<float> b, px::Out<float> c, px::Int m, px::Int n, px::Int kk) {
+            px::Int col = px::global_id(0);
+            px::Int row = px::global_id(1);
+            px::If(row < m && col < n, [&] {
+                px::Float acc = 0.0f;
+                px::For(0, kk, [&](px::Int p) { acc += a[row * kk + p] * b[p * n + col]; });
+                c[row * n + col] = acc;
+            });
+        });
+    return k;
+}
+
+const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tiled() {
+    static const auto k = px::kernel("matmul_tiled", {"a", "b", "c", "m", "n", "k"},
+        [](px::In<float> a, px::In<float> b, px::Out<float> c, px::Int m, px::Int n, px::Int kk) {
+            constexpr int T = matmul_tile;
+            auto ta = px::shared<float>(T * T);
+            auto tb = px::shared<float>(T * T);
+            px::Int tx = px::local_id(0);
+            px::Int ty = px::local_id(1);
+            px::Int col = px::group_id(0) * T + tx;
+            px::Int row = px::group_id(1) * T + ty;
+            px::Float acc = 0.0f;
+            // select evaluates both arms, so the loads clamp their indices into range.
+            px::For(0, (kk + T - 1) / T, [&](px::Int t) {
+                px::Int ac = t * T + tx;
+                px::Int br = t * T + ty;
+                ta[ty * T + tx] = px::select(row < m && ac < kk, a[px::min(row, m - 1) * kk + px::min(ac, kk - 1)], 0.0f);
+                tb[ty * T + tx] = px::select(br < kk && col < n, b[px::min(br, kk - 1) * n + px::min(col, n - 1)], 0.0f);
+                px::barrier();
+                px::For(0, T, [&](px::Int p) { acc += ta[ty * T + p] * tb[p * T + tx]; });
+                px::barrier();
+            });
+            px::If(row < m && col < n, [&] { c[row * n + col] = acc; });
+        });
+    return k;
+}
+
+const Kernel<In<float>, Out<float>, Int, Int>& transpose() {
+    static const auto k = px::kernel("transpose", {"in", "out", "rows", "cols"},
+        [](px::In<float> in, px::Out<float> out, px::Int rows, px::Int cols) {
+            constexpr int T = 16;
+            auto tile = px::shared<float>(T * (T + 1)); // +1 column: no bank conflicts on GPUs
+            px::Int tx = px::local_id(0);
+            px::Int ty = px::local_id(1);
+            px::Int x = px::group_id(0) * T + tx;
+            px::Int y = px::group_id(1) * T + ty;
+            px::If(y < rows && x < cols, [&] { tile[ty * (T + 1) + tx] = in[y * cols + x]; });
+            px::barrier();
+            px::Int ox = px::group_id(1) * T + tx;
+            px::Int oy = px::group_id(0) * T + ty;
+            px::If(oy < cols && ox < rows, [&] { out[oy * rows + ox] = tile[tx * (T + 1) + ty]; });
+        });
+    return k;
+}
+
+const Kernel<In<int32_t>, Out<int32_t>, Out<int32_t>, Int>& scan_groups() {
+    static const auto k = px::kernel("scan_groups", {"in", "out", "sums", "n"},
+        [](px::In<int32_t> in, px::Out<int32_t> out, px::Out<int32_t> sums, px::Int n) {
+            auto buf = px::shared<int32_t>(2 * 1024); // double buffer: no read-write race
+            px::Int lid = px::local_id(0);
+            px::Int size = px::local_size(0);
+            px::Int i = px::global_id(0);
+            buf[lid] = px::select(i < n, in[px::min(i, n - 1)], 0);
+            px::barrier();
+            px::Int src = 0;
+            px::Int offset = 1;
+            px::While(offset < size, [&] {
+                px::Int dst = size - src;
+                px::Int v = buf[src + lid];
+                px::If(lid >= offset, [&] { v += buf[src + lid - offset]; });
+                buf[dst + lid] = v;
+                px::barrier();
+                src = dst;
+                offset = offset * 2;
+            });
+            px::If(i < n, [&] { out[i] = buf[src + lid]; });
+            px::If(lid == size - 1, [&] { sums[px::group_id(0)] = buf[src + lid]; });
+        });
+    return k;
+}
+
+const Kernel<InOut<int32_t>, In<int32_t>, Int>& scan_add() {
+    static const auto k = px::kernel("scan_add", {"data", "offsets", "n"},
+        [](px::InOut<int32_t> data, px::In<int32_t> offsets, px::Int n) {
+            px::Int i = px::global_id(0);
+            px::Int g = px::group_id(0);
+            px::If(i < n && g > 0, [&] { data[i] += offsets[g - 1]; });
+        });
+    return k;
+}
+
+const Kernel<In<uint32_t>, InOut<uint32_t>, Int, Int>& histogram() {
+    static const auto k = px::kernel("histogram", {"in", "bins", "n", "nbins"},
+        [](px::In<uint32_t> in, px::InOut<uint32_t> bins, px::Int n, px::Int nbins) {
+            auto local = px::shared<uint32_t>(histogram_max_bins);
+            px::Int lid = px::local_id(0);
+            px::Int size = px::local_size(0);
+            px::For(lid, nbins, size, [&](px::Int b) { local[b] = 0u; });
+            px::barrier();
+            px::Int i = px::global_id(0);
+            px::If(i < n, [&] {
+                px::atomic_add(local[in[i] % px::cast<uint32_t>(nbins)], 1u);
+            });
+            px::barrier();
+            px::For(lid, nbins, size, [&](px::Int b) {
+                px::UInt count = local[b];
+                px::If(count > 0u, [&] { px::atomic_add(bins[b], count); });
+            });
+        });
+    return k;
+}
+
+const ir::Kernel* find(std::string_view name) {
+    static const std::map<std::string, const ir::Kernel*, std::less<>> all = {
+        {"vector_add", &vector_add().ir()},     {"reduce", &reduce().ir()},
+        {"matmul_naive", &matmul_naive().ir()}, {"matmul", &matmul_tiled().ir()},
+        {"matmul_tiled", &matmul_tiled().ir()}, {"transpose", &transpose().ir()},
+        {"scan_groups", &scan_groups().ir()},   {"scan_add", &scan_add().ir()},
+        {"histogram", &histogram().ir()},
+    };
+    auto it = all.find(name);
+    return it == all.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> names() {
+    return {"vector_add", "reduce", "matmul_naive", "matmul_tiled", "transpose", "scan_groups",
+            "scan_add", "histogram"};
+}
+
+} // namespace plexus::samples
