@@ -1,0 +1,242 @@
+// Device discovery: one plexus device per OpenCL device of every platform (platform order, then
+// device order), each with its own context and its limits read once at init.
+#include "plx_opencl.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace plx_ocl {
+namespace {
+
+std::vector<std::unique_ptr<plx_device_s>> g_devices;
+std::string g_no_device_reason;
+
+std::string platform_string(cl_platform_id platform, cl_platform_info what) {
+    size_t size = 0;
+    if (cl().clGetPlatformInfo(platform, what, 0, nullptr, &size) != CL_SUCCESS || size == 0)
+        return {};
+    std::string value(size, '\0');
+    if (cl().clGetPlatformInfo(platform, what, size, value.data(), nullptr) != CL_SUCCESS)
+        return {};
+    value.resize(std::strlen(value.c_str()));
+    return value;
+}
+
+std::string device_string(cl_device_id device, cl_device_info what) {
+    size_t size = 0;
+    if (cl().clGetDeviceInfo(device, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+    std::string value(size, '\0');
+    if (cl().clGetDeviceInfo(device, what, size, value.data(), nullptr) != CL_SUCCESS) return {};
+    value.resize(std::strlen(value.c_str()));
+    return value;
+}
+
+template <class T> T device_value(cl_device_id device, cl_device_info what, T fallback = T{}) {
+    T value{};
+    if (cl().clGetDeviceInfo(device, what, sizeof value, &value, nullptr) != CL_SUCCESS)
+        return fallback;
+    return value;
+}
+
+// Copies `text` into a fixed char array of the ABI, truncating and always NUL-terminating.
+template <size_t N> void copy_text(char (&dst)[N], const std::string& text) {
+    const size_t n = std::min(text.size(), N - 1);
+    std::memcpy(dst, text.data(), n);
+    dst[n] = '\0';
+}
+
+uint32_t clamp32(uint64_t v) {
+    return v > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(v);
+}
+
+bool has_extension(const std::string& extensions, const char* name) {
+    const size_t len = std::strlen(name);
+    for (size_t pos = extensions.find(name); pos != std::string::npos;
+         pos = extensions.find(name, pos + 1)) {
+        const bool starts = pos == 0 || extensions[pos - 1] == ' ';
+        const bool ends = pos + len == extensions.size() || extensions[pos + len] == ' ';
+        if (starts && ends) return true;
+    }
+    return false;
+}
+
+// Sub-group (warp / wavefront) width: the vendor query when the device offers one, 32 on any
+// NVIDIA device, else 1 because OpenCL 1.2 has no portable notion of it.
+uint32_t subgroup_size(cl_device_id id, const std::string& vendor, const std::string& extensions) {
+    if (has_extension(extensions, "cl_nv_device_attribute_query")) {
+        const cl_uint warp = device_value<cl_uint>(id, CL_DEVICE_WARP_SIZE_NV);
+        if (warp != 0) return warp;
+    }
+    if (has_extension(extensions, "cl_amd_device_attribute_query")) {
+        const cl_uint wave = device_value<cl_uint>(id, CL_DEVICE_WAVEFRONT_WIDTH_AMD);
+        if (wave != 0) return wave;
+    }
+    if (vendor.find("NVIDIA") != std::string::npos) return 32;
+    return 1;
+}
+
+plx_device_type device_type(cl_device_type type) {
+    if (type & CL_DEVICE_TYPE_GPU) return PLX_DEVICE_TYPE_GPU;
+    if (type & CL_DEVICE_TYPE_CPU) return PLX_DEVICE_TYPE_CPU;
+    if (type & CL_DEVICE_TYPE_ACCELERATOR) return PLX_DEVICE_TYPE_ACCELERATOR;
+    return PLX_DEVICE_TYPE_OTHER;
+}
+
+// Reads the device's description and makes its context; false (with a log line) when the
+// device cannot run JIT kernels.
+bool make_device(cl_platform_id platform, cl_device_id id, const std::string& platform_name,
+                 plx_device_s& dev) {
+    const std::string name = device_string(id, CL_DEVICE_NAME);
+    if (!device_value<cl_bool>(id, CL_DEVICE_AVAILABLE) ||
+        !device_value<cl_bool>(id, CL_DEVICE_COMPILER_AVAILABLE)) {
+        // A device without a compiler cannot build the source this plugin is given.
+        log(PLX_LOG_INFO, strf("skipping device '%s' of platform '%s': not available or has no "
+                               "OpenCL C compiler",
+                               name.c_str(), platform_name.c_str()));
+        return false;
+    }
+    const std::string vendor = device_string(id, CL_DEVICE_VENDOR);
+    const std::string extensions = device_string(id, CL_DEVICE_EXTENSIONS);
+    plx_device_info& info = dev.info;
+    info.struct_size = sizeof info;
+    info.type = device_type(device_value<cl_device_type>(id, CL_DEVICE_TYPE));
+    copy_text(info.name, name);
+    copy_text(info.vendor, vendor);
+    copy_text(info.platform, platform_name);
+    copy_text(info.arch, device_string(id, CL_DEVICE_VERSION));
+    info.compute_units = device_value<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS);
+    info.max_work_group_size = clamp32(device_value<size_t>(id, CL_DEVICE_MAX_WORK_GROUP_SIZE));
+    const cl_uint item_dims = device_value<cl_uint>(id, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, 3);
+    dev.max_item_sizes.assign(std::max<cl_uint>(item_dims, 3), 1);
+    cl().clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_ITEM_SIZES, item_dims * sizeof(size_t),
+                         dev.max_item_sizes.data(), nullptr);
+    for (int d = 0; d < 3; ++d)
+        info.max_work_group_dims[d] = clamp32(dev.max_item_sizes[d]);
+    info.subgroup_size = subgroup_size(id, vendor, extensions);
+    info.memory_bytes = device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE);
+    info.max_alloc_bytes = device_value<cl_ulong>(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+    info.local_memory_bytes = device_value<cl_ulong>(id, CL_DEVICE_LOCAL_MEM_SIZE);
+    info.fp64 = has_extension(extensions, "cl_khr_fp64") ||
+                device_value<cl_device_fp_config>(id, CL_DEVICE_DOUBLE_FP_CONFIG) != 0;
+    info.compute_capability = 0;
+
+    cl_int err = CL_SUCCESS;
+    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                           reinterpret_cast<cl_context_properties>(platform), 0};
+    dev.context = cl().clCreateContext(props, 1, &id, nullptr, nullptr, &err);
+    if (dev.context == nullptr || err != CL_SUCCESS) {
+        log(PLX_LOG_WARN, strf("skipping device '%s': %s", name.c_str(),
+                               cl_error_text("clCreateContext", err).c_str()));
+        return false;
+    }
+    dev.platform = platform;
+    dev.id = id;
+    return true;
+}
+
+} // namespace
+
+plx_status device_enumerate() {
+    g_devices.clear();
+    g_no_device_reason.clear();
+    cl_uint num_platforms = 0;
+    cl_int err = cl().clGetPlatformIDs(0, nullptr, &num_platforms);
+    if (err == CL_PLATFORM_NOT_FOUND_KHR || (err == CL_SUCCESS && num_platforms == 0)) {
+        g_no_device_reason =
+            cl_error_text("clGetPlatformIDs", err == CL_SUCCESS ? CL_PLATFORM_NOT_FOUND_KHR : err) +
+            ": no OpenCL platform is installed (no ICD in /etc/OpenCL/vendors "
+            "or OCL_ICD_VENDORS)";
+        log(PLX_LOG_INFO, g_no_device_reason);
+        return PLX_OK;
+    }
+    if (err != CL_SUCCESS)
+        return fail_cl(PLX_ERROR_NO_DEVICE, "clGetPlatformIDs", err, "cannot list platforms");
+    std::vector<cl_platform_id> platforms(num_platforms);
+    err = cl().clGetPlatformIDs(num_platforms, platforms.data(), nullptr);
+    if (err != CL_SUCCESS)
+        return fail_cl(PLX_ERROR_NO_DEVICE, "clGetPlatformIDs", err, "cannot list platforms");
+
+    std::string skipped;
+    for (cl_platform_id platform : platforms) {
+        const std::string platform_name = platform_string(platform, CL_PLATFORM_NAME);
+        cl_uint num = 0;
+        err = cl().clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &num);
+        if (err != CL_SUCCESS || num == 0) {
+            const std::string why =
+                strf("platform '%s': %s", platform_name.c_str(),
+                     cl_error_text("clGetDeviceIDs", err == CL_SUCCESS ? CL_DEVICE_NOT_FOUND : err)
+                         .c_str());
+            log(PLX_LOG_INFO, why);
+            skipped += (skipped.empty() ? "" : "; ") + why;
+            continue;
+        }
+        std::vector<cl_device_id> ids(num);
+        err = cl().clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, num, ids.data(), nullptr);
+        if (err != CL_SUCCESS) continue;
+        for (cl_device_id id : ids) {
+            auto dev = std::make_unique<plx_device_s>();
+            if (make_device(platform, id, platform_name, *dev)) {
+                log(PLX_LOG_DEBUG, strf("device %zu: '%s' (%s), platform '%s'", g_devices.size(),
+                                        dev->info.name, dev->info.arch, platform_name.c_str()));
+                g_devices.push_back(std::move(dev));
+            } else {
+                skipped += (skipped.empty() ? "" : "; ") +
+                           strf("device '%s' of platform '%s' is unusable",
+                                device_string(id, CL_DEVICE_NAME).c_str(), platform_name.c_str());
+            }
+        }
+    }
+    if (g_devices.empty()) {
+        g_no_device_reason =
+            strf("%u OpenCL platform(s) but no usable device: %s", num_platforms, skipped.c_str());
+        log(PLX_LOG_INFO, g_no_device_reason);
+    }
+    return PLX_OK;
+}
+
+void device_release_all() {
+    for (auto& dev : g_devices) {
+        dev->programs.clear();
+        if (dev->context != nullptr) cl().clReleaseContext(dev->context);
+        dev->tag = Tag::none;
+    }
+    g_devices.clear();
+    g_no_device_reason.clear();
+}
+
+const std::string& no_device_reason() {
+    return g_no_device_reason;
+}
+
+plx_status device_count(uint32_t* count) {
+    if (count == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "device_count: count is NULL");
+    *count = static_cast<uint32_t>(g_devices.size());
+    // The count is valid either way; the reason helps the loader's no_devices report.
+    if (g_devices.empty()) fail(PLX_OK, g_no_device_reason);
+    return PLX_OK;
+}
+
+plx_status device_get(uint32_t index, plx_device* device) {
+    if (device == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "device_get: device is NULL");
+    if (index >= g_devices.size()) {
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    strf("device_get: index %u is out of range, the plugin has %zu device(s)",
+                         index, g_devices.size()));
+    }
+    *device = g_devices[index].get();
+    return PLX_OK;
+}
+
+plx_status device_info(plx_device device, plx_device_info* info) {
+    if (bad_handle(device, Tag::device))
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "device_info: not a device of the opencl plugin");
+    if (info == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "device_info: info is NULL");
+    const size_t n = std::min<size_t>(info->struct_size, sizeof device->info);
+    if (n < sizeof info->struct_size)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "device_info: info->struct_size is not set");
+    std::memcpy(info, &device->info, n);
+    info->struct_size = static_cast<uint32_t>(n);
+    return PLX_OK;
+}
+
+} // namespace plx_ocl

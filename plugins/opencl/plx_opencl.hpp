@@ -1,0 +1,216 @@
+// Internal header of the OpenCL plugin: the dlopen'ed API table, the handle structs behind the
+// opaque plx_* types, and the error and logging helpers shared by the per-role source files.
+#pragma once
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+
+#include <plexus/plugin.h>
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+// Every OpenCL 1.2 function the plugin calls, listed once: the table's members, the dlsym loop
+// and the pointer types (decltype of the real declaration) all come from this list.
+#define PLX_CL_FUNCTIONS(X)                                                                        \
+    X(clGetPlatformIDs)                                                                            \
+    X(clGetPlatformInfo)                                                                           \
+    X(clGetDeviceIDs)                                                                              \
+    X(clGetDeviceInfo)                                                                             \
+    X(clCreateContext)                                                                             \
+    X(clReleaseContext)                                                                            \
+    X(clCreateCommandQueue)                                                                        \
+    X(clReleaseCommandQueue)                                                                       \
+    X(clFinish)                                                                                    \
+    X(clFlush)                                                                                     \
+    X(clCreateBuffer)                                                                              \
+    X(clReleaseMemObject)                                                                          \
+    X(clEnqueueReadBuffer)                                                                         \
+    X(clEnqueueWriteBuffer)                                                                        \
+    X(clEnqueueCopyBuffer)                                                                         \
+    X(clEnqueueFillBuffer)                                                                         \
+    X(clEnqueueMarkerWithWaitList)                                                                 \
+    X(clCreateProgramWithSource)                                                                   \
+    X(clBuildProgram)                                                                              \
+    X(clGetProgramInfo)                                                                            \
+    X(clGetProgramBuildInfo)                                                                       \
+    X(clReleaseProgram)                                                                            \
+    X(clCreateKernel)                                                                              \
+    X(clReleaseKernel)                                                                             \
+    X(clGetKernelInfo)                                                                             \
+    X(clGetKernelWorkGroupInfo)                                                                    \
+    X(clSetKernelArg)                                                                              \
+    X(clEnqueueNDRangeKernel)                                                                      \
+    X(clWaitForEvents)                                                                             \
+    X(clGetEventInfo)                                                                              \
+    X(clGetEventProfilingInfo)                                                                     \
+    X(clReleaseEvent)
+
+namespace plx_ocl {
+
+struct Api {
+#define PLX_CL_MEMBER(fn) decltype(&::fn) fn = nullptr;
+    PLX_CL_FUNCTIONS(PLX_CL_MEMBER)
+#undef PLX_CL_MEMBER
+};
+
+// Opens the ICD loader once per process (std::call_once). The library is libOpenCL.so.1, then
+// libOpenCL.so, or only the name in PLEXUS_OPENCL_LIBRARY when that variable is set (ignored in
+// setuid processes). Returns the table, or nullptr with the reason in *why.
+const Api* load_api(std::string* why);
+// The table loaded by load_api; valid after a successful init.
+const Api& cl();
+
+// "CL_OUT_OF_RESOURCES", or "unknown OpenCL error" for a code not in the table.
+const char* cl_error_name(cl_int code);
+// "clCreateBuffer: CL_OUT_OF_RESOURCES (-5)"
+std::string cl_error_text(const char* call, cl_int code);
+
+std::string strf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// Sets the calling thread's last_error and returns status.
+plx_status fail(plx_status status, std::string message);
+// fail() with "<call>: <NAME> (<code>): <context>".
+plx_status fail_cl(plx_status status, const char* call, cl_int code, const std::string& context);
+const char* last_error();
+void log(plx_log_level level, const std::string& message);
+
+// Handle tags: a handle of the wrong kind, or one already freed, is refused instead of used.
+enum class Tag : uint32_t {
+    none = 0,
+    device = 0x504c5844,
+    buffer = 0x504c5842,
+    queue = 0x504c5851,
+    module = 0x504c584d,
+    kernel = 0x504c584b,
+    event = 0x504c5845
+};
+
+// A built cl_program shared by every module loaded from the same (source, options).
+struct Program {
+    cl_program program = nullptr;
+    ~Program();
+};
+
+// One slot of a device's program cache; `mutex` makes concurrent loads of the same source
+// build once while loads of other sources proceed.
+struct CacheSlot {
+    std::mutex mutex;
+    std::shared_ptr<Program> program; // null until built
+};
+
+// Statistics exposed through debug log messages; the tests read them from the log.
+struct DeviceStats {
+    std::atomic<uint64_t> builds{0};
+    std::atomic<uint64_t> cache_hits{0};
+};
+
+plx_status device_enumerate(); // at init: fills the device list, 0 devices is not an error
+void device_release_all();     // at shutdown
+const std::string& no_device_reason();
+
+// True when `handle` is null, of another kind, or already freed.
+template <class Handle> bool bad_handle(const Handle* handle, Tag expected) {
+    return handle == nullptr || handle->tag != expected;
+}
+
+} // namespace plx_ocl
+
+struct plx_device_s {
+    plx_ocl::Tag tag = plx_ocl::Tag::device;
+    cl_platform_id platform = nullptr;
+    cl_device_id id = nullptr;
+    cl_context context = nullptr;
+    plx_device_info info{};
+    std::vector<size_t> max_item_sizes;
+    std::mutex cache_mutex;
+    // Key: options, a NUL, then the source. Entries live until shutdown, so a module loaded
+    // again after being unloaded still skips the build.
+    std::unordered_map<std::string, std::shared_ptr<plx_ocl::CacheSlot>> programs;
+    plx_ocl::DeviceStats stats;
+};
+
+struct plx_buffer_s {
+    plx_ocl::Tag tag = plx_ocl::Tag::buffer;
+    plx_device_s* device = nullptr;
+    cl_mem mem = nullptr;
+    size_t bytes = 0;
+};
+
+struct plx_queue_s {
+    plx_ocl::Tag tag = plx_ocl::Tag::queue;
+    plx_device_s* device = nullptr;
+    cl_command_queue queue = nullptr;
+    bool profiling = false;
+};
+
+struct plx_kernel_s {
+    plx_ocl::Tag tag = plx_ocl::Tag::kernel;
+    struct plx_module_s* module = nullptr;
+    cl_kernel kernel = nullptr;
+    std::string name;
+    cl_uint num_args = 0;
+    size_t max_work_group_size = 0; // this kernel's limit, may be below the device's
+    cl_ulong static_local_bytes = 0;
+    // clSetKernelArg changes state shared by every thread using this cl_kernel: the arguments
+    // and the enqueue that captures them must happen under one lock.
+    std::mutex launch_mutex;
+};
+
+struct plx_module_s {
+    plx_ocl::Tag tag = plx_ocl::Tag::module;
+    plx_device_s* device = nullptr;
+    std::shared_ptr<plx_ocl::Program> program;
+    std::mutex kernels_mutex;
+    std::map<std::string, std::unique_ptr<plx_kernel_s>> kernels;
+};
+
+struct plx_event_s {
+    plx_ocl::Tag tag = plx_ocl::Tag::event;
+    cl_event event = nullptr;
+    bool profiling = false;
+};
+
+// The descriptor's functions, one group per source file.
+namespace plx_ocl {
+plx_status device_count(uint32_t* count);
+plx_status device_get(uint32_t index, plx_device* device);
+plx_status device_info(plx_device device, plx_device_info* info);
+
+plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer);
+void buffer_free(plx_buffer buffer);
+plx_status buffer_write(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
+                        size_t bytes);
+plx_status buffer_read(plx_queue queue, plx_buffer buffer, size_t offset, void* dst, size_t bytes);
+plx_status buffer_copy(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
+                       size_t src_offset, size_t bytes);
+plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const void* pattern,
+                       size_t pattern_bytes, size_t bytes);
+
+plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue);
+plx_status queue_sync(plx_queue queue);
+void queue_destroy(plx_queue queue);
+plx_status event_wait(plx_event event);
+plx_status event_profile(plx_event event, uint64_t* start_ns, uint64_t* end_ns);
+void event_release(plx_event event);
+// Wraps a cl_event (taking its reference) in a plx_event for `out`; releases it on failure.
+plx_status event_wrap(cl_event event, bool profiling, plx_event* out);
+// Checks a queue handle and that a buffer belongs to its device.
+plx_status check_queue(plx_queue queue, const char* fn);
+
+plx_status module_load(plx_device device, plx_language language, const char* source,
+                       size_t source_bytes, const char* options, plx_module* module);
+void module_unload(plx_module module);
+plx_status kernel_get(plx_module module, const char* name, plx_kernel* kernel);
+
+plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dims,
+                  const plx_arg* args, uint32_t num_args, plx_event* event);
+} // namespace plx_ocl
