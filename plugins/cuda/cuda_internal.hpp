@@ -1,0 +1,210 @@
+// Internal header of the CUDA backend plugin: the driver function table, the handle structs
+// behind the opaque plx_* types, and the error / logging helpers shared by every file.
+#pragma once
+
+#include <cuda.h>
+#include <plexus/plugin.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+// Every driver function the plugin calls, listed once. The member of the table is typed with
+// decltype(&fn), so cuda.h checks each signature; cuda.h maps the plain names to versioned ones
+// (cuMemAlloc -> cuMemAlloc_v2), so the table member and the dlsym name are the versioned ABI
+// symbol, which is what libcuda exports.
+#define PLX_CUDA_REQUIRED_FUNCTIONS(X)                                                          \
+    X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)     \
+    X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain)                    \
+    X(cuDevicePrimaryCtxRelease) X(cuCtxGetCurrent) X(cuCtxSetCurrent) X(cuMemGetInfo)        \
+    X(cuMemAlloc) X(cuMemFree) X(cuMemAllocHost) X(cuMemFreeHost) X(cuMemcpyHtoDAsync)        \
+    X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemsetD8Async) X(cuMemsetD16Async)          \
+    X(cuMemsetD32Async) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)           \
+    X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)                 \
+    X(cuLinkCreate) X(cuLinkAddData) X(cuLinkComplete) X(cuLinkDestroy) X(cuModuleLoadDataEx) \
+    X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute)      \
+    X(cuLaunchKernel)
+
+// Functions a driver may lack: each use checks the pointer. cuEventElapsedTime maps to _v2
+// (CUDA 12.8+); driver.cpp falls back to the unversioned symbol, which has the same signature.
+#define PLX_CUDA_OPTIONAL_FUNCTIONS(X) \
+    X(cuGetErrorName) X(cuGetErrorString) X(cuEventElapsedTime) X(cuFuncGetParamInfo)
+
+namespace plexus::cuda {
+
+struct Driver {
+#define PLX_CUDA_MEMBER(fn) decltype(&::fn) fn = nullptr;
+    PLX_CUDA_REQUIRED_FUNCTIONS(PLX_CUDA_MEMBER)
+    PLX_CUDA_OPTIONAL_FUNCTIONS(PLX_CUDA_MEMBER)
+#undef PLX_CUDA_MEMBER
+};
+
+// Loads libcuda once per process (std::call_once). On failure returns PLX_ERROR_NO_DRIVER and
+// sets the calling thread's last error to the reason.
+plx_status load_driver();
+// The table; valid only after load_driver() returned PLX_OK.
+const Driver& drv();
+
+// ---- errors and logging -------------------------------------------------------------------
+plx_status set_error(plx_status status, std::string message);
+const char* last_error_text();
+// "cuMemAlloc_v2 returned CUDA_ERROR_OUT_OF_MEMORY (2: out of memory)"
+std::string describe(const char* call, CUresult result);
+// Sets last_error to "cuda: <what>: <describe(call, result)>" and returns status.
+plx_status cu_error(plx_status status, const char* what, const char* call, CUresult result);
+// The plx_status that best matches a CUresult of a call that is not expected to fail.
+plx_status status_of(CUresult result);
+
+void set_host(const plx_host_api* host);
+void host_log(plx_log_level level, const std::string& message);
+
+// Calls a driver function and, on failure, returns from the enclosing function with an error
+// naming the call (the versioned symbol) and the context `what`.
+#define PLX_CU_TRY(what, call, ...)                                                      \
+    do {                                                                                 \
+        CUresult plx_cu_result_ = ::plexus::cuda::drv().call(__VA_ARGS__);               \
+        if (plx_cu_result_ != CUDA_SUCCESS)                                              \
+            return ::plexus::cuda::cu_error(::plexus::cuda::status_of(plx_cu_result_),   \
+                                            what, PLX_CUDA_NAME(call), plx_cu_result_);  \
+    } while (0)
+#define PLX_CUDA_STR_(x) #x
+#define PLX_CUDA_NAME(fn) PLX_CUDA_STR_(fn)
+
+} // namespace plexus::cuda
+
+// ---- handles --------------------------------------------------------------------------------
+
+struct plx_device_s {
+    uint32_t index = 0;
+    CUdevice dev = 0;
+    plx_device_info info{};
+    int max_grid[3] = {0, 0, 0};
+    uint32_t max_shared_optin = 0; // the largest static + dynamic shared memory of a block
+
+    // Primary context, retained at first use (device_count and device_info need none).
+    std::once_flag ctx_once;
+    CUcontext ctx = nullptr;
+    plx_status ctx_status = PLX_OK;
+    std::string ctx_error;
+
+    // The fill kernels (8-byte patterns, unaligned 2 and 4 byte patterns), loaded at first use.
+    std::once_flag fill_once;
+    CUmodule fill_module = nullptr;
+    CUfunction fill_u64 = nullptr;
+    CUfunction fill_bytes = nullptr;
+    plx_status fill_status = PLX_OK;
+    std::string fill_error;
+};
+
+struct plx_buffer_s {
+    plx_device_s* device = nullptr;
+    CUdeviceptr ptr = 0;
+    size_t bytes = 0;
+};
+
+// The timestamp origin of a profiling queue; shared with its events, which may outlive it.
+struct BaseEvent {
+    CUevent event = nullptr;
+    ~BaseEvent();
+};
+
+struct plx_queue_s {
+    plx_device_s* device = nullptr;
+    CUstream stream = nullptr;
+    bool profiling = false;
+    std::shared_ptr<BaseEvent> base;
+
+    // Two pinned staging buffers for read / write; each slot's event marks its last copy done.
+    static constexpr size_t kStagingBytes = size_t(8) << 20;
+    void* staging[2] = {nullptr, nullptr};
+    CUevent staging_done[2] = {nullptr, nullptr};
+};
+
+struct plx_event_s {
+    plx_device_s* device = nullptr;
+    CUevent start = nullptr; // profiling queues only
+    CUevent end = nullptr;
+    std::shared_ptr<BaseEvent> base;
+};
+
+struct plx_kernel_s {
+    plx_module_s* module = nullptr;
+    CUfunction function = nullptr;
+    std::string name;
+    uint32_t max_threads = 0;   // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+    uint32_t static_shared = 0; // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+    // Parameter sizes from cuFuncGetParamInfo; empty when the driver cannot tell.
+    std::vector<uint32_t> param_sizes;
+    bool params_known = false;
+    // The dynamic shared memory the function is currently allowed (48 KiB by default).
+    std::atomic<uint32_t> dynamic_shared_allowed{48u * 1024u};
+    std::mutex attribute_mutex;
+};
+
+struct plx_module_s {
+    plx_device_s* device = nullptr;
+    CUmodule module = nullptr;
+    std::vector<char> cubin; // what module_get_binary returns
+    std::mutex kernels_mutex;
+    std::unordered_map<std::string, std::unique_ptr<plx_kernel_s>> kernels;
+};
+
+namespace plexus::cuda {
+
+// Devices found at init; stable until shutdown.
+std::vector<std::unique_ptr<plx_device_s>>& devices();
+plx_status enumerate_devices();
+void release_devices();
+
+// Makes the device's primary context current on the calling thread (retaining it first).
+plx_status make_current(plx_device_s* device);
+
+// Entry points, by file.
+plx_status device_count(uint32_t* count);
+plx_status device_get(uint32_t index, plx_device* device);
+plx_status device_info(plx_device device, plx_device_info* info);
+
+plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer);
+void buffer_free(plx_buffer buffer);
+plx_status buffer_write(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
+                        size_t bytes);
+plx_status buffer_read(plx_queue queue, plx_buffer buffer, size_t offset, void* dst,
+                       size_t bytes);
+plx_status buffer_copy(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
+                       size_t src_offset, size_t bytes);
+plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const void* pattern,
+                       size_t pattern_bytes, size_t bytes);
+void release_fill_module(plx_device_s* device);
+// memcpy that splits large copies across a few helper threads (copy_pool.cpp).
+void host_copy(void* dst, const void* src, size_t bytes);
+void stop_copy_pool();
+
+plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue);
+plx_status queue_sync(plx_queue queue);
+void queue_destroy(plx_queue queue);
+plx_status event_wait(plx_event event);
+plx_status event_profile(plx_event event, uint64_t* start_ns, uint64_t* end_ns);
+void event_release(plx_event event);
+// Records the events of a command on the queue's stream (start before, end after it).
+plx_status event_begin(plx_queue queue, plx_event* event, plx_event_s** pending);
+plx_status event_end(plx_queue queue, plx_event_s* pending, plx_event* event);
+
+plx_status module_load(plx_device device, plx_language language, const char* source,
+                       size_t source_bytes, const char* options, plx_module* module);
+void module_unload(plx_module module);
+plx_status module_get_binary(plx_module module, plx_language* language, void* data,
+                             size_t* bytes);
+plx_status kernel_get(plx_module module, const char* name, plx_kernel* kernel);
+// Loads a cubin or PTX into a module of the device (shared by module.cpp and the fill kernels).
+plx_status load_ptx_to_cubin(const char* ptx, size_t ptx_bytes, const std::string& options,
+                             std::vector<char>* cubin);
+plx_status load_cubin(const std::vector<char>& cubin, CUmodule* module);
+
+plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dims,
+                  const plx_arg* args, uint32_t num_args, plx_event* event);
+
+} // namespace plexus::cuda

@@ -1,0 +1,146 @@
+// Queues and events of the CUDA backend: one non-blocking CUstream per queue; an event is a
+// CUevent pair whose times are measured from a base event recorded when the queue was made.
+#include "cuda_internal.hpp"
+
+#include <cmath>
+
+BaseEvent::~BaseEvent() {
+    if (event != nullptr) plexus::cuda::drv().cuEventDestroy(event);
+}
+
+namespace plexus::cuda {
+
+namespace {
+
+void destroy_queue_resources(plx_queue q) {
+    for (int s = 0; s < 2; ++s) {
+        if (q->staging[s] != nullptr) drv().cuMemFreeHost(q->staging[s]);
+        if (q->staging_done[s] != nullptr) drv().cuEventDestroy(q->staging_done[s]);
+    }
+    q->base.reset();
+    if (q->stream != nullptr) drv().cuStreamDestroy(q->stream);
+    delete q;
+}
+
+uint64_t ms_to_ns(float ms) {
+    return ms <= 0.0f ? 0 : static_cast<uint64_t>(std::llround(static_cast<double>(ms) * 1e6));
+}
+
+} // namespace
+
+plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue) {
+    if (device == nullptr || queue == nullptr)
+        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: queue_create: device or queue is NULL");
+    if ((flags & ~PLX_QUEUE_PROFILING) != 0)
+        return set_error(PLX_ERROR_INVALID_ARGUMENT,
+                         "cuda: queue_create: unknown flag bits " +
+                             std::to_string(flags & ~PLX_QUEUE_PROFILING) +
+                             " (only PLX_QUEUE_PROFILING is defined)");
+    if (plx_status s = make_current(device); s != PLX_OK) return s;
+    auto* q = new plx_queue_s;
+    q->device = device;
+    q->profiling = (flags & PLX_QUEUE_PROFILING) != 0;
+    // Non-blocking: the legacy default stream, which other libraries may use, never
+    // serializes against plexus work.
+    CUresult r = drv().cuStreamCreate(&q->stream, CU_STREAM_NON_BLOCKING);
+    if (r != CUDA_SUCCESS) {
+        q->stream = nullptr;
+        destroy_queue_resources(q);
+        return cu_error(status_of(r), "queue_create", PLX_CUDA_NAME(cuStreamCreate), r);
+    }
+    if (q->profiling) {
+        q->base = std::make_shared<BaseEvent>();
+        r = drv().cuEventCreate(&q->base->event, CU_EVENT_DEFAULT);
+        if (r == CUDA_SUCCESS) r = drv().cuEventRecord(q->base->event, q->stream);
+        if (r != CUDA_SUCCESS) {
+            destroy_queue_resources(q);
+            return cu_error(status_of(r), "queue_create: recording the base event",
+                            PLX_CUDA_NAME(cuEventRecord), r);
+        }
+    }
+    *queue = q;
+    return PLX_OK;
+}
+
+plx_status queue_sync(plx_queue queue) {
+    if (queue == nullptr) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: queue_sync: queue is NULL");
+    if (plx_status s = make_current(queue->device); s != PLX_OK) return s;
+    PLX_CU_TRY("queue_sync", cuStreamSynchronize, queue->stream);
+    return PLX_OK;
+}
+
+void queue_destroy(plx_queue queue) {
+    if (queue == nullptr) return;
+    if (make_current(queue->device) == PLX_OK) drv().cuStreamSynchronize(queue->stream);
+    destroy_queue_resources(queue);
+}
+
+plx_status event_begin(plx_queue queue, plx_event* event, plx_event_s** pending) {
+    *pending = nullptr;
+    if (event == nullptr) return PLX_OK;
+    auto* e = new plx_event_s;
+    e->device = queue->device;
+    if (queue->profiling) {
+        e->base = queue->base;
+        CUresult r = drv().cuEventCreate(&e->start, CU_EVENT_DEFAULT);
+        if (r == CUDA_SUCCESS) r = drv().cuEventRecord(e->start, queue->stream);
+        if (r != CUDA_SUCCESS) {
+            event_release(e);
+            return cu_error(status_of(r), "recording a start event", PLX_CUDA_NAME(cuEventRecord), r);
+        }
+    }
+    *pending = e;
+    return PLX_OK;
+}
+
+plx_status event_end(plx_queue queue, plx_event_s* pending, plx_event* event) {
+    if (pending == nullptr) return PLX_OK;
+    // Without profiling the event only orders and waits; no timestamp is kept.
+    CUresult r = drv().cuEventCreate(&pending->end, queue->profiling ? CU_EVENT_DEFAULT
+                                                                     : CU_EVENT_DISABLE_TIMING);
+    if (r == CUDA_SUCCESS) r = drv().cuEventRecord(pending->end, queue->stream);
+    if (r != CUDA_SUCCESS) {
+        event_release(pending);
+        return cu_error(status_of(r), "recording an end event", PLX_CUDA_NAME(cuEventRecord), r);
+    }
+    *event = pending;
+    return PLX_OK;
+}
+
+plx_status event_wait(plx_event event) {
+    if (event == nullptr) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: event_wait: event is NULL");
+    if (plx_status s = make_current(event->device); s != PLX_OK) return s;
+    PLX_CU_TRY("event_wait", cuEventSynchronize, event->end);
+    return PLX_OK;
+}
+
+plx_status event_profile(plx_event event, uint64_t* start_ns, uint64_t* end_ns) {
+    if (event == nullptr || start_ns == nullptr || end_ns == nullptr)
+        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: event_profile: an argument is NULL");
+    if (event->start == nullptr || event->base == nullptr)
+        return set_error(PLX_ERROR_UNSUPPORTED,
+                         "cuda: event_profile: the event's queue was not created with PLX_QUEUE_PROFILING");
+    if (drv().cuEventElapsedTime == nullptr)
+        return set_error(PLX_ERROR_UNSUPPORTED, "cuda: event_profile: the driver has no cuEventElapsedTime");
+    if (plx_status s = make_current(event->device); s != PLX_OK) return s;
+    PLX_CU_TRY("event_profile: waiting for the command", cuEventSynchronize, event->end);
+    float from_base = 0.0f, duration = 0.0f;
+    PLX_CU_TRY("event_profile", cuEventElapsedTime, &from_base, event->base->event, event->start);
+    PLX_CU_TRY("event_profile", cuEventElapsedTime, &duration, event->start, event->end);
+    // Two differences rather than base->end: a float of milliseconds since queue creation
+    // loses precision as the queue ages, while the command's own duration stays exact.
+    *start_ns = ms_to_ns(from_base);
+    *end_ns = *start_ns + ms_to_ns(duration);
+    return PLX_OK;
+}
+
+void event_release(plx_event event) {
+    if (event == nullptr) return;
+    // The events belong to the device's context; the releasing thread may have none current.
+    make_current(event->device);
+    if (event->start != nullptr) drv().cuEventDestroy(event->start);
+    if (event->end != nullptr) drv().cuEventDestroy(event->end);
+    delete event;
+}
+
+} // namespace plexus::cuda
