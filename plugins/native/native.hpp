@@ -1,0 +1,122 @@
+// Internal declarations shared by the native CPU plugin's files (device, memory, queue, launch,
+// plugin). Nothing here crosses the ABI except through the opaque handle structs.
+#pragma once
+
+#include <plexus/plugin.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace plx_native {
+
+// Work-group local memory per group. A CPU has no scratchpad: local memory is a per-worker
+// host block reused by every group that worker runs. 256 KiB is L2-sized on current cores,
+// large enough for the usual tiles (a 64x64 f64 tile is 32 KiB) and small enough to
+// preallocate for every worker so that a launch never allocates.
+constexpr uint64_t kLocalMemoryBytes = 256 * 1024;
+constexpr uint32_t kMaxWorkGroupSize = 1024;
+constexpr uint32_t kMaxWorkGroupDims[3] = {1024, 1024, 64};
+// Buffers and local memory start on a cache line, which also covers every vector width up
+// to AVX-512.
+constexpr size_t kAlignment = 64;
+// More threads than this is certainly a typo in the configuration.
+constexpr uint32_t kMaxThreads = 4096;
+
+// Sets the calling thread's last_error message and returns `status`, so that a function can
+// `return fail(PLX_ERROR_..., "...")`. Messages start with "native: <function>: ".
+plx_status fail(plx_status status, const std::string& message) noexcept;
+const char* last_error_text() noexcept;
+void log(plx_log_level level, const std::string& message) noexcept;
+
+// Handle bookkeeping: every live buffer, queue and event is on one list so that shutdown
+// releases what the host forgot to free.
+struct Tracked {
+    Tracked* prev = nullptr;
+    Tracked* next = nullptr;
+    virtual ~Tracked() = default;
+};
+void track(Tracked* object);
+void untrack(Tracked* object) noexcept;
+void release_all_tracked() noexcept;
+
+// device.cpp
+bool device_setup(uint32_t threads);
+void device_teardown() noexcept;
+bool valid_device(plx_device device) noexcept;
+plx_status device_count(uint32_t* count);
+plx_status device_get(uint32_t index, plx_device* device);
+plx_status device_info(plx_device device, plx_device_info* info);
+
+// memory.cpp
+plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer);
+void buffer_free(plx_buffer buffer);
+plx_status buffer_write(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
+                        size_t bytes);
+plx_status buffer_read(plx_queue queue, plx_buffer buffer, size_t offset, void* dst, size_t bytes);
+plx_status buffer_copy(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
+                       size_t src_offset, size_t bytes);
+plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const void* pattern,
+                       size_t pattern_bytes, size_t bytes);
+void* buffer_host_ptr(plx_buffer buffer);
+
+// queue.cpp
+bool valid_queue(plx_queue queue) noexcept;
+plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue);
+plx_status queue_sync(plx_queue queue);
+void queue_destroy(plx_queue queue);
+// A command that failed while running (not one refused up front) is also reported by the
+// next queue_sync, as the ABI asks of an in-order queue.
+void queue_record_failure(plx_queue queue, plx_status status, const std::string& message);
+bool queue_profiles(plx_queue queue) noexcept;
+// Creates a completed event; start and end are steady-clock ns (0 when not profiled).
+plx_status event_create(plx_queue queue, plx_status status, uint64_t start_ns, uint64_t end_ns,
+                        plx_event* event);
+plx_status event_wait(plx_event event);
+plx_status event_profile(plx_event event, uint64_t* start_ns, uint64_t* end_ns);
+void event_release(plx_event event);
+uint64_t now_ns() noexcept;
+
+// launch.cpp
+bool pool_start(uint32_t threads);
+void pool_stop() noexcept;
+uint32_t pool_threads() noexcept;
+plx_status launch_host(plx_queue queue, plx_workgroup_fn fn, void* user,
+                       const plx_launch_dims* dims, plx_event* event);
+
+} // namespace plx_native
+
+// The opaque handles of plugin.h. Each carries a magic word so that a wrong or freed handle
+// is usually refused with PLX_ERROR_INVALID_ARGUMENT instead of being dereferenced blindly.
+struct plx_device_s {
+    static constexpr uint32_t kMagic = 0x4e444556; // "NDEV"
+    uint32_t magic = kMagic;
+    plx_device_info info{};
+};
+
+struct plx_buffer_s final : plx_native::Tracked {
+    static constexpr uint32_t kMagic = 0x4e425546; // "NBUF"
+    uint32_t magic = kMagic;
+    std::byte* data = nullptr;
+    size_t bytes = 0;
+    ~plx_buffer_s() override;
+};
+
+struct plx_queue_s final : plx_native::Tracked {
+    static constexpr uint32_t kMagic = 0x4e515545; // "NQUE"
+    uint32_t magic = kMagic;
+    uint32_t flags = 0;
+    // First failure since the last queue_sync; only the thread owning the queue touches it.
+    plx_status failure = PLX_OK;
+    std::string failure_message;
+};
+
+struct plx_event_s final : plx_native::Tracked {
+    static constexpr uint32_t kMagic = 0x4e45564e; // "NEVN"
+    uint32_t magic = kMagic;
+    plx_status status = PLX_OK;
+    bool profiled = false;
+    uint64_t start_ns = 0;
+    uint64_t end_ns = 0;
+};
