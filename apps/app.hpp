@@ -1,0 +1,36 @@
+// The `plexus` command's shared pieces: the subcommand registry and the configuration the
+// command runs with (the build tree's plugins when it runs from the build tree).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plexus/config.hpp"
+
+namespace plexus::app {
+
+// A subcommand gets the arguments after its name; it returns the process exit status.
+using CommandFn = int (*)(const std::vector<std::string>& args);
+
+struct Command {
+    const char* name;
+    CommandFn run;
+    const char* summary; // one line for `plexus --help`
+};
+
+// Each subcommand registers itself from its own file, so adding one touches no other file:
+//   static const plexus::app::Registration reg{{"info", run_info, "list plugins and devices"}};
+struct Registration {
+    explicit Registration(Command c);
+};
+
+const std::vector<Command>& commands();
+
+// Config::load(), plus the build tree's plugin folders when this executable runs from the
+// build tree (so `build/apps/plexus info` works with no set-up). Throws plexus::Error.
+Config load_config();
+
+// Prints a plexus::Error (or any exception) the way every subcommand does; returns 2.
+int report_error(const std::exception& e);
+
+} // namespace plexus::app

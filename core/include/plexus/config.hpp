@@ -1,0 +1,59 @@
+// plexus::Config: the JSON configuration that selects, ranks and tunes backends (see
+// docs/configuration.md for every key); parsing checks every key and names file and JSON path.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace plexus {
+
+// One `backends.NAME` section. Unset optionals keep the plugin's own defaults.
+struct BackendConfig {
+    std::optional<bool> enabled;
+    std::optional<int> priority;       // overrides the plugin's default priority
+    std::optional<std::string> devices; // "all", "gpu", "cpu", "accelerator" or a name substring
+    std::optional<unsigned> threads;   // >= 1; meaningful for native
+    std::optional<std::string> compiler; // "llvm" or "nvrtc"; meaningful for cuda
+    nlohmann::json section = nlohmann::json::object(); // the raw section, given to the plugin
+};
+
+// One `kernels.NAME` section.
+struct KernelConfig {
+    std::vector<std::string> prefer; // backend names, tried first, in this order
+};
+
+struct Config {
+    std::vector<std::string> plugin_dirs; // absolute after parsing
+    bool use_env_plugin_path = true;      // read PLEXUS_PLUGIN_PATH (never when setuid)
+    bool use_install_dir = true;          // search <libdir>/plexus/plugins last
+    std::map<std::string, BackendConfig> backends;
+    std::map<std::string, KernelConfig> kernels;
+    bool fallback = true;
+    std::string cache_dir = default_cache_dir(); // '~' expanded
+    std::string log_level = "warn";              // trace, debug, info, warn, error, off
+    std::string source;                          // the file it came from, "" for defaults
+
+    // Parses a configuration document; `origin` names it in errors and anchors relative
+    // plugin_dirs (its directory). Throws Error(InvalidConfig) naming origin and JSON path.
+    static Config parse(std::string_view json_text, const std::string& origin);
+    // Reads and parses a file; a missing or unreadable file is an InvalidConfig error.
+    static Config from_file(const std::string& path);
+    // PLEXUS_CONFIG, else $XDG_CONFIG_HOME/plexus/config.json (or ~/.config/plexus/config.json)
+    // when it exists, else defaults; PLEXUS_LOG overrides log_level. In a setuid or setgid
+    // process the environment and the user's file are ignored: defaults only.
+    static Config load();
+
+    // $XDG_CACHE_HOME/plexus, else ~/.cache/plexus.
+    static std::string default_cache_dir();
+};
+
+// Sets the level of plexus's logger (stderr) from a log_level name; throws InvalidConfig on
+// an unknown name.
+void set_log_level(const std::string& level);
+
+} // namespace plexus

@@ -1,0 +1,40 @@
+// The process-wide registry of opened plugin libraries: each file is dlopen'ed and initialized
+// once, shared by every Runtime that uses it, and shut down when the last one lets go.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plexus/backend.hpp"
+#include "plexus/plugin.h"
+
+namespace plexus::detail {
+
+// An initialized plugin whose descriptor passed every check and that has devices.
+struct PluginLibrary {
+    std::string path;     // as found
+    std::string realpath; // the registry's key
+    std::string log_name; // prefix of the plugin's log messages, fixed before init
+    std::string options_json;
+    void* handle = nullptr;
+    plx_host_api host{};
+    plx_plugin api{};
+    std::vector<plx_device> device_handles;
+    std::vector<DeviceInfo> devices;
+};
+
+struct OpenResult {
+    LoadOutcome outcome = LoadOutcome::NotAPlugin;
+    std::string message;
+    std::string name;            // whatever the plugin said, even on failure
+    std::string execution_model; // likewise
+    int priority = 0;
+    std::shared_ptr<const PluginLibrary> library; // set only when outcome is Loaded
+};
+
+// Opens, initializes and checks the plugin at `path` (or shares the copy already open).
+// Never throws for a broken plugin: every failure is an outcome with a message.
+OpenResult open_plugin(const std::string& path, const std::string& options_json);
+
+} // namespace plexus::detail

@@ -1,0 +1,71 @@
+// Helpers of the abi suite: temporary plugin directories filled with the fake plugins that
+// meson built (their paths come in FAKE_PLUGIN_<NAME> variables), and marker-file reading.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+namespace abi {
+
+namespace fs = std::filesystem;
+
+inline std::string built(const std::string& name) {
+    std::string var = "FAKE_PLUGIN_";
+    for (char c : name) var += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const char* path = std::getenv(var.c_str());
+    REQUIRE_MESSAGE(path != nullptr, var << " is not set: run through meson test");
+    return path;
+}
+
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        std::string tmpl = (fs::temp_directory_path() / "plexus-abi-XXXXXX").string();
+        REQUIRE(mkdtemp(tmpl.data()) != nullptr);
+        path = tmpl;
+    }
+    ~TempDir() { fs::remove_all(path); }
+    TempDir(const TempDir&) = delete;
+
+    fs::path dir(const std::string& name) const {
+        fs::create_directories(path / name);
+        return path / name;
+    }
+    // Copies the built fake `plugin` into `dir` as libplexus-<as>.so.
+    fs::path add(const std::string& dir_name, const std::string& plugin, std::string as = {}) const {
+        if (as.empty()) as = plugin;
+        fs::path to = dir(dir_name) / ("libplexus-" + as + ".so");
+        fs::copy_file(built(plugin), to, fs::copy_options::overwrite_existing);
+        return to;
+    }
+    fs::path write(const std::string& rel, const std::string& bytes) const {
+        fs::path p = path / rel;
+        fs::create_directories(p.parent_path());
+        std::ofstream(p, std::ios::binary) << bytes;
+        return p;
+    }
+};
+
+// Lines that the fake plugin NAME wrote to its marker file (init, options..., shutdown).
+inline std::vector<std::string> marks(const fs::path& dir, const std::string& name) {
+    std::ifstream in(dir / (name + ".log"));
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+// Points the fake plugins' markers at a fresh directory for the current test.
+struct Markers {
+    TempDir dir;
+    Markers() { setenv("FAKE_MARKER_DIR", dir.path.c_str(), 1); }
+    ~Markers() { unsetenv("FAKE_MARKER_DIR"); }
+    std::vector<std::string> operator()(const std::string& name) const { return marks(dir.path, name); }
+};
+
+} // namespace abi
