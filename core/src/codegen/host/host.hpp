@@ -1,0 +1,63 @@
+// Host code for Direct backends: how a kernel's work-group function is laid out (which statements
+// run once per group, where each variable lives) and the group-local memory rule for the runtime.
+#pragma once
+
+#include "plexus/ir.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace plexus::codegen {
+
+// The bytes of group-local memory (plx_launch_dims::dynamic_local_bytes, ctx->local_mem) that
+// the work-group function of `kernel` wants for a group of `work_group_size` work-items: the
+// shared arrays, each at a 64-byte-aligned offset, then the per-work-item copies of variables
+// that live across a barrier. When ctx->local_mem_bytes is smaller, the function takes the
+// memory from the heap for each group instead (correct, but slower), so this is a performance
+// rule, never a safety one. 0 for a kernel without shared arrays or barriers.
+uint64_t host_local_bytes(const ir::Kernel& kernel, uint32_t work_group_size);
+
+namespace host {
+
+// Where a variable lives in the work-group function.
+enum class Storage : uint8_t {
+    Value,   // a scalar parameter that is never assigned: loaded once per group
+    Private, // one stack slot, reused by each work-item in turn (promoted to registers)
+    PerItem, // an array with one element per work-item, in group-local memory
+    Group,   // one slot per group: the variable of a loop that contains a barrier
+};
+
+struct Layout {
+    bool barrier = false;
+    // One entry per declaration: the kernel's parameters in order (buffers are Value), then
+    // each Let and For in pre-order, the order in which the lowering meets them.
+    std::vector<Storage> decls;
+    std::vector<ir::Scalar> decl_types;
+    // PerItem declarations: the offset of the variable's array is prefix * padded group size.
+    std::vector<uint64_t> per_item_prefix;
+    uint64_t per_item_bytes = 0; // one work-item's share: the sum of PerItem variable sizes
+    std::vector<uint64_t> shared_offset; // per shared array, 64-byte aligned
+    uint64_t shared_bytes = 0;           // end of the shared arrays, rounded up to 64
+
+    static uint64_t padded_group(uint64_t work_group_size) { return (work_group_size + 63) & ~uint64_t(63); }
+    uint64_t local_bytes(uint64_t work_group_size) const {
+        return shared_bytes + padded_group(work_group_size) * per_item_bytes;
+    }
+};
+
+// Bytes a variable of this type takes in memory (bool is one byte).
+uint64_t memory_size(ir::Scalar t);
+
+Layout analyze(const ir::Kernel& kernel);
+
+// Whether the statement has a barrier anywhere inside it (native fallbacks included).
+bool contains_barrier(const ir::Stmt& s);
+
+// Whether the statement is group control: it runs once per group, its conditions and bounds
+// evaluated with work-item 0's values (uniform, by the validator's guarantee). That is a
+// barrier, a statement holding one, or a break / continue of a loop holding one
+// (`in_barrier_loop`: the innermost enclosing loop holds a barrier).
+bool is_group_stmt(const ir::Stmt& s, bool in_barrier_loop);
+
+} // namespace host
+} // namespace plexus::codegen

@@ -1,0 +1,140 @@
+// compile_host: lowers a kernel for the host CPU, optimizes it at O3 with the host's target
+// info (so the work-item loops vectorize) and JIT-compiles it with ORC LLJIT.
+#include "codegen/host/lower.hpp"
+
+#include "plexus/error.hpp"
+
+#include <llvm/Analysis/CGSCCPassManager.h>
+#include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/IR/PassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/SubtargetFeature.h>
+
+#include <mutex>
+
+namespace plexus::codegen {
+namespace {
+
+[[noreturn]] void compile_error(const ir::Kernel& k, const std::string& what, llvm::Error err) {
+    std::string msg;
+    llvm::raw_string_ostream os(msg);
+    os << err;
+    ErrorContext ctx;
+    ctx.kernel = k.name;
+    ctx.build_log = msg;
+    throw Error(ErrorCode::Compile, "host code for kernel '" + k.name + "': " + what + ": " + msg, ctx);
+}
+
+template <class T> T take(const ir::Kernel& k, const std::string& what, llvm::Expected<T> v) {
+    if (!v) compile_error(k, what, v.takeError());
+    return std::move(*v);
+}
+
+class JitKernel final : public HostKernel {
+public:
+    JitKernel(std::shared_ptr<std::string> log, std::unique_ptr<llvm::orc::LLJIT> jit, plx_workgroup_fn fn,
+              std::string ir)
+        : log_(std::move(log)), jit_(std::move(jit)), fn_(fn), ir_(std::move(ir)) {}
+    plx_workgroup_fn function() const override { return fn_; }
+    const std::string& llvm_ir() const override { return ir_; }
+
+private:
+    std::shared_ptr<std::string> log_;      // the context's diagnostic handler writes here
+    std::unique_ptr<llvm::orc::LLJIT> jit_; // owns the code fn_ points into
+    plx_workgroup_fn fn_;
+    std::string ir_;
+};
+
+void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PipelineTuningOptions tuning;
+    tuning.LoopVectorization = true;
+    tuning.SLPVectorization = true;
+    llvm::PassBuilder pb(&tm, tuning);
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
+}
+
+} // namespace
+
+std::unique_ptr<HostKernel> compile_host(const ir::Kernel& kernel, const Options& options) {
+    // The lowering relies on the validator's guarantees (declared names, uniform barriers).
+    ir::validate(kernel);
+    static std::once_flag once;
+    std::call_once(once, [] {
+        llvm::InitializeNativeTarget();
+        llvm::InitializeNativeTargetAsmPrinter();
+    });
+
+    llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(llvm::sys::getProcessTriple())};
+    jtmb.setCPU(llvm::sys::getHostCPUName().str());
+    llvm::SubtargetFeatures features;
+    for (auto& f : llvm::sys::getHostCPUFeatures()) features.AddFeature(f.getKey(), f.getValue());
+    jtmb.addFeatures(features.getFeatures());
+    jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    std::unique_ptr<llvm::TargetMachine> tm = take(kernel, "no target machine for the host", jtmb.createTargetMachine());
+
+    host::Layout layout = host::analyze(kernel);
+    host::Target target{tm->getTargetTriple().str(), jtmb.getCPU(), jtmb.getFeatures().getString(),
+                        tm->createDataLayout()};
+    auto context = std::make_unique<llvm::LLVMContext>();
+    // A library must not print LLVM's remarks and warnings ("loop not vectorized"); errors
+    // are kept and reported as a Compile error once the code is built.
+    auto diagnostics = std::make_shared<std::string>();
+    context->setDiagnosticHandlerCallBack(
+        [](const llvm::DiagnosticInfo* info, void* log) {
+            if (info->getSeverity() != llvm::DS_Error) return;
+            llvm::raw_string_ostream os(*static_cast<std::string*>(log));
+            llvm::DiagnosticPrinterRawOStream printer(os);
+            info->print(printer);
+            os << "\n";
+        },
+        diagnostics.get());
+    std::unique_ptr<llvm::Module> module = host::lower(kernel, options, layout, target, *context);
+    std::string problems;
+    llvm::raw_string_ostream problems_os(problems);
+    if (llvm::verifyModule(*module, &problems_os)) {
+        ErrorContext ctx;
+        ctx.kernel = kernel.name;
+        throw Error(ErrorCode::Internal, "host codegen of kernel '" + kernel.name +
+                                             "' made an invalid LLVM module: " + problems, ctx);
+    }
+    optimize(*module, *tm);
+    std::string text;
+    llvm::raw_string_ostream text_os(text);
+    module->print(text_os, nullptr);
+
+    std::unique_ptr<llvm::orc::LLJIT> jit =
+        take(kernel, "cannot create the JIT", llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create());
+    // libm (expf, tanf, ...), aligned_alloc and free come from the process.
+    jit->getMainJITDylib().addGenerator(take(
+        kernel, "cannot search the process for symbols",
+        llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit->getDataLayout().getGlobalPrefix())));
+    if (llvm::Error err = jit->addIRModule(
+            llvm::orc::ThreadSafeModule(std::move(module), llvm::orc::ThreadSafeContext(std::move(context)))))
+        compile_error(kernel, "the JIT refused the module", std::move(err));
+    auto address = take(kernel, "cannot compile the work-group function", jit->lookup(host::function_name(kernel)));
+    if (!diagnostics->empty())
+        compile_error(kernel, "LLVM reported errors", llvm::make_error<llvm::StringError>(*diagnostics, llvm::inconvertibleErrorCode()));
+    return std::make_unique<JitKernel>(diagnostics, std::move(jit), address.toPtr<plx_workgroup_fn>(), std::move(text));
+}
+
+} // namespace plexus::codegen

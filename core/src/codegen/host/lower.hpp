@@ -1,0 +1,31 @@
+// IR -> LLVM IR for a work-group function (built only with LLVM).
+#pragma once
+
+#include "codegen/host/host.hpp"
+#include "plexus/codegen.hpp"
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <memory>
+#include <string>
+
+namespace plexus::codegen::host {
+
+struct Target {
+    std::string triple;
+    std::string cpu;
+    std::string features;
+    llvm::DataLayout data_layout;
+};
+
+// The name of the work-group function of a kernel; the validator keeps user names off plx_.
+inline std::string function_name(const ir::Kernel& k) { return "plx_wg_" + k.name; }
+
+// Builds the unoptimized module holding `void plx_wg_NAME(const plx_workgroup_ctx*, void*)`.
+// Throws InvalidKernel for a native block it cannot compile, Internal for an inconsistency.
+std::unique_ptr<llvm::Module> lower(const ir::Kernel& kernel, const Options& options,
+                                    const Layout& layout, const Target& target,
+                                    llvm::LLVMContext& context);
+
+} // namespace plexus::codegen::host
