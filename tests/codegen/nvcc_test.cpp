@@ -1,0 +1,87 @@
+// Compiles the generated CUDA C of every test kernel with nvcc (-cubin, sm_80 and sm_90), all
+// kernels in one file per architecture to keep it fast, and checks each kernel is in the
+// cubin. Exits 77 (SKIP) when nvcc was not found at configure time.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include "kernels.hpp"
+
+#include "plexus/codegen.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Runs a shell command, returning its exit status and its stdout and stderr together.
+int run(const std::string& command, std::string& output) {
+    FILE* p = popen((command + " 2>&1").c_str(), "r");
+    if (!p) return -1;
+    char buf[4096];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, p)) > 0)
+        output.append(buf, got);
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        std::string tmpl = (fs::temp_directory_path() / "plexus-codegen-XXXXXX").string();
+        if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+        path = tmpl;
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+
+} // namespace
+
+TEST_CASE("nvcc compiles the generated CUDA C of every test kernel") {
+    auto gen = plexus::codegen::make_cuda_c_codegen();
+    std::string all;
+    auto kernels = codegen_test::all_kernels();
+    for (auto& tk : kernels)
+        all += gen->generate(tk.kernel, {"cuda", {}, ""}) + "\n";
+    TempDir dir;
+    const fs::path source = dir.path / "kernels.cu";
+    std::ofstream(source) << all;
+    for (const char* arch : {"sm_80", "sm_90"}) {
+        SUBCASE(arch) {
+            const fs::path cubin = dir.path / (std::string(arch) + ".cubin");
+            std::string output;
+            std::string cmd = std::string("'") + PLEXUS_NVCC + "' -cubin -arch=" + arch + " -o '" +
+                              cubin.string() + "' '" + source.string() + "'";
+            int status = run(cmd, output);
+            INFO(cmd << "\n" << output);
+            REQUIRE(status == 0);
+            CHECK(output.find("warning") == std::string::npos);
+            std::ifstream in(cubin, std::ios::binary);
+            std::stringstream bytes;
+            bytes << in.rdbuf();
+            for (auto& tk : kernels) {
+                INFO("kernel " << tk.kernel.name << " is missing from the cubin");
+                CHECK(bytes.str().find(tk.kernel.name) != std::string::npos);
+            }
+        }
+    }
+}
+
+int main(int argc, char** argv) {
+    if (std::string(PLEXUS_NVCC).empty() || access(PLEXUS_NVCC, X_OK) != 0) {
+        std::printf("SKIP: nvcc was not found when plexus was configured\n");
+        return 77;
+    }
+    doctest::Context ctx(argc, argv);
+    return ctx.run();
+}
