@@ -1,0 +1,279 @@
+// Tests of make_ptx_codegen(): the PTX of each test kernel has the expected entry, shared
+// memory, barriers and atomics, and NVIDIA's ptxas assembles it for sm_80 and sm_90.
+// Run with PLEXUS_LIBDEVICE=none the math checks expect the path without libdevice.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include "kernels.hpp"
+#include "ptxas.hpp"
+
+#include "plexus/catalog.hpp"
+#include "plexus/codegen.hpp"
+#include "plexus/error.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <regex>
+#include <thread>
+
+using namespace plexus;
+using ptxtest::Kernel;
+
+namespace {
+
+std::string generate(const Kernel& k, const std::string& arch = "sm_90") {
+    codegen::Options options;
+    options.backend = "cuda";
+    options.arch = arch;
+    return codegen::make_ptx_codegen()->generate(k, options);
+}
+
+bool has(const std::string& text, const std::string& piece) {
+    return text.find(piece) != std::string::npos;
+}
+[[maybe_unused]] size_t count(const std::string& text, const std::regex& pattern) {
+    return size_t(std::distance(std::sregex_iterator(text.begin(), text.end(), pattern),
+                                std::sregex_iterator()));
+}
+
+[[maybe_unused]] bool without_libdevice() {
+    const char* v = std::getenv("PLEXUS_LIBDEVICE");
+    return v && std::string(v) == "none";
+}
+
+const std::string ptxas = PLEXUS_TEST_PTXAS;
+
+[[maybe_unused]] void check_assembles(const std::string& name, const std::string& ptx, const std::string& arch) {
+    if (ptxas.empty()) return;
+    auto result = ptxtest::run_ptxas(ptxas, ptx, arch);
+    INFO("kernel ", name, " for ", arch, "; ptxas said:\n", result.output, "\nPTX:\n", ptx);
+    CHECK(result.status == 0);
+}
+
+template <class F> ErrorCode error_of(F&& f, std::string& message) {
+    try {
+        f();
+    } catch (const Error& e) {
+        message = e.what();
+        return e.code();
+    }
+    FAIL("no plexus::Error was thrown");
+    return ErrorCode::Internal;
+}
+
+} // namespace
+
+#if PLEXUS_TEST_HAVE_LLVM
+
+TEST_CASE("every test kernel assembles with ptxas for sm_80 and sm_90") {
+    if (ptxas.empty()) MESSAGE("ptxas not found at configure time: checking PTX text only");
+    for (const auto& [name, kernel] : ptxtest::all_kernels()) {
+        if (without_libdevice() && (name == "math_f64" || name == "math_each_f64")) continue; // needs libdevice: see below
+        for (const char* arch : {"sm_80", "sm_90"}) {
+            const std::string ptx = generate(kernel, arch);
+            INFO(name, " ", arch);
+            CHECK(has(ptx, ".visible .entry " + name + "("));
+            CHECK(has(ptx, std::string(".target ") + arch));
+            CHECK(has(ptx, ".address_size 64"));
+            CHECK_FALSE(has(ptx, ".extern")); // libdevice linked, nothing left unresolved
+            check_assembles(name, ptx, arch);
+        }
+    }
+}
+
+TEST_CASE("PTX ISA version and target follow the architecture") {
+    const Kernel k = ptxtest::vector_add();
+    CHECK(has(generate(k, ""), ".version 7.0\n.target sm_80"));
+    CHECK(has(generate(k, "sm_90"), ".version 7.8\n.target sm_90\n"));
+    CHECK(has(generate(k, "sm_90a"), ".version 8.0\n.target sm_90a"));
+    CHECK(has(generate(k, "sm_75"), ".version 6.3\n.target sm_75"));
+    CHECK(has(generate(k, "sm_86"), ".version 7.1\n.target sm_86"));
+    // Newer than LLVM 19 knows: sm_90 PTX, which the driver compiles for the newer GPU.
+    CHECK(has(generate(k, "sm_120"), ".target sm_90\n"));
+    std::string message;
+    CHECK(error_of([&] { generate(k, "gfx90a"); }, message) == ErrorCode::InvalidArgument);
+    CHECK(has(message, "'gfx90a'"));
+    CHECK(error_of([&] { generate(k, "sm_35"); }, message) == ErrorCode::InvalidArgument);
+    CHECK(has(message, "older"));
+    if (!ptxas.empty()) check_assembles("vector_add", generate(k, "sm_75"), "sm_75");
+}
+
+TEST_CASE("vector_add: parameters in IR order, IEEE arithmetic") {
+    const std::string ptx = generate(ptxtest::vector_add());
+    // Buffers are 64-bit global pointers, scalars by value, in the kernel's order.
+    const std::regex params(R"(\.param \.(u64|u32) vector_add_param_(\d))");
+    std::vector<std::string> kinds;
+    for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), params); it != std::sregex_iterator(); ++it)
+        kinds.push_back((*it)[1].str() + (*it)[2].str());
+    CHECK(kinds == std::vector<std::string>{"u640", "u641", "u642", "u323"});
+    CHECK(has(ptx, "add.rn.f32")); // .rn: ptxas may not fuse it with anything
+    CHECK(has(ptx, "%ctaid.x"));
+    CHECK(has(ptx, "%ntid.x"));
+    CHECK(has(ptx, "%tid.x"));
+    CHECK(has(ptx, "st.global.f32"));
+}
+
+TEST_CASE("reduction: static shared array, barriers, f32 atomic add") {
+    const std::string ptx = generate(ptxtest::reduce_sum());
+    CHECK(has(ptx, ".shared .align 16 .b8 partial[1024];"));
+    CHECK(count(ptx, std::regex(R"(bar\.sync\s+0;)")) >= 2);
+    CHECK(has(ptx, "atom.global.add.f32"));
+    CHECK(has(ptx, "ld.shared.f32"));
+    CHECK(has(ptx, "st.shared.f32"));
+}
+
+TEST_CASE("tiled matmul: two shared tiles and barriers in the tile loop") {
+    const std::string ptx = generate(ptxtest::matmul_tiled());
+    CHECK(has(ptx, ".shared .align 16 .b8 ta[1024];"));
+    CHECK(has(ptx, ".shared .align 16 .b8 tb[1024];"));
+    CHECK(count(ptx, std::regex(R"(bar\.sync\s+0;)")) >= 2);
+    CHECK(has(ptx, "%tid.y"));
+    CHECK(has(ptx, "%ctaid.y"));
+    CHECK_FALSE(has(ptx, "fma.rn.f32")); // a*b+c is not contracted
+}
+
+TEST_CASE("histogram: u32 atomics on global memory") {
+    const std::string ptx = generate(ptxtest::histogram());
+    CHECK(has(ptx, "atom.global.add.u32"));
+    CHECK(has(ptx, "rem.u32"));
+}
+
+TEST_CASE("64-bit atomics: i64 min/max, u64 add/xor, cmpxchg, exchange, shared add") {
+    const std::string ptx = generate(ptxtest::atomics64());
+    for (const char* op : {"atom.global.min.s64", "atom.global.max.s64", "atom.global.add.u64",
+                           "atom.global.xor.b64", "atom.global.cas.b64", "atom.global.exch.b64",
+                           "atom.shared.add.u64"})
+        CHECK_MESSAGE(has(ptx, op), std::string(op));
+}
+
+TEST_CASE("every catalog atomic becomes one atom instruction") {
+    size_t atomics = 0;
+    for (const auto& info : intrinsic_catalog()) atomics += info.name.rfind("atomic_", 0) == 0;
+    const std::string ptx = generate(ptxtest::atomics_all());
+    CHECK(count(ptx, std::regex(R"(\batom\.(global|shared)\.)")) == atomics);
+    CHECK(has(ptx, "atom.shared.add.f32"));
+    CHECK(has(ptx, "atom.global.min.u32"));
+    CHECK(has(ptx, "atom.shared.min.s32"));
+    CHECK(has(ptx, "atom.shared.cas.b64"));
+}
+
+TEST_CASE("math intrinsics: libdevice, or the approximations without it") {
+    const std::string f32 = generate(ptxtest::math(ir::Scalar::F32));
+    CHECK(has(f32, "sqrt.rn.f32"));
+    CHECK(has(f32, "abs.f32"));
+    CHECK(has(f32, "cvt.rmi.f32.f32")); // floor
+    CHECK(has(f32, "cvt.rpi.f32.f32")); // ceil
+    CHECK(has(f32, "fma.rn.f32"));
+    CHECK(has(f32, "min.f32"));
+    CHECK(has(f32, "max.f32"));
+    std::string message;
+    if (without_libdevice()) {
+        for (const char* op : {"sin.approx.f32", "cos.approx.f32", "ex2.approx.f32",
+                               "lg2.approx.f32", "rsqrt.approx.f32"})
+            CHECK_MESSAGE(has(f32, op), std::string(op));
+        CHECK(error_of([] { generate(ptxtest::math(ir::Scalar::F64)); }, message) ==
+              ErrorCode::Unsupported);
+        CHECK(std::regex_search(message, std::regex(R"('\w+_f64' needs libdevice)")));
+    } else {
+        // libdevice's sinf is accurate over the whole range: no special-function-unit sine.
+        CHECK_FALSE(has(f32, "sin.approx.f32"));
+        const std::string f64 = generate(ptxtest::math(ir::Scalar::F64));
+        CHECK(has(f64, "sqrt.rn.f64"));
+        CHECK(has(f64, "fma.rn.f64"));
+        CHECK_FALSE(has(f64, "__nv_")); // every libdevice function was inlined or internal
+    }
+}
+
+TEST_CASE("integer ops wrap, shifts mask their amount, casts have C semantics") {
+    const std::string ptx = generate(ptxtest::int_ops());
+    CHECK(std::regex_search(ptx, std::regex(R"(and\.b32\s+%r\d+, %r\d+, 31;)")));
+    CHECK(std::regex_search(ptx, std::regex(R"(and\.b32\s+%r\d+, %r\d+, 63;)")));
+    // The optimizer folds many casts of casts; these survive and show the lowering's choices.
+    for (const std::string op : {"div.s32", "div.u32", "div.s64", "div.u64", "min.s32", "max.s64",
+                                 "max.u64", "shr.s32", "shr.u32", "shr.s64", "shr.u64",
+                                 "cvt.rzi.s32.f32", "cvt.rzi.u32.f32", "cvt.rzi.u64.f64",
+                                 "cvt.rn.f32.u64", "cvt.rn.f32.f64", "setp.neu.f32", "setp.neu.f64"})
+        CHECK_MESSAGE(has(ptx, op), op);
+}
+
+TEST_CASE("2-D and 3-D indices read every special register") {
+    const std::string ptx = generate(ptxtest::indices_2d());
+    for (const char* reg : {"tid", "ctaid", "ntid", "nctaid"})
+        for (const char* dim : {"x", "y", "z"})
+            CHECK_MESSAGE(has(ptx, std::string("%") + reg + "." + dim), std::string(reg + std::string(".") + dim));
+    CHECK(has(ptx, "mul.wide.u32")); // global ids and sizes are computed in 64 bits
+}
+
+TEST_CASE("control flow and fences") {
+    const std::string ptx = generate(ptxtest::control_flow());
+    CHECK(has(ptx, "membar.cta"));
+    CHECK(has(ptx, "membar.gl"));
+    CHECK(has(ptx, "ret;"));
+}
+
+TEST_CASE("native blocks: the fallback is used, CUDA code alone is refused") {
+    const std::string ptx = generate(ptxtest::native_with_fallback());
+    CHECK_FALSE(has(ptx, "popc"));
+    CHECK(std::regex_search(ptx, std::regex(R"(mov\.b32\s+%r\d+, 7;)")));
+    std::string message;
+    CHECK(error_of([] { generate(ptxtest::native_without_fallback()); }, message) ==
+          ErrorCode::InvalidKernel);
+    CHECK(has(message, "native CUDA code needs the CUDA C path (cuda.compiler = nvrtc)"));
+    CHECK(has(message, "native_only"));
+}
+
+TEST_CASE("a kernel the validator rejects is an InvalidKernel error") {
+    Kernel k = ptxtest::vector_add();
+    // A barrier under `if (gid < n)`: work-items of one group would disagree.
+    k.body = ir::Block::make({ir::If::make(
+        ir::Binary::make(ir::BinaryOp::Lt, ir::Cast::make(ir::Scalar::I32, ir::Call::make("global_id_x", {})),
+                         ir::Var::make("n", ir::Scalar::I32)),
+        ir::Barrier::make())});
+    std::string message;
+    CHECK(error_of([&] { generate(k); }, message) == ErrorCode::InvalidKernel);
+}
+
+TEST_CASE("generation is deterministic and safe from several threads") {
+    const auto kernels = ptxtest::all_kernels();
+    std::vector<std::string> expected;
+    for (const auto& [name, kernel] : kernels)
+        expected.push_back(without_libdevice() && name.rfind("math_", 0) == 0 && name.find("f64") != std::string::npos
+                               ? "" : generate(kernel));
+    std::vector<int> mismatches(3, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 3; ++t)
+        threads.emplace_back([&, t] {
+            for (size_t i = 0; i < kernels.size(); ++i) {
+                if (expected[i].empty()) continue;
+                mismatches[t] += generate(kernels[i].kernel) != expected[i];
+            }
+        });
+    for (auto& thread : threads) thread.join();
+    CHECK(mismatches == std::vector<int>{0, 0, 0});
+    CHECK(codegen::make_ptx_codegen()->language() == PLX_LANG_PTX);
+}
+
+TEST_CASE("time to generate vector_add (reported, not asserted)") {
+    using clock = std::chrono::steady_clock;
+    const Kernel k = ptxtest::vector_add();
+    const auto start = clock::now();
+    generate(k, "sm_87"); // a target machine no other test made: includes its creation
+    const auto cold = clock::now() - start;
+    const int rounds = 20;
+    const auto warm_start = clock::now();
+    for (int i = 0; i < rounds; ++i) generate(k, "sm_87");
+    const auto warm = (clock::now() - warm_start) / rounds;
+    using ms = std::chrono::duration<double, std::milli>;
+    MESSAGE("vector_add PTX: first " << ms(cold).count() << " ms (with target setup), then "
+                                     << ms(warm).count() << " ms per kernel");
+}
+
+#else
+
+TEST_CASE("without LLVM the PTX generator says how to get one") {
+    std::string message;
+    CHECK(error_of([] { generate(ptxtest::vector_add()); }, message) == ErrorCode::Unsupported);
+    CHECK(has(message, "reconfigure with -Dllvm=enabled"));
+}
+
+#endif
