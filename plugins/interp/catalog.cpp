@@ -1,0 +1,146 @@
+// The intrinsic catalog as the interpreter sees it: the descriptor's table (every entry of
+// intrinsics.def) and the callable ones resolved to an implementation and a typed signature.
+#include "interp.hpp"
+
+#include <map>
+#include <mutex>
+
+namespace plx_interp {
+namespace {
+
+struct CatalogEntry {
+    const char* name;
+    const char* signature; // "f32(f32,f32)", "i32(global*i32,i32)"
+};
+
+const CatalogEntry kCatalog[] = {
+#define PLX_INTRINSIC(id, signature, convergence, opencl_c, cuda_c, nvvm) {#id, signature},
+#include <plexus/intrinsics.def>
+#undef PLX_INTRINSIC
+};
+
+// The interpreter implements every intrinsic itself, so there is no spelling and no host_fn.
+const plx_intrinsic kIntrinsics[] = {
+#define PLX_INTRINSIC(id, signature, convergence, opencl_c, cuda_c, nvvm)                        \
+    {.name = #id, .spelling = nullptr, .host_fn = nullptr, .flags = 0},
+#include <plexus/intrinsics.def>
+#undef PLX_INTRINSIC
+};
+
+struct NamedFn {
+    const char* base;
+    Fn fn;
+};
+// Index functions end in _x/_y/_z, math functions in _f32/_f64.
+const NamedFn kIndexFns[] = {{"local_id", Fn::LocalId},     {"group_id", Fn::GroupId},
+                             {"local_size", Fn::LocalSize}, {"num_groups", Fn::NumGroups},
+                             {"global_id", Fn::GlobalId},   {"global_size", Fn::GlobalSize}};
+const NamedFn kMathFns[] = {
+    {"sqrt", Fn::Sqrt}, {"rsqrt", Fn::Rsqrt}, {"exp", Fn::Exp},     {"exp2", Fn::Exp2},
+    {"log", Fn::Log},   {"log2", Fn::Log2},   {"sin", Fn::Sin},     {"cos", Fn::Cos},
+    {"tan", Fn::Tan},   {"pow", Fn::Pow},     {"fabs", Fn::Fabs},   {"floor", Fn::Floor},
+    {"ceil", Fn::Ceil}, {"fma", Fn::Fma},     {"min", Fn::Min},     {"max", Fn::Max},
+    {"clamp", Fn::Clamp}};
+
+bool statement_like(std::string_view name) {
+    return name == "barrier" || name.rfind("atomic_", 0) == 0 || name.rfind("fence_", 0) == 0;
+}
+
+std::optional<Ty> parse_type(std::string_view s) {
+    if (s == "void") return Ty::Void;
+    return ty_from_string(s);
+}
+
+// "f32(f32,f32)" -> result and arguments; pointer arguments never reach here.
+bool parse_signature(std::string_view sig, CallInfo& info) {
+    const size_t open = sig.find('('), close = sig.rfind(')');
+    if (open == std::string_view::npos || close != sig.size() - 1) return false;
+    auto result = parse_type(sig.substr(0, open));
+    if (!result) return false;
+    info.result = *result;
+    std::string_view rest = sig.substr(open + 1, close - open - 1);
+    while (!rest.empty()) {
+        const size_t comma = rest.find(',');
+        auto arg = parse_type(rest.substr(0, comma));
+        if (!arg || *arg == Ty::Void) return false;
+        info.args.push_back(*arg);
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    }
+    return true;
+}
+
+std::optional<CallInfo> implement(std::string_view name) {
+    CallInfo info{};
+    const size_t underscore = name.rfind('_');
+    if (underscore == std::string_view::npos) return std::nullopt;
+    const std::string_view base = name.substr(0, underscore), suffix = name.substr(underscore + 1);
+    if (suffix == "x" || suffix == "y" || suffix == "z") {
+        for (auto& f : kIndexFns)
+            if (base == f.base) {
+                info.fn = f.fn;
+                info.dim = static_cast<uint8_t>(suffix[0] - 'x');
+                return info;
+            }
+    } else if (suffix == "f32" || suffix == "f64") {
+        for (auto& f : kMathFns)
+            if (base == f.base) {
+                info.fn = f.fn;
+                return info;
+            }
+    }
+    return std::nullopt;
+}
+
+std::once_flag g_once;
+std::map<std::string, CallInfo, std::less<>> g_calls;
+std::string g_setup_error;
+
+void build() {
+    for (auto& entry : kCatalog) {
+        const std::string_view name = entry.name;
+        if (statement_like(name)) continue;
+        auto info = implement(name);
+        if (!info) {
+            g_setup_error = "catalog intrinsic \"" + std::string(name) +
+                            "\" has no implementation in the interpreter";
+            return;
+        }
+        if (!parse_signature(entry.signature, *info)) {
+            g_setup_error = "catalog intrinsic \"" + std::string(name) +
+                            "\" has a signature the interpreter cannot read: " + entry.signature;
+            return;
+        }
+        g_calls.emplace(std::string(name), std::move(*info));
+    }
+}
+
+} // namespace
+
+const plx_intrinsic* intrinsic_table(uint32_t* count) noexcept {
+    *count = sizeof kIntrinsics / sizeof kIntrinsics[0];
+    return kIntrinsics;
+}
+
+bool catalog_setup(std::string& error) {
+    std::call_once(g_once, build);
+    error = g_setup_error;
+    return g_setup_error.empty();
+}
+
+bool catalog_has(std::string_view name) {
+    for (auto& entry : kCatalog)
+        if (name == entry.name) return true;
+    return false;
+}
+
+const CallInfo* find_call(std::string_view name, std::string& why) {
+    auto it = g_calls.find(name);
+    if (it != g_calls.end()) return &it->second;
+    why = !catalog_has(name)
+              ? "unknown intrinsic \"" + std::string(name) + "\""
+              : "intrinsic \"" + std::string(name) +
+                    "\" is a statement (Barrier, Fence or Atomic), not a call";
+    return nullptr;
+}
+
+} // namespace plx_interp

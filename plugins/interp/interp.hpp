@@ -1,0 +1,161 @@
+// Internal declarations shared by the interpreter plugin's files (device, memory, queue, module,
+// launch, plugin). Nothing here crosses the ABI except through the opaque handle structs.
+#pragma once
+
+#include "program.hpp"
+
+#include <plexus/plugin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace plx_interp {
+
+// Work-group local memory per group. The interpreter keeps shared arrays in a host block per
+// launch; 64 KiB is the smallest limit of the GPU backends (48 KiB static on CUDA plus
+// headroom, 64 KiB on most OpenCL devices), so a kernel that runs here fits there as well.
+constexpr uint64_t kLocalMemoryBytes = 64 * 1024;
+constexpr uint32_t kMaxWorkGroupSize = 1024;
+constexpr uint32_t kMaxWorkGroupDims[3] = {1024, 1024, 64};
+
+// Sets the calling thread's last_error message and returns `status`, so that a function can
+// `return fail(PLX_ERROR_..., "...")`. Messages start with "interp: <function>: ".
+plx_status fail(plx_status status, const std::string& message) noexcept;
+const char* last_error_text() noexcept;
+void log(plx_log_level level, const std::string& message) noexcept;
+
+// Handle bookkeeping: every live handle is on one list so that shutdown releases what the
+// host forgot to free.
+struct Tracked {
+    Tracked* prev = nullptr;
+    Tracked* next = nullptr;
+    virtual ~Tracked() = default;
+};
+void track(Tracked* object);
+void untrack(Tracked* object) noexcept;
+void release_all_tracked() noexcept;
+
+// catalog.cpp: the intrinsic table of the descriptor, and a check at init that every catalog
+// entry has an implementation here.
+const plx_intrinsic* intrinsic_table(uint32_t* count) noexcept;
+bool catalog_setup(std::string& error);
+
+// device.cpp
+void device_setup();
+bool valid_device(plx_device device) noexcept;
+plx_status device_count(uint32_t* count);
+plx_status device_get(uint32_t index, plx_device* device);
+plx_status device_info(plx_device device, plx_device_info* info);
+
+// memory.cpp
+bool valid_buffer(plx_buffer buffer) noexcept;
+plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer);
+void buffer_free(plx_buffer buffer);
+plx_status buffer_write(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
+                        size_t bytes);
+plx_status buffer_read(plx_queue queue, plx_buffer buffer, size_t offset, void* dst,
+                       size_t bytes);
+plx_status buffer_copy(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
+                       size_t src_offset, size_t bytes);
+plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const void* pattern,
+                       size_t pattern_bytes, size_t bytes);
+
+// queue.cpp
+bool valid_queue(plx_queue queue) noexcept;
+plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue);
+plx_status queue_sync(plx_queue queue);
+void queue_destroy(plx_queue queue);
+// A command that failed while running (not one refused up front) is also reported by the
+// next queue_sync, as the ABI asks of an in-order queue.
+void queue_record_failure(plx_queue queue, plx_status status, const std::string& message);
+// Creates a completed event; start and end are steady-clock ns, kept when the queue profiles.
+plx_status event_create(plx_queue queue, plx_status status, uint64_t start_ns, uint64_t end_ns,
+                        plx_event* event);
+plx_status event_wait(plx_event event);
+plx_status event_profile(plx_event event, uint64_t* start_ns, uint64_t* end_ns);
+void event_release(plx_event event);
+uint64_t now_ns() noexcept;
+bool queue_profiles(plx_queue queue) noexcept;
+
+// module.cpp: parses and checks the IR JSON into a Program; throws CompileError.
+struct CompileError {
+    std::string message; // "<json path>: <what>"
+};
+plx_status module_load(plx_device device, plx_language language, const char* source,
+                       size_t source_bytes, const char* options, plx_module* module);
+void module_unload(plx_module module);
+plx_status kernel_get(plx_module module, const char* name, plx_kernel* kernel);
+
+// exec.cpp: runs every work-group of a launch, one after another, its work-items in lockstep.
+struct LaunchShape {
+    uint32_t dims;
+    uint64_t global_size[3];
+    uint32_t local_size[3];
+    uint64_t num_groups[3];
+};
+struct BoundParam {
+    std::byte* data = nullptr; // buffers
+    uint64_t bytes = 0;
+    uint64_t scalar = 0;       // scalars, as a register holds them
+};
+// What stopped a launch: "kernel \"k\": <what> at <statement path>, work-item ...".
+struct LaunchError {
+    std::string message;
+};
+void execute(const Program& program, const LaunchShape& shape,
+             const std::vector<BoundParam>& params);
+
+// launch.cpp
+plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dims,
+                  const plx_arg* args, uint32_t num_args, plx_event* event);
+
+} // namespace plx_interp
+
+// The opaque handles of plugin.h. Each carries a magic word so that a wrong or freed handle
+// is usually refused with PLX_ERROR_INVALID_ARGUMENT instead of being dereferenced blindly.
+struct plx_device_s {
+    static constexpr uint32_t kMagic = 0x49444556; // "IDEV"
+    uint32_t magic = kMagic;
+    plx_device_info info{};
+};
+
+struct plx_buffer_s final : plx_interp::Tracked {
+    static constexpr uint32_t kMagic = 0x49425546; // "IBUF"
+    uint32_t magic = kMagic;
+    std::byte* data = nullptr;
+    size_t bytes = 0;
+    ~plx_buffer_s() override;
+};
+
+struct plx_queue_s final : plx_interp::Tracked {
+    static constexpr uint32_t kMagic = 0x49515545; // "IQUE"
+    uint32_t magic = kMagic;
+    uint32_t flags = 0;
+    // First failure since the last queue_sync; only the thread owning the queue touches it.
+    plx_status failure = PLX_OK;
+    std::string failure_message;
+};
+
+struct plx_event_s final : plx_interp::Tracked {
+    static constexpr uint32_t kMagic = 0x49455654; // "IEVT"
+    uint32_t magic = kMagic;
+    plx_status status = PLX_OK;
+    bool profiled = false;
+    uint64_t start_ns = 0;
+    uint64_t end_ns = 0;
+};
+
+// A module holds the one kernel of its IR document; the kernel handle points into it.
+struct plx_kernel_s {
+    static constexpr uint32_t kMagic = 0x494b524e; // "IKRN"
+    uint32_t magic = kMagic;
+    plx_interp::Program program;
+};
+
+struct plx_module_s final : plx_interp::Tracked {
+    static constexpr uint32_t kMagic = 0x494d4f44; // "IMOD"
+    uint32_t magic = kMagic;
+    plx_kernel_s kernel;
+};

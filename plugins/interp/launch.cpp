@@ -1,0 +1,134 @@
+// launch: checks the grid and binds the arguments to the kernel's parameters, then runs the
+// whole grid before returning (the event is complete when it is made).
+#include "interp.hpp"
+
+#include <cstring>
+
+namespace plx_interp {
+namespace {
+
+uint64_t div_up(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+plx_status check_dims(const plx_launch_dims* dims, LaunchShape& shape, uint32_t& dynamic_bytes) {
+    if (!dims) return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: launch: dims is NULL");
+    if (dims->struct_size < offsetof(plx_launch_dims, dynamic_local_bytes))
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    "interp: launch: dims->struct_size " + std::to_string(dims->struct_size) +
+                        " is too small to hold local_size");
+    if (dims->dims < 1 || dims->dims > 3)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: launch: dims->dims is " +
+                                                    std::to_string(dims->dims) +
+                                                    ", must be 1, 2 or 3");
+    dynamic_bytes =
+        dims->struct_size >= offsetof(plx_launch_dims, dynamic_local_bytes) + sizeof(uint32_t)
+            ? dims->dynamic_local_bytes
+            : 0;
+    shape.dims = dims->dims;
+    uint64_t product = 1;
+    // Unused dimensions are 1 whatever the struct holds, so a zeroed tail means "unused".
+    for (uint32_t d = 0; d < 3; ++d) {
+        const bool used = d < dims->dims;
+        shape.global_size[d] = used ? dims->global_size[d] : 1;
+        shape.local_size[d] = used ? dims->local_size[d] : 1;
+        const uint32_t l = shape.local_size[d];
+        const std::string where = "local_size[" + std::to_string(d) + "] is " + std::to_string(l);
+        if (l == 0)
+            return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: launch: " + where + ", must be at least 1");
+        if (l > kMaxWorkGroupDims[d])
+            return fail(PLX_ERROR_OUT_OF_RESOURCES,
+                        "interp: launch: " + where + ", above the device limit of " +
+                            std::to_string(kMaxWorkGroupDims[d]) + " (max_work_group_dims)");
+        product *= l;
+        shape.num_groups[d] = div_up(shape.global_size[d], l);
+    }
+    if (product > kMaxWorkGroupSize)
+        return fail(PLX_ERROR_OUT_OF_RESOURCES,
+                    "interp: launch: a work-group of " + std::to_string(product) +
+                        " work-items is above the device limit of " +
+                        std::to_string(kMaxWorkGroupSize) + " (max_work_group_size)");
+    return PLX_OK;
+}
+
+plx_status bind(const Program& p, const plx_arg* args, uint32_t num_args,
+                std::vector<BoundParam>& bound) {
+    const std::string kernel = "interp: launch: kernel \"" + p.name + "\": ";
+    if (num_args != p.params.size())
+        return fail(PLX_ERROR_INVALID_ARGUMENT, kernel + "takes " + std::to_string(p.params.size()) +
+                                                    " arguments, got " + std::to_string(num_args));
+    if (num_args && !args) return fail(PLX_ERROR_INVALID_ARGUMENT, kernel + "args is NULL");
+    bound.resize(num_args);
+    for (uint32_t i = 0; i < num_args; ++i) {
+        const Param& param = p.params[i];
+        const plx_arg& a = args[i];
+        const std::string which =
+            kernel + "argument " + std::to_string(i) + " (\"" + param.name + "\", " +
+            (param.buffer ? "buffer of " : "scalar ") + ty_name(param.type) + ")";
+        if (a.struct_size < offsetof(plx_arg, size) + sizeof(size_t))
+            return fail(PLX_ERROR_INVALID_ARGUMENT,
+                        which + ": struct_size " + std::to_string(a.struct_size) + " is too small");
+        if (param.buffer) {
+            if (a.kind != PLX_ARG_BUFFER)
+                return fail(PLX_ERROR_INVALID_ARGUMENT, which + ": expected PLX_ARG_BUFFER");
+            if (!valid_buffer(a.buffer))
+                return fail(PLX_ERROR_INVALID_ARGUMENT, which + ": not an interp buffer");
+            bound[i].data = a.buffer->data;
+            bound[i].bytes = a.buffer->bytes;
+        } else {
+            if (a.kind != PLX_ARG_SCALAR)
+                return fail(PLX_ERROR_INVALID_ARGUMENT, which + ": expected PLX_ARG_SCALAR");
+            const size_t size = ty_size(param.type);
+            if (a.size != size)
+                return fail(PLX_ERROR_INVALID_ARGUMENT,
+                            which + ": the value has " + std::to_string(a.size) +
+                                " bytes, the parameter's type has " + std::to_string(size));
+            if (!a.value) return fail(PLX_ERROR_INVALID_ARGUMENT, which + ": value is NULL");
+            // A register holds a 4-byte value in its low half (little- or big-endian alike).
+            if (size == 4) {
+                uint32_t v;
+                std::memcpy(&v, a.value, 4);
+                bound[i].scalar = v;
+            } else {
+                std::memcpy(&bound[i].scalar, a.value, 8);
+            }
+        }
+    }
+    return PLX_OK;
+}
+
+} // namespace
+
+plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dims,
+                  const plx_arg* args, uint32_t num_args, plx_event* event) {
+    if (!valid_queue(queue)) return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: launch: not an interp queue");
+    if (!kernel || kernel->magic != plx_kernel_s::kMagic)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: launch: not an interp kernel");
+    const Program& p = kernel->program;
+    LaunchShape shape{};
+    uint32_t dynamic_bytes = 0;
+    if (plx_status s = check_dims(dims, shape, dynamic_bytes); s != PLX_OK) return s;
+    if (p.shared_bytes + dynamic_bytes > kLocalMemoryBytes)
+        return fail(PLX_ERROR_OUT_OF_RESOURCES,
+                    "interp: launch: kernel \"" + p.name + "\" needs " +
+                        std::to_string(p.shared_bytes) + " bytes of shared arrays and " +
+                        std::to_string(dynamic_bytes) +
+                        " of dynamic local memory, above the device limit of " +
+                        std::to_string(kLocalMemoryBytes) + " (local_memory_bytes)");
+    std::vector<BoundParam> bound;
+    if (plx_status s = bind(p, args, num_args, bound); s != PLX_OK) return s;
+
+    const bool profiling = event && queue_profiles(queue);
+    const uint64_t start = profiling ? now_ns() : 0;
+    try {
+        execute(p, shape, bound);
+    } catch (const LaunchError& e) {
+        const std::string message = "interp: launch: " + e.message;
+        queue_record_failure(queue, PLX_ERROR_LAUNCH, message);
+        if (event) *event = nullptr;
+        return fail(PLX_ERROR_LAUNCH, message);
+    }
+    const uint64_t end = profiling ? now_ns() : 0;
+    if (event) return event_create(queue, PLX_OK, start, end, event);
+    return PLX_OK;
+}
+
+} // namespace plx_interp

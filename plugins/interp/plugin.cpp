@@ -1,0 +1,185 @@
+// The interpreter plugin's entry point: descriptor, last_error, handle bookkeeping and
+// shutdown. Only plx_plugin_init is exported.
+#include "interp.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+namespace plx_interp {
+namespace {
+
+thread_local std::string tl_last_error;
+
+const plx_host_api* g_host = nullptr;
+bool g_initialized = false;
+std::mutex g_init_mutex;
+
+std::mutex g_tracked_mutex;
+Tracked* g_tracked = nullptr;
+
+const plx_language kLanguages[] = {PLX_LANG_PLEXUS_IR_JSON};
+
+// Keeps C++ exceptions (std::bad_alloc while building a message, a bug caught as a
+// logic_error) from crossing the C ABI.
+template <auto F> struct Guarded;
+template <typename... Args, plx_status (*F)(Args...)> struct Guarded<F> {
+    static plx_status call(Args... args) noexcept {
+        try {
+            return F(args...);
+        } catch (const std::bad_alloc&) {
+            return fail(PLX_ERROR_OUT_OF_MEMORY, "interp: out of host memory");
+        } catch (const std::exception& e) {
+            return fail(PLX_ERROR_INTERNAL, std::string("interp: internal error: ") + e.what());
+        }
+    }
+};
+template <auto F> constexpr auto guarded = &Guarded<F>::call;
+
+const char* plugin_last_error() { return last_error_text(); }
+
+void plugin_shutdown() {
+    std::lock_guard lock(g_init_mutex);
+    if (!g_initialized) return;
+    release_all_tracked();
+    g_host = nullptr;
+    g_initialized = false;
+}
+
+plx_plugin make_descriptor() {
+    uint32_t num_intrinsics = 0;
+    const plx_intrinsic* intrinsics = intrinsic_table(&num_intrinsics);
+    return plx_plugin{
+        .struct_size = sizeof(plx_plugin),
+        .abi_version = PLX_ABI_VERSION,
+        .name = "interp",
+        .version = "1.0.0",
+        .vendor = "plexus",
+        .priority = 5,
+        .execution_model = PLX_EXEC_CUSTOM,
+        .languages = kLanguages,
+        .num_languages = 1,
+        .intrinsics = intrinsics,
+        .num_intrinsics = num_intrinsics,
+        .last_error = plugin_last_error,
+        .shutdown = plugin_shutdown,
+        .device_count = guarded<device_count>,
+        .device_get = guarded<device_get>,
+        .device_info = guarded<device_info>,
+        .buffer_alloc = guarded<buffer_alloc>,
+        .buffer_free = buffer_free,
+        .buffer_write = guarded<buffer_write>,
+        .buffer_read = guarded<buffer_read>,
+        .buffer_copy = guarded<buffer_copy>,
+        .buffer_fill = guarded<buffer_fill>,
+        // Custom: the host never reaches into device memory directly.
+        .buffer_host_ptr = nullptr,
+        .queue_create = guarded<queue_create>,
+        .queue_sync = guarded<queue_sync>,
+        .queue_destroy = queue_destroy,
+        .module_load = guarded<module_load>,
+        .module_unload = module_unload,
+        .module_get_binary = nullptr,
+        .kernel_get = guarded<kernel_get>,
+        .launch = guarded<launch>,
+        .launch_host = nullptr,
+        .event_wait = guarded<event_wait>,
+        .event_profile = guarded<event_profile>,
+        .event_release = event_release,
+    };
+}
+
+plx_status init(uint32_t host_abi_version, const plx_host_api* host, plx_plugin* plugin) {
+    if (PLX_VERSION_MAJOR(host_abi_version) != PLX_ABI_VERSION_MAJOR)
+        return fail(PLX_ERROR_ABI_MISMATCH,
+                    "interp: init: host ABI " + std::to_string(PLX_VERSION_MAJOR(host_abi_version)) +
+                        "." + std::to_string(PLX_VERSION_MINOR(host_abi_version)) +
+                        ", plugin ABI " + std::to_string(PLX_ABI_VERSION_MAJOR) + "." +
+                        std::to_string(PLX_ABI_VERSION_MINOR));
+    if (!plugin) return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: init: plugin is NULL");
+    if (plugin->struct_size < sizeof(uint32_t))
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: init: plugin->struct_size is " +
+                                                    std::to_string(plugin->struct_size));
+
+    std::lock_guard lock(g_init_mutex);
+    if (g_initialized)
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    "interp: init: already initialized; call shutdown first");
+    // The interpreter has no options of its own; the keys of its section belong to the host.
+    std::string catalog_error;
+    if (!catalog_setup(catalog_error))
+        return fail(PLX_ERROR_INTERNAL, "interp: init: " + catalog_error);
+    device_setup();
+    g_host = host;
+    g_initialized = true;
+
+    // Fill what the host's descriptor holds, and say how much that is.
+    const plx_plugin full = make_descriptor();
+    const size_t n = std::min<size_t>(plugin->struct_size, sizeof(plx_plugin));
+    std::memcpy(reinterpret_cast<char*>(plugin) + sizeof(uint32_t),
+                reinterpret_cast<const char*>(&full) + sizeof(uint32_t), n - sizeof(uint32_t));
+    plugin->struct_size = static_cast<uint32_t>(n);
+    return PLX_OK;
+}
+
+} // namespace
+
+plx_status fail(plx_status status, const std::string& message) noexcept {
+    try {
+        tl_last_error = message;
+    } catch (...) {
+        tl_last_error.clear(); // out of memory while reporting: an empty message is all we have
+    }
+    return status;
+}
+
+const char* last_error_text() noexcept { return tl_last_error.c_str(); }
+
+void log(plx_log_level level, const std::string& message) noexcept {
+    if (g_host && g_host->struct_size >= offsetof(plx_host_api, log) + sizeof(g_host->log) &&
+        g_host->log)
+        g_host->log(g_host->host_ctx, level, message.c_str());
+}
+
+void track(Tracked* object) {
+    std::lock_guard lock(g_tracked_mutex);
+    object->prev = nullptr;
+    object->next = g_tracked;
+    if (g_tracked) g_tracked->prev = object;
+    g_tracked = object;
+}
+
+void untrack(Tracked* object) noexcept {
+    std::lock_guard lock(g_tracked_mutex);
+    (object->prev ? object->prev->next : g_tracked) = object->next;
+    if (object->next) object->next->prev = object->prev;
+    object->prev = object->next = nullptr;
+}
+
+void release_all_tracked() noexcept {
+    std::lock_guard lock(g_tracked_mutex);
+    size_t count = 0;
+    while (g_tracked) {
+        Tracked* object = g_tracked;
+        g_tracked = object->next;
+        delete object;
+        ++count;
+    }
+    if (count)
+        log(PLX_LOG_DEBUG, "interp: shutdown released " + std::to_string(count) +
+                               " handles the host had not freed");
+}
+
+} // namespace plx_interp
+
+extern "C" PLX_EXPORT plx_status plx_plugin_init(uint32_t host_abi_version,
+                                                 const plx_host_api* host, plx_plugin* plugin) {
+    try {
+        return plx_interp::init(host_abi_version, host, plugin);
+    } catch (const std::bad_alloc&) {
+        return plx_interp::fail(PLX_ERROR_OUT_OF_MEMORY, "interp: init: out of host memory");
+    } catch (const std::exception& e) {
+        return plx_interp::fail(PLX_ERROR_INTERNAL, std::string("interp: init: ") + e.what());
+    }
+}

@@ -1,0 +1,101 @@
+// Queues and events of the interpreter. Every command runs to completion before its call
+// returns, so a queue is trivially in order and an event is complete when it is created.
+#include "interp.hpp"
+
+#include <chrono>
+#include <new>
+
+namespace plx_interp {
+
+uint64_t now_ns() noexcept {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+}
+
+bool valid_queue(plx_queue queue) noexcept { return queue && queue->magic == plx_queue_s::kMagic; }
+
+bool queue_profiles(plx_queue queue) noexcept { return (queue->flags & PLX_QUEUE_PROFILING) != 0; }
+
+plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue) {
+    if (!valid_device(device))
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: queue_create: not an interp device");
+    if (!queue) return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: queue_create: queue is NULL");
+    // Unknown flag bits come from a newer host; they only ask for extras, so they are ignored.
+    auto* q = new (std::nothrow) plx_queue_s;
+    if (!q) return fail(PLX_ERROR_OUT_OF_MEMORY, "interp: queue_create: out of host memory");
+    q->flags = flags;
+    track(q);
+    *queue = q;
+    return PLX_OK;
+}
+
+void queue_record_failure(plx_queue queue, plx_status status, const std::string& message) {
+    if (queue->failure != PLX_OK) return;
+    queue->failure = status;
+    queue->failure_message = message;
+}
+
+plx_status queue_sync(plx_queue queue) {
+    if (!valid_queue(queue))
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: queue_sync: not an interp queue");
+    if (queue->failure == PLX_OK) return PLX_OK;
+    // Reported once, like the failure itself; the queue stays usable.
+    const plx_status status = queue->failure;
+    std::string message = "interp: queue_sync: an earlier command failed: ";
+    message += queue->failure_message;
+    queue->failure = PLX_OK;
+    queue->failure_message.clear();
+    return fail(status, message);
+}
+
+void queue_destroy(plx_queue queue) {
+    if (!valid_queue(queue)) return;
+    queue->magic = 0;
+    untrack(queue);
+    delete queue;
+}
+
+plx_status event_create(plx_queue queue, plx_status status, uint64_t start_ns, uint64_t end_ns,
+                        plx_event* event) {
+    auto* e = new (std::nothrow) plx_event_s;
+    if (!e) return fail(PLX_ERROR_OUT_OF_MEMORY, "interp: launch: out of host memory");
+    e->status = status;
+    e->profiled = queue_profiles(queue);
+    e->start_ns = start_ns;
+    e->end_ns = end_ns;
+    track(e);
+    *event = e;
+    return PLX_OK;
+}
+
+plx_status event_wait(plx_event event) {
+    if (!event || event->magic != plx_event_s::kMagic)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: event_wait: not an interp event");
+    if (event->status != PLX_OK)
+        return fail(event->status, "interp: event_wait: the event's command failed");
+    return PLX_OK;
+}
+
+plx_status event_profile(plx_event event, uint64_t* start_ns, uint64_t* end_ns) {
+    if (!event || event->magic != plx_event_s::kMagic)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: event_profile: not an interp event");
+    if (!start_ns || !end_ns)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: event_profile: start_ns or end_ns is NULL");
+    if (!event->profiled)
+        return fail(PLX_ERROR_UNSUPPORTED,
+                    "interp: event_profile: the event's queue was not created with "
+                    "PLX_QUEUE_PROFILING");
+    *start_ns = event->start_ns;
+    *end_ns = event->end_ns;
+    return PLX_OK;
+}
+
+void event_release(plx_event event) {
+    if (!event || event->magic != plx_event_s::kMagic) return;
+    event->magic = 0;
+    untrack(event);
+    delete event;
+}
+
+} // namespace plx_interp
