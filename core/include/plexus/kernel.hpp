@@ -13,6 +13,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace plexus {
@@ -506,10 +507,10 @@ Kernel<P...> trace(std::string name, std::vector<std::string> names, F& f, std::
     for (size_t i = 0; i < k.params.size(); ++i) k.params[i].name = names[i];
     {
         Tracer t(k);
-        size_t i = 0;
-        // Braced initialization runs left to right, so names are taken in order.
-        std::tuple<P...> args{P(ParamTag{}, names[i++])...};
-        k.body = t.trace_block([&] { std::apply([&](auto&... a) { f(std::move(a)...); }, args); });
+        [&]<size_t... I>(std::index_sequence<I...>) {
+            std::tuple<P...> args{P(ParamTag{}, names[I])...};
+            k.body = t.trace_block([&] { std::apply([&](auto&... a) { f(std::move(a)...); }, args); });
+        }(std::index_sequence_for<P...>{});
     }
     return Kernel<P...>(finish_kernel(std::move(k)));
 }

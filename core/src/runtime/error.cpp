@@ -22,16 +22,17 @@ const char* to_string(ErrorCode code) {
 }
 
 static std::string describe(ErrorCode code, const std::string& message, const ErrorContext& c) {
-    std::string s = std::string(to_string(code)) + ": " + message;
+    std::string s = to_string(code);
+    s.append(": ").append(message);
     auto add = [&](const char* key, const std::string& value) {
-        if (!value.empty()) s += std::string(" [") + key + " " + value + "]";
+        if (!value.empty()) s.append(" [").append(key).append(" ").append(value).append("]");
     };
     add("file", c.file);
     add("at", c.json_path);
     add("kernel", c.kernel);
     add("plugin", c.plugin);
     add("device", c.device);
-    if (!c.build_log.empty()) s += "\nbuild log:\n" + c.build_log;
+    if (!c.build_log.empty()) s.append("\nbuild log:\n").append(c.build_log);
     return s;
 }
 

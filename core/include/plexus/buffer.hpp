@@ -1,0 +1,71 @@
+// Buffer<T>: an array that lives on the host and on any device a launch needs it on. It tracks
+// which copies are current and moves data only when a launch or a host access needs it.
+#pragma once
+
+#include "plexus/error.hpp"
+#include "plexus/kernel.hpp"
+
+#include <cstring>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace plexus {
+
+class Runtime;
+
+namespace detail {
+struct BufferState; // core/src/runtime/buffer_state.hpp
+}
+
+class BufferBase {
+public:
+    BufferBase(Runtime& rt, ir::Scalar element, size_t count);
+    BufferBase(BufferBase&&) noexcept;
+    BufferBase& operator=(BufferBase&&) noexcept;
+    ~BufferBase();
+
+    size_t size() const;  // elements
+    size_t bytes() const;
+    ir::Scalar element() const;
+
+    // Copies between the host and the buffer; `bytes` and `offset` in bytes, bounds-checked.
+    void write_bytes(const void* src, size_t bytes, size_t offset = 0);
+    void read_bytes(void* dst, size_t bytes, size_t offset = 0) const;
+    // The host copy, brought up to date first. The mutable form makes it the only current
+    // copy (device copies are refreshed at the next launch that needs them).
+    void* host_bytes();
+    const void* host_bytes() const;
+
+    detail::BufferState& state() const { return *state_; }
+
+private:
+    std::unique_ptr<detail::BufferState> state_;
+};
+
+template <Number T> class Buffer : public BufferBase {
+public:
+    using element_type = T;
+    Buffer(Runtime& rt, size_t count) : BufferBase(rt, scalar_v<T>, count) {}
+    Buffer(Runtime& rt, std::span<const T> data) : BufferBase(rt, scalar_v<T>, data.size()) {
+        write(data);
+    }
+    Buffer(Runtime& rt, const std::vector<T>& data) : Buffer(rt, std::span<const T>(data)) {}
+
+    void write(std::span<const T> data, size_t offset = 0) {
+        write_bytes(data.data(), data.size_bytes(), offset * sizeof(T));
+    }
+    void read(std::span<T> out, size_t offset = 0) const {
+        read_bytes(out.data(), out.size_bytes(), offset * sizeof(T));
+    }
+    std::vector<T> to_vector() const {
+        std::vector<T> v(size());
+        read(v);
+        return v;
+    }
+    // Host access with implicit transfer; see BufferBase::host_bytes.
+    std::span<T> host() { return {static_cast<T*>(host_bytes()), size()}; }
+    std::span<const T> host() const { return {static_cast<const T*>(host_bytes()), size()}; }
+};
+
+} // namespace plexus

@@ -1,0 +1,8 @@
+// Everything a plexus application needs: the kernel language, buffers, the runtime.
+#pragma once
+
+#include "plexus/buffer.hpp"
+#include "plexus/error.hpp"
+#include "plexus/kernel.hpp"
+#include "plexus/launch.hpp"
+#include "plexus/runtime.hpp"

@@ -1,0 +1,358 @@
+// The launch path: route the kernel, compile it for the chosen device (cached), make the
+// arguments resident there, launch, and fall back to the next candidate where allowed.
+#include "runtime/executor.hpp"
+
+#include "codegen/host/host.hpp"
+#include "plexus/catalog.hpp"
+
+#include <algorithm>
+#include <spdlog/spdlog.h>
+
+namespace plexus::detail {
+
+// ---- device contexts ---------------------------------------------------------------------
+
+void DeviceContext::sync() {
+    std::lock_guard lock(mutex);
+    if (queue) backend->check(backend->api().queue_sync(queue), "queue_sync", label());
+    pending.clear();
+}
+
+Executor::Executor(const Config& config, const std::vector<std::unique_ptr<Backend>>& backends)
+    : config_(config) {
+    for (auto& b : backends) backends_.push_back(b.get());
+}
+
+Executor::~Executor() {
+    try {
+        finish();
+    } catch (const std::exception& e) {
+        spdlog::warn("plexus: a queue failed while the runtime shut down: {}", e.what());
+    }
+    compiled_.clear();
+    for (auto& [key, ctx] : contexts_)
+        if (ctx->queue) ctx->backend->api().queue_destroy(ctx->queue);
+}
+
+DeviceContext& Executor::context(const Backend* b, uint32_t index) {
+    std::lock_guard lock(mutex_);
+    auto& slot = contexts_[{b, index}];
+    if (!slot) {
+        auto ctx = std::make_unique<DeviceContext>();
+        ctx->backend = b;
+        ctx->index = index;
+        ctx->device = b->device(index);
+        ctx->info = &b->devices().at(index);
+        b->check(b->api().queue_create(ctx->device, PLX_QUEUE_PROFILING, &ctx->queue),
+                 "queue_create", ctx->label());
+        slot = std::move(ctx);
+    }
+    return *slot;
+}
+
+void Executor::finish() {
+    std::vector<DeviceContext*> all;
+    {
+        std::lock_guard lock(mutex_);
+        for (auto& [key, ctx] : contexts_) all.push_back(ctx.get());
+    }
+    for (auto* ctx : all) ctx->sync();
+}
+
+// ---- compiled kernels --------------------------------------------------------------------
+
+Compiled::~Compiled() {
+    if (module) backend->api().module_unload(module);
+}
+
+namespace {
+
+codegen::Options codegen_options(const Backend& b, const DeviceInfo& d) {
+    codegen::Options o;
+    o.backend = b.name();
+    o.arch = d.arch;
+    for (const auto& info : intrinsic_catalog())
+        if (const plx_intrinsic* i = b.intrinsic(info.name); i && i->spelling)
+            o.spellings[info.name] = i->spelling;
+    return o;
+}
+
+// The language plexus generates for a JIT backend: its first accepted language that plexus
+// has a generator for; CUDA C first where the config asks for NVRTC.
+plx_language pick_language(const Backend& b, const Config& config) {
+    auto it = config.backends.find(b.name());
+    bool nvrtc = it != config.backends.end() && it->second.compiler == "nvrtc";
+    std::vector<plx_language> order = b.languages();
+    if (nvrtc)
+        std::stable_partition(order.begin(), order.end(), [](plx_language l) { return l == PLX_LANG_CUDA_C; });
+    for (plx_language l : order)
+        if (codegen::make_codegen(l)) return l;
+    return PLX_LANG_UNSET;
+}
+
+std::array<uint32_t, 3> choose_local(const Grid& g, const DeviceInfo& d) {
+    if (g.local[0] != 0) {
+        std::array<uint32_t, 3> l = g.local;
+        for (uint32_t i = g.dims; i < 3; ++i) l[i] = 1;
+        return l;
+    }
+    std::array<uint32_t, 3> l = g.dims == 1 ? std::array<uint32_t, 3>{256, 1, 1}
+                               : g.dims == 2 ? std::array<uint32_t, 3>{16, 16, 1}
+                                             : std::array<uint32_t, 3>{8, 8, 4};
+    uint32_t max = d.max_work_group_size ? d.max_work_group_size : 256;
+    while (l[0] * l[1] * l[2] > max) {
+        auto big = std::max_element(l.begin(), l.end());
+        *big = std::max(1u, *big / 2);
+    }
+    return l;
+}
+
+} // namespace
+
+std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, DeviceContext& ctx) {
+    auto key = std::make_tuple(k.hash(), ctx.backend, ctx.index);
+    {
+        std::lock_guard lock(mutex_);
+        if (auto it = compiled_.find(key); it != compiled_.end()) return it->second;
+    }
+    const Backend& b = *ctx.backend;
+    auto c = std::make_shared<Compiled>();
+    c->backend = &b;
+    ErrorContext where{b.name(), ctx.info->name, k.name, "", "", ""};
+    if (b.exec_model() == ExecModel::Direct) {
+        c->host = codegen::compile_host(k, codegen_options(b, *ctx.info));
+    } else {
+        plx_language lang = PLX_LANG_PLEXUS_IR_JSON;
+        std::string source;
+        if (b.exec_model() == ExecModel::JIT) {
+            lang = pick_language(b, config_);
+            if (lang == PLX_LANG_UNSET)
+                throw Error(ErrorCode::Unsupported, "plexus generates none of the backend's languages", where);
+            source = codegen::make_codegen(lang)->generate(k, codegen_options(b, *ctx.info));
+        } else {
+            source = ir::to_json(k);
+        }
+        plx_status s = b.api().module_load(ctx.device, lang, source.data(), source.size(), "", &c->module);
+        if (s != PLX_OK) {
+            where.build_log = b.last_error();
+            throw Error(s == PLX_ERROR_COMPILE ? ErrorCode::Compile : ErrorCode::Device,
+                        std::string("module_load of the ") + to_string(lang) + " failed (" + status_name(s) + ")",
+                        where);
+        }
+        b.check(b.api().kernel_get(c->module, k.name.c_str(), &c->kernel), "kernel_get", ctx.label());
+    }
+    std::lock_guard lock(mutex_);
+    return compiled_.emplace(key, c).first->second;
+}
+
+// ---- routing -----------------------------------------------------------------------------
+
+KernelNeeds Executor::needs_of(const ir::Kernel& k, const Grid* grid) const {
+    ir::KernelUses uses = ir::collect_uses(k);
+    KernelNeeds n;
+    n.kernel = k.name;
+    n.intrinsics.insert(uses.intrinsics.begin(), uses.intrinsics.end());
+    n.fp64 = uses.fp64;
+    n.local_memory_bytes = k.shared_bytes();
+    if (grid && grid->local[0] != 0)
+        n.work_group_size = grid->local[0] * std::max(1u, grid->local[1]) * std::max(1u, grid->local[2]);
+    n.native_backends.insert(uses.native_backends.begin(), uses.native_backends.end());
+    n.has_native_blocks = uses.native_blocks;
+    n.native_fallback = uses.native_fallback;
+    for (plx_language l : {PLX_LANG_OPENCL_C, PLX_LANG_CUDA_C, PLX_LANG_PTX})
+        if (codegen::make_codegen(l)) n.languages_available.insert(l);
+    n.languages_available.insert(PLX_LANG_PLEXUS_IR_JSON);
+    return n;
+}
+
+std::vector<Candidate> Executor::explain(const ir::Kernel& k, const Grid* grid) const {
+    return rank_candidates(backends_, needs_of(k, grid), config_);
+}
+
+Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Kernel>& k,
+                       const Grid& grid, std::vector<LaunchArg>& args) {
+    ErrorContext where;
+    where.kernel = k->name;
+    // Arguments against parameters, before anything is routed or compiled.
+    if (args.size() != k->params.size())
+        throw Error(ErrorCode::InvalidArgument, "kernel '" + k->name + "' takes " +
+                    std::to_string(k->params.size()) + " arguments, got " + std::to_string(args.size()), where);
+    for (size_t i = 0; i < args.size(); ++i) {
+        const ir::Param& p = k->params[i];
+        std::string which = "argument " + std::to_string(i) + " ('" + p.name + "') of kernel '" + k->name + "'";
+        bool is_buffer = args[i].buffer != nullptr;
+        if (is_buffer != (p.kind == ir::Param::Kind::Buffer))
+            throw Error(ErrorCode::InvalidArgument, which + ": expected " +
+                        (is_buffer ? "a scalar " : "a buffer of ") + to_string(p.type) + ", got " +
+                        (is_buffer ? "a buffer" : "a scalar"), where);
+        if (args[i].type != p.type)
+            throw Error(ErrorCode::InvalidArgument, which + ": expected " + to_string(p.type) +
+                        (is_buffer ? " elements" : "") + ", got " + to_string(args[i].type), where);
+        if (is_buffer && args[i].buffer->size() == 0)
+            throw Error(ErrorCode::InvalidArgument, which + ": the buffer is empty", where);
+    }
+    for (uint32_t d = 0; d < grid.dims; ++d)
+        if (grid.global[d] == 0)
+            throw Error(ErrorCode::InvalidArgument, "kernel '" + k->name + "': the grid is empty in dimension " + std::to_string(d), where);
+
+    std::vector<Candidate> ranked = explain(*k, &grid);
+    std::string tried;
+    std::optional<Error> last;
+    for (const Candidate& c : ranked) {
+        if (!c.kept) continue;
+        if (!target.backend.empty() && c.backend != target.backend) continue;
+        if (target.device >= 0 && c.device_index != uint32_t(target.device)) continue;
+        DeviceContext& ctx = context(c.backend_ptr, c.device_index);
+        try {
+            return launch_on(ctx, k, grid, args);
+        } catch (const Error& e) {
+            bool recoverable = e.code() == ErrorCode::Compile || e.code() == ErrorCode::Unsupported ||
+                               e.code() == ErrorCode::OutOfResources || e.code() == ErrorCode::OutOfMemory ||
+                               e.code() == ErrorCode::Device;
+            if (!config_.fallback || !recoverable || !target.backend.empty()) throw;
+            spdlog::warn("plexus: kernel '{}' failed on {}, trying the next backend: {}", k->name, ctx.label(), e.what());
+            tried += "\n  " + ctx.label() + ": " + e.what();
+            last = e;
+        }
+    }
+    if (last) throw Error(last->code(), "kernel '" + k->name + "' failed on every backend:" + tried, where);
+    std::string reasons;
+    for (const Candidate& c : ranked)
+        reasons += "\n  " + c.backend + ":" + std::to_string(c.device_index) + " (" + c.device_name + "): " + c.reason;
+    if (!target.backend.empty()) reasons = "\n  requested backend '" + target.backend + "'" + reasons;
+    throw Error(ErrorCode::NoBackend, "no backend can run kernel '" + k->name + "'" +
+                (reasons.empty() ? std::string(": no backend is loaded") : reasons), where);
+}
+
+Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Kernel>& k,
+                          const Grid& grid, std::vector<LaunchArg>& args) {
+    const Backend& b = *ctx.backend;
+    std::shared_ptr<Compiled> c = compile(*k, ctx);
+
+    plx_launch_dims dims{};
+    dims.struct_size = sizeof dims;
+    dims.dims = grid.dims;
+    std::array<uint32_t, 3> local = choose_local(grid, *ctx.info);
+    for (int d = 0; d < 3; ++d) {
+        dims.global_size[d] = d < int(grid.dims) ? grid.global[d] : 1;
+        dims.local_size[d] = local[d];
+    }
+    uint64_t group = uint64_t(local[0]) * local[1] * local[2];
+    if (ctx.info->max_work_group_size && group > ctx.info->max_work_group_size)
+        throw Error(ErrorCode::OutOfResources, "work-group of " + std::to_string(group) +
+                    " work-items exceeds the device's maximum of " + std::to_string(ctx.info->max_work_group_size),
+                    {b.name(), ctx.info->name, k->name, "", "", ""});
+    if (c->host) dims.dynamic_local_bytes = uint32_t(codegen::host_local_bytes(*k, uint32_t(group)));
+
+    // Buffers: make every argument current on this device, in argument order, each under its
+    // own lock (a buffer passed twice is handled once).
+    std::vector<BufferState*> buffers;
+    for (auto& a : args)
+        if (a.buffer && std::find(buffers.begin(), buffers.end(), &a.buffer->state()) == buffers.end())
+            buffers.push_back(&a.buffer->state());
+    std::map<const BufferState*, plx_buffer> handles;
+    for (BufferState* s : buffers) {
+        std::lock_guard lock(s->mutex);
+        s->make_resident(&ctx);
+        handles[s] = s->copy_on(&ctx)->buffer;
+    }
+
+    auto event = std::make_shared<EventState>();
+    event->ctx = &ctx;
+    event->backend = b.name();
+    event->device = ctx.info->name;
+    {
+        std::lock_guard lock(ctx.mutex);
+        if (c->host) {
+            // Direct: one pointer per parameter, kept alive until the queue syncs.
+            struct HostLaunch {
+                std::vector<void*> pointers;
+                std::vector<std::array<unsigned char, 8>> scalars;
+                codegen::HostArgs host_args;
+                std::shared_ptr<Compiled> compiled;
+            };
+            auto hl = std::make_shared<HostLaunch>();
+            hl->scalars.reserve(args.size());
+            for (auto& a : args) {
+                if (a.buffer) {
+                    hl->pointers.push_back(b.api().buffer_host_ptr(handles[&a.buffer->state()]));
+                } else {
+                    hl->scalars.push_back(a.bytes);
+                    hl->pointers.push_back(hl->scalars.back().data());
+                }
+            }
+            hl->host_args.args = hl->pointers.data();
+            hl->compiled = c;
+            b.check(b.api().launch_host(ctx.queue, c->host->function(), &hl->host_args, &dims, &event->event),
+                    "launch_host", ctx.label());
+            ctx.pending.push_back(hl);
+            event->keepalive = hl;
+        } else {
+            std::vector<plx_arg> pa(args.size());
+            for (size_t i = 0; i < args.size(); ++i) {
+                pa[i].struct_size = sizeof(plx_arg);
+                if (args[i].buffer) {
+                    pa[i].kind = PLX_ARG_BUFFER;
+                    pa[i].buffer = handles[&args[i].buffer->state()];
+                } else {
+                    pa[i].kind = PLX_ARG_SCALAR;
+                    pa[i].value = args[i].bytes.data();
+                    pa[i].size = args[i].size;
+                }
+            }
+            plx_status s = b.api().launch(ctx.queue, c->kernel, &dims, pa.data(), uint32_t(pa.size()), &event->event);
+            if (s != PLX_OK) {
+                ErrorContext where{b.name(), ctx.info->name, k->name, "", "", ""};
+                ErrorCode code = s == PLX_ERROR_OUT_OF_RESOURCES ? ErrorCode::OutOfResources
+                                 : s == PLX_ERROR_OUT_OF_MEMORY  ? ErrorCode::OutOfMemory
+                                 : s == PLX_ERROR_INVALID_ARGUMENT ? ErrorCode::InvalidArgument
+                                 : s == PLX_ERROR_LAUNCH ? ErrorCode::Launch : ErrorCode::Device;
+                throw Error(code, b.last_error().empty() ? std::string("launch failed: ") + status_name(s)
+                                                         : b.last_error(), where);
+            }
+            event->keepalive = c;
+        }
+    }
+    for (size_t i = 0; i < args.size(); ++i)
+        if (args[i].buffer && k->params[i].access != ir::Access::Read) {
+            std::lock_guard lock(args[i].buffer->state().mutex);
+            args[i].buffer->state().written_on(&ctx);
+        }
+    return Event(event);
+}
+
+// ---- events ------------------------------------------------------------------------------
+
+EventState::~EventState() {
+    if (event) ctx->backend->api().event_release(event);
+}
+
+} // namespace plexus::detail
+
+namespace plexus {
+
+void Event::wait() const {
+    if (!state_ || !state_->event) return;
+    const Backend& b = *state_->ctx->backend;
+    b.check(b.api().event_wait(state_->event), "event_wait", state_->ctx->label());
+}
+
+std::optional<double> Event::seconds() const {
+    if (!state_ || !state_->event) return std::nullopt;
+    wait();
+    const plx_plugin& api = state_->ctx->backend->api();
+    uint64_t start = 0, end = 0;
+    if (!api.event_profile || api.event_profile(state_->event, &start, &end) != PLX_OK) return std::nullopt;
+    return double(end - start) * 1e-9;
+}
+
+const std::string& Event::backend() const {
+    static const std::string none;
+    return state_ ? state_->backend : none;
+}
+const std::string& Event::device() const {
+    static const std::string none;
+    return state_ ? state_->device : none;
+}
+
+} // namespace plexus

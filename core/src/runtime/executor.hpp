@@ -1,0 +1,98 @@
+// The executor: per-device queues, buffer residency, the compiled-kernel cache and the launch
+// path (route, compile, make arguments resident, launch, fall back). Internal to libplexus.
+#pragma once
+
+#include "plexus/backend.hpp"
+#include "plexus/codegen.hpp"
+#include "plexus/config.hpp"
+#include "plexus/launch.hpp"
+#include "plexus/router.hpp"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+namespace plexus::detail {
+
+// One (backend, device) pair in use: its queue, and the lock that serializes calls naming it.
+struct DeviceContext {
+    const Backend* backend = nullptr;
+    uint32_t index = 0;
+    plx_device device = nullptr;
+    const DeviceInfo* info = nullptr;
+    plx_queue queue = nullptr;
+    std::mutex mutex;
+    std::vector<std::shared_ptr<const void>> pending; // kept alive until the queue syncs
+
+    std::string label() const { return backend->name() + ":" + std::to_string(index) + " (" + info->name + ")"; }
+    void sync(); // waits for the queue; takes the lock
+};
+
+struct DeviceCopy {
+    DeviceContext* ctx;
+    plx_buffer buffer;
+    bool valid;
+};
+
+// Where a buffer's contents are. No valid copy anywhere means all zeros.
+struct BufferState {
+    class Executor* exec = nullptr;
+    ir::Scalar element = ir::Scalar::F32;
+    size_t count = 0, bytes = 0;
+    std::vector<unsigned char> host;
+    bool host_valid = false;
+    std::vector<DeviceCopy> copies;
+    std::mutex mutex;
+
+    ~BufferState();
+    DeviceCopy* copy_on(DeviceContext* ctx);
+    const DeviceCopy* valid_copy() const;
+    void refresh_host();                 // makes the host copy current (lock held)
+    void make_resident(DeviceContext* c); // makes the copy on c current (lock held)
+    void written_on(DeviceContext* c);    // after a kernel wrote it there (lock held)
+};
+
+struct EventState {
+    DeviceContext* ctx = nullptr;
+    plx_event event = nullptr;
+    std::string backend, device;
+    std::shared_ptr<const void> keepalive;
+    ~EventState();
+};
+
+struct Compiled {
+    const Backend* backend = nullptr;
+    plx_module module = nullptr;
+    plx_kernel kernel = nullptr;
+    std::unique_ptr<codegen::HostKernel> host;
+    uint64_t host_local_bytes = 0; // Direct: group-local bytes the host code needs
+    ~Compiled();
+};
+
+class Executor {
+public:
+    Executor(const Config& config, const std::vector<std::unique_ptr<Backend>>& backends);
+    ~Executor();
+
+    Event launch(const Target& target, const std::shared_ptr<const ir::Kernel>& kernel,
+                 const Grid& grid, std::vector<LaunchArg>& args);
+    std::vector<Candidate> explain(const ir::Kernel& kernel, const Grid* grid) const;
+    void finish();
+    DeviceContext& context(const Backend* b, uint32_t index);
+
+private:
+    const Config& config_;
+    std::vector<const Backend*> backends_;
+    std::mutex mutex_;
+    std::map<std::pair<const Backend*, uint32_t>, std::unique_ptr<DeviceContext>> contexts_;
+    std::map<std::tuple<uint64_t, const Backend*, uint32_t>, std::shared_ptr<Compiled>> compiled_;
+
+    KernelNeeds needs_of(const ir::Kernel& k, const Grid* grid) const;
+    std::shared_ptr<Compiled> compile(const ir::Kernel& k, DeviceContext& ctx);
+    Event launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Kernel>& k,
+                    const Grid& grid, std::vector<LaunchArg>& args);
+};
+
+} // namespace plexus::detail

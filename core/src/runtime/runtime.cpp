@@ -1,0 +1,58 @@
+// plexus::Runtime: configuration, plugin loading and routing queries.
+#include "runtime/runtime_impl.hpp"
+
+#include <algorithm>
+
+#include "loader/loader.hpp"
+
+namespace plexus {
+
+Runtime::Impl::Impl(Config c) : config(std::move(c)) {
+    set_log_level(config.log_level);
+    detail::LoadResult loaded = detail::load_plugins(config);
+    report = std::move(loaded.report);
+    backends = std::move(loaded.backends);
+    exec = std::make_unique<detail::Executor>(config, backends);
+}
+
+Runtime::Runtime() : Runtime(Config::load()) {}
+
+Runtime::Runtime(Config config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+
+Runtime::~Runtime() = default;
+
+const Config& Runtime::config() const { return impl_->config; }
+
+const std::vector<LoadReportEntry>& Runtime::load_report() const { return impl_->report; }
+
+std::vector<const Backend*> Runtime::backends() const {
+    std::vector<const Backend*> out;
+    for (const auto& b : impl_->backends) out.push_back(b.get());
+    std::stable_sort(out.begin(), out.end(), [](const Backend* a, const Backend* b) {
+        if (a->priority() != b->priority()) return a->priority() > b->priority();
+        return a->name() < b->name();
+    });
+    return out;
+}
+
+std::vector<Candidate> Runtime::explain(const KernelNeeds& needs) const {
+    std::vector<const Backend*> all;
+    for (const auto& b : impl_->backends) all.push_back(b.get());
+    return rank_candidates(all, needs, impl_->config);
+}
+
+std::vector<Candidate> Runtime::explain(const ir::Kernel& kernel, const Grid* grid) const {
+    return impl_->exec->explain(kernel, grid);
+}
+
+Event Runtime::launch_ir(const Target& target, const std::shared_ptr<const ir::Kernel>& kernel,
+                         const Grid& grid, std::vector<LaunchArg>& args) {
+    return impl_->exec->launch(target, kernel, grid, args);
+}
+
+void Runtime::finish() { impl_->exec->finish(); }
+
+Runtime::Impl& Runtime::impl() { return *impl_; }
+const Runtime::Impl& Runtime::impl() const { return *impl_; }
+
+} // namespace plexus
