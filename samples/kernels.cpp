@@ -16,15 +16,19 @@ const Kernel<In<float>, In<float>, Out<float>, Int>& vector_add() {
     return k;
 }
 
-const Kernel<In<float>, Out<float>, Int>& reduce() {
-    static const auto k = px::kernel("reduce", {"in", "out", "n"},
-        [](px::In<float> in, px::Out<float> out, px::Int n) {
+const Kernel<In<float>, Out<float>, Int, Int>& reduce() {
+    static const auto k = px::kernel("reduce", {"in", "out", "n", "chunk"},
+        [](px::In<float> in, px::Out<float> out, px::Int n, px::Int chunk) {
             auto partial = px::shared<float>(1024);
             px::Int lid = px::local_id(0);
             px::Int size = px::local_size(0);
-            // Each work-item first sums a strided slice, so a group covers many elements.
+            // Each work-item sums runs of `chunk` elements, a grid apart: chunk 1 gives the
+            // coalesced strided loop GPUs want, a large chunk the contiguous runs CPUs want.
             px::Float acc = 0.0f;
-            px::For(px::global_id(0), n, px::global_size(0), [&](px::Int i) { acc += in[i]; });
+            px::Int stride = px::global_size(0) * chunk;
+            px::For(px::global_id(0) * chunk, n, stride, [&](px::Int base) {
+                px::For(base, px::min(base + chunk, n), [&](px::Int i) { acc += in[i]; });
+            });
             partial[lid] = acc;
             px::barrier();
             px::Int s = size / 2;

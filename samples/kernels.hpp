@@ -8,10 +8,10 @@ namespace plexus::samples {
 
 // c[i] = a[i] + b[i] for i < n.
 const Kernel<In<float>, In<float>, Out<float>, Int>& vector_add();
-// Adds the n elements of `in` into out[0] (zeroed by the caller): each work-group sums its
-// part in shared memory with a barrier tree, then one atomic add per group. Work-group size
-// must be a power of two <= 1024.
-const Kernel<In<float>, Out<float>, Int>& reduce();
+// Adds the n elements of `in` into out[0] (zeroed by the caller): each work-item sums runs of
+// `chunk` elements a grid apart, each work-group combines its sums in shared memory with a
+// barrier tree, then one atomic add per group. Work-group size: a power of two <= 1024.
+const Kernel<In<float>, Out<float>, Int, Int>& reduce();
 // c (m x n) = a (m x k) * b (k x n), row-major, one work-item per element of c.
 const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_naive();
 // The same through 16 x 16 tiles of a and b in shared memory; work-group 16 x 16.

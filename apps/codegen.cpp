@@ -1,0 +1,79 @@
+// `plexus codegen KERNEL --lang LANG`: prints a sample kernel (or a JSON IR file) as IR text,
+// JSON, host LLVM IR, OpenCL C, CUDA C or PTX.
+#include "app.hpp"
+#include "kernels.hpp"
+#include "plexus/codegen.hpp"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace plexus::app {
+namespace {
+
+int usage(std::ostream& out, int status) {
+    out << "usage: plexus codegen KERNEL --lang LANG [--arch sm_XY]\n"
+           "  KERNEL  a sample kernel (";
+    auto names = samples::names();
+    for (size_t i = 0; i < names.size(); ++i) out << (i ? ", " : "") << names[i];
+    out << ") or the path of a JSON IR file (schema plexus-ir/1)\n"
+           "  LANG    ir, json, llvm-host, opencl-c, cuda-c, ptx\n"
+           "  --arch  the GPU architecture for ptx (default sm_80)\n";
+    return status;
+}
+
+ir::Kernel load_kernel(const std::string& what) {
+    if (const ir::Kernel* k = samples::find(what)) return *k;
+    std::ifstream in(what);
+    if (!in) {
+        std::string msg = "'" + what + "' is neither a sample kernel nor a readable file; samples:";
+        for (auto& n : samples::names()) msg += " " + n;
+        throw Error(ErrorCode::InvalidArgument, msg);
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    ir::Kernel k = ir::from_json(text.str(), what);
+    ir::validate(k);
+    return k;
+}
+
+int run_codegen(const std::vector<std::string>& args) {
+    std::string kernel, lang, arch;
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--help" || args[i] == "-h") return usage(std::cout, 0);
+        if ((args[i] == "--lang" || args[i] == "--arch") && i + 1 < args.size()) {
+            (args[i] == "--lang" ? lang : arch) = args[i + 1];
+            ++i;
+        } else if (kernel.empty() && args[i].rfind("--", 0) != 0) {
+            kernel = args[i];
+        } else {
+            std::cerr << "plexus codegen: unexpected argument '" << args[i] << "'\n";
+            return usage(std::cerr, 2);
+        }
+    }
+    if (kernel.empty() || lang.empty()) return usage(std::cerr, 2);
+    ir::Kernel k = load_kernel(kernel);
+    codegen::Options options;
+    options.arch = arch;
+    if (lang == "ir") {
+        std::cout << ir::print(k);
+    } else if (lang == "json") {
+        std::cout << ir::to_json(k) << "\n";
+    } else if (lang == "llvm-host") {
+        options.backend = "native";
+        std::cout << codegen::compile_host(k, options)->llvm_ir();
+    } else if (lang == "opencl-c" || lang == "cuda-c" || lang == "ptx") {
+        plx_language l = lang == "opencl-c" ? PLX_LANG_OPENCL_C : lang == "cuda-c" ? PLX_LANG_CUDA_C : PLX_LANG_PTX;
+        options.backend = lang == "opencl-c" ? "opencl" : "cuda";
+        std::cout << codegen::make_codegen(l)->generate(k, options);
+    } else {
+        std::cerr << "plexus codegen: unknown language '" << lang << "'\n";
+        return usage(std::cerr, 2);
+    }
+    return 0;
+}
+
+const Registration reg{{"codegen", run_codegen, "print a kernel as IR, JSON, LLVM host IR, OpenCL C, CUDA C or PTX"}};
+
+} // namespace
+} // namespace plexus::app

@@ -1,0 +1,288 @@
+// The sample problems: inputs, launches and host references (see problems.hpp).
+#include "problems.hpp"
+
+#include "kernels.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+namespace plexus::samples {
+namespace {
+
+std::vector<float> random_floats(size_t n, std::mt19937& g) {
+    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+    std::vector<float> v(n);
+    for (auto& x : v) x = d(g);
+    return v;
+}
+
+const DeviceInfo& device_of(Runtime& rt, const Target& t) {
+    for (const Backend* b : rt.backends())
+        if (b->name() == t.backend && !b->devices().empty())
+            return b->devices().at(t.device < 0 ? 0 : size_t(t.device));
+    throw Error(ErrorCode::NoBackend, "no backend named '" + t.backend + "' is loaded");
+}
+
+// Records one comparison: `err` against its allowed `bound`.
+void record(CheckResult& r, size_t index, double got, double want, double bound) {
+    ++r.checked;
+    double err = std::fabs(got - want);
+    double ratio = bound > 0 ? err / bound : (err == 0 ? 0 : INFINITY);
+    if (!(ratio <= 1.0)) {
+        if (r.bad++ == 0) {
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "element %zu: got %.9g, want %.9g", index, got, want);
+            r.first_bad = buf;
+        }
+    }
+    if (ratio > r.max_error || std::isnan(ratio)) r.max_error = std::isnan(ratio) ? INFINITY : ratio;
+}
+
+class VectorAdd final : public Problem {
+public:
+    VectorAdd(size_t n, Runtime& rt, std::mt19937& g)
+        : n_(n), a_(random_floats(n, g)), b_(random_floats(n, g)), ba_(rt, a_), bb_(rt, b_), bc_(rt, n) {}
+    std::string kernel() const override { return "vector_add"; }
+    std::string size_text() const override { return "n=" + std::to_string(n_); }
+    void run(Runtime& rt, const Target& t) override {
+        rt.launch(t, vector_add(), Grid(n_), ba_, bb_, bc_, int(n_)).wait();
+    }
+    CheckResult check() override {
+        CheckResult r;
+        auto c = bc_.host();
+        for (size_t i = 0; i < n_; ++i) {
+            float want = a_[i] + b_[i];
+            record(r, i, c[i], want, 1e-6 * std::max(1.0f, std::fabs(want)));
+        }
+        return r;
+    }
+    std::string tolerance() const override { return "|got - want| <= 1e-6 max(1, |want|)"; }
+    double work() const override { return 3.0 * 4 * n_; }
+    const char* unit() const override { return "GB/s"; }
+
+private:
+    size_t n_;
+    std::vector<float> a_, b_;
+    Buffer<float> ba_, bb_, bc_;
+};
+
+class Reduce final : public Problem {
+public:
+    Reduce(size_t n, Runtime& rt, std::mt19937& g) : n_(n), x_(random_floats(n, g)), in_(rt, x_), out_(rt, 1) {}
+    std::string kernel() const override { return "reduce"; }
+    std::string size_text() const override { return "n=" + std::to_string(n_); }
+    void run(Runtime& rt, const Target& t) override {
+        const float zero = 0;
+        out_.write({&zero, 1});
+        // A GPU gets enough groups to fill it and a coalesced strided loop (chunk 1); a CPU
+        // gets a few groups per core, each work-item summing one contiguous run.
+        const DeviceInfo& dev = device_of(rt, t);
+        size_t groups = std::min<size_t>((n_ + 255) / 256, 4096), chunk = 1;
+        if (dev.type == DeviceType::CPU) {
+            groups = std::min<size_t>(groups, 4 * std::max(1u, dev.compute_units));
+            chunk = (n_ + groups * 256 - 1) / (groups * 256);
+        }
+        rt.launch(t, reduce(), Grid(groups * 256).local_size(256), in_, out_, int(n_), int(chunk)).wait();
+    }
+    CheckResult check() override {
+        double want = 0, mag = 0;
+        for (float v : x_) want += v, mag += std::fabs(v);
+        CheckResult r;
+        record(r, 0, out_.host()[0], want, 1e-5 * mag + 1e-6);
+        return r;
+    }
+    std::string tolerance() const override { return "|got - want| <= 1e-5 sum|x| (want in double)"; }
+    double work() const override { return 4.0 * n_; }
+    const char* unit() const override { return "GB/s"; }
+
+private:
+    size_t n_;
+    std::vector<float> x_;
+    Buffer<float> in_, out_;
+};
+
+class Matmul final : public Problem {
+public:
+    Matmul(bool tiled, size_t size, Runtime& rt, std::mt19937& g)
+        : tiled_(tiled), m_(int(size)), n_(int(std::max<size_t>(1, size - size / 8))), k_(int(size + 3)),
+          a_(random_floats(size_t(m_) * k_, g)), b_(random_floats(size_t(k_) * n_, g)),
+          ba_(rt, a_), bb_(rt, b_), bc_(rt, size_t(m_) * n_) {}
+    std::string kernel() const override { return tiled_ ? "matmul_tiled" : "matmul_naive"; }
+    std::string size_text() const override {
+        return "m=" + std::to_string(m_) + " n=" + std::to_string(n_) + " k=" + std::to_string(k_);
+    }
+    void run(Runtime& rt, const Target& t) override {
+        auto& k = tiled_ ? matmul_tiled() : matmul_naive();
+        rt.launch(t, k, Grid(n_, m_).local_size(matmul_tile, matmul_tile), ba_, bb_, bc_, m_, n_, k_).wait();
+    }
+    CheckResult check() override {
+        CheckResult r;
+        auto c = bc_.host();
+        std::vector<double> want(n_), mag(n_);
+        for (int row = 0; row < m_; ++row) {
+            std::fill(want.begin(), want.end(), 0.0);
+            std::fill(mag.begin(), mag.end(), 0.0);
+            for (int p = 0; p < k_; ++p) {
+                double a = a_[size_t(row) * k_ + p];
+                const float* b = &b_[size_t(p) * n_];
+                for (int col = 0; col < n_; ++col) {
+                    want[col] += a * b[col];
+                    mag[col] += std::fabs(a * b[col]);
+                }
+            }
+            for (int col = 0; col < n_; ++col)
+                record(r, size_t(row) * n_ + col, c[size_t(row) * n_ + col], want[col], 1e-5 * mag[col] + 1e-6);
+        }
+        return r;
+    }
+    std::string tolerance() const override { return "|got - want| <= 1e-5 sum_p |a b| + 1e-6 (want in double)"; }
+    double work() const override { return 2.0 * m_ * n_ * double(k_); }
+    const char* unit() const override { return "GFLOP/s"; }
+
+private:
+    bool tiled_;
+    int m_, n_, k_;
+    std::vector<float> a_, b_;
+    Buffer<float> ba_, bb_, bc_;
+};
+
+class Transpose final : public Problem {
+public:
+    Transpose(size_t size, Runtime& rt, std::mt19937& g)
+        : rows_(int(size)), cols_(int(size + size / 3 + 1)), x_(random_floats(size_t(rows_) * cols_, g)),
+          in_(rt, x_), out_(rt, x_.size()) {}
+    std::string kernel() const override { return "transpose"; }
+    std::string size_text() const override { return "rows=" + std::to_string(rows_) + " cols=" + std::to_string(cols_); }
+    void run(Runtime& rt, const Target& t) override {
+        rt.launch(t, transpose(), Grid(cols_, rows_).local_size(16, 16), in_, out_, rows_, cols_).wait();
+    }
+    CheckResult check() override {
+        CheckResult r;
+        auto y = out_.host();
+        for (int row = 0; row < rows_; ++row)
+            for (int col = 0; col < cols_; ++col)
+                record(r, size_t(col) * rows_ + row, y[size_t(col) * rows_ + row], x_[size_t(row) * cols_ + col], 0);
+        return r;
+    }
+    std::string tolerance() const override { return "exact"; }
+    double work() const override { return 2.0 * 4 * x_.size(); }
+    const char* unit() const override { return "GB/s"; }
+
+private:
+    int rows_, cols_;
+    std::vector<float> x_;
+    Buffer<float> in_, out_;
+};
+
+class Scan final : public Problem {
+public:
+    Scan(size_t n, Runtime& rt, std::mt19937& g) : n_(int(n)), data_(rt, n) {
+        std::uniform_int_distribution<int> d(-100, 100);
+        x_.resize(n);
+        for (auto& v : x_) v = d(g);
+    }
+    std::string kernel() const override { return "scan"; }
+    std::string size_text() const override { return "n=" + std::to_string(n_); }
+    void run(Runtime& rt, const Target& t) override {
+        data_.write(x_);
+        result_ = scan(rt, t, data_, n_);
+    }
+    CheckResult check() override {
+        CheckResult r;
+        auto y = result_->host();
+        int64_t sum = 0;
+        for (int i = 0; i < n_; ++i) {
+            sum += x_[i];
+            record(r, size_t(i), y[i], double(sum), 0);
+        }
+        return r;
+    }
+    std::string tolerance() const override { return "exact"; }
+    double work() const override { return 2.0 * 4 * n_; }
+    const char* unit() const override { return "GB/s"; }
+
+private:
+    static constexpr int group = 256;
+    // Scans each group, scans the group sums recursively, then adds them back.
+    std::unique_ptr<Buffer<int32_t>> scan(Runtime& rt, const Target& t, Buffer<int32_t>& in, int n) {
+        int groups = (n + group - 1) / group;
+        auto out = std::make_unique<Buffer<int32_t>>(rt, size_t(n));
+        Buffer<int32_t> sums(rt, size_t(groups));
+        rt.launch(t, scan_groups(), Grid(size_t(groups) * group).local_size(group), in, *out, sums, n);
+        if (groups > 1) {
+            auto offsets = scan(rt, t, sums, groups);
+            rt.launch(t, scan_add(), Grid(size_t(groups) * group).local_size(group), *out, *offsets, n);
+        }
+        rt.finish();
+        return out;
+    }
+    int n_;
+    std::vector<int32_t> x_;
+    Buffer<int32_t> data_;
+    std::unique_ptr<Buffer<int32_t>> result_;
+};
+
+class Histogram final : public Problem {
+public:
+    Histogram(size_t n, Runtime& rt, std::mt19937& g)
+        : n_(int(n)), nbins_(n < 10 ? 1 : n < 5000 ? 7 : histogram_max_bins), in_(rt, n), bins_(rt, size_t(nbins_)) {
+        std::uniform_int_distribution<uint32_t> d(0, 1u << 30);
+        x_.resize(n);
+        for (auto& v : x_) v = d(g);
+        in_.write(x_);
+    }
+    std::string kernel() const override { return "histogram"; }
+    std::string size_text() const override { return "n=" + std::to_string(n_) + " bins=" + std::to_string(nbins_); }
+    void run(Runtime& rt, const Target& t) override {
+        std::vector<uint32_t> zero(size_t(nbins_), 0);
+        bins_.write(zero);
+        rt.launch(t, histogram(), Grid(size_t(n_)).local_size(256), in_, bins_, n_, nbins_).wait();
+    }
+    CheckResult check() override {
+        std::vector<uint32_t> want(size_t(nbins_), 0);
+        for (auto v : x_) ++want[v % uint32_t(nbins_)];
+        CheckResult r;
+        auto got = bins_.host();
+        for (int b = 0; b < nbins_; ++b) record(r, size_t(b), got[b], want[b], 0);
+        return r;
+    }
+    std::string tolerance() const override { return "exact"; }
+    double work() const override { return 4.0 * n_; }
+    const char* unit() const override { return "GB/s"; }
+
+private:
+    int n_, nbins_;
+    std::vector<uint32_t> x_;
+    Buffer<uint32_t> in_, bins_;
+};
+
+} // namespace
+
+const std::vector<std::string>& problem_names() {
+    static const std::vector<std::string> names = {"vector_add", "reduce",    "matmul_naive", "matmul_tiled",
+                                                   "transpose",  "scan",      "histogram"};
+    return names;
+}
+
+std::unique_ptr<Problem> make_problem(const std::string& name, size_t size, Runtime& rt, unsigned seed) {
+    std::mt19937 g(seed);
+    if (size == 0) throw Error(ErrorCode::InvalidArgument, "problem size 0");
+    if (name == "vector_add") return std::make_unique<VectorAdd>(size, rt, g);
+    if (name == "reduce") return std::make_unique<Reduce>(size, rt, g);
+    if (name == "matmul_naive") return std::make_unique<Matmul>(false, size, rt, g);
+    if (name == "matmul_tiled" || name == "matmul") return std::make_unique<Matmul>(true, size, rt, g);
+    if (name == "transpose") return std::make_unique<Transpose>(size, rt, g);
+    if (name == "scan") return std::make_unique<Scan>(size, rt, g);
+    if (name == "histogram") return std::make_unique<Histogram>(size, rt, g);
+    throw Error(ErrorCode::InvalidArgument, "unknown sample problem '" + name + "'");
+}
+
+std::vector<size_t> test_sizes(const std::string& name, bool slow) {
+    if (name == "matmul_naive" || name == "matmul_tiled") return slow ? std::vector<size_t>{1, 17, 50} : std::vector<size_t>{1, 17, 70, 256};
+    if (name == "transpose") return slow ? std::vector<size_t>{1, 17, 100} : std::vector<size_t>{1, 17, 300};
+    if (name == "scan") return slow ? std::vector<size_t>{1, 255, 256, 1000, 20000} : std::vector<size_t>{1, 255, 256, 1000, 70000};
+    return slow ? std::vector<size_t>{1, 1000, 4097, 30000} : std::vector<size_t>{1, 1000, 4097, 100003, 1 << 20};
+}
+
+} // namespace plexus::samples

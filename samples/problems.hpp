@@ -1,0 +1,49 @@
+// Sample problems: a sample kernel with random inputs of a given size, a way to run it on a
+// chosen backend, and a check of every output element against a host reference. The e2e
+// suite, `plexus run` and `plexus bench` all use these, so each check is written once.
+#pragma once
+
+#include "plexus/plexus.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace plexus::samples {
+
+struct CheckResult {
+    size_t checked = 0;   // output elements compared
+    size_t bad = 0;       // elements outside the tolerance
+    double max_error = 0; // largest |got - want| / bound seen (<= 1 passes)
+    std::string first_bad; // "element 17: got 3, want 4"
+    bool ok() const { return checked > 0 && bad == 0; }
+};
+
+class Problem {
+public:
+    virtual ~Problem() = default;
+    virtual std::string kernel() const = 0;
+    virtual std::string size_text() const = 0; // "n=1048576", "m=n=k=1024"
+    // Launches everything the problem needs on `target` (several launches for scan) and waits.
+    virtual void run(Runtime& rt, const Target& target) = 0;
+    // Compares every output element with the host reference; the tolerance is in tolerance().
+    virtual CheckResult check() = 0;
+    virtual std::string tolerance() const = 0;
+    // For benchmarks: the work of one run() in `unit()` ("GB/s" counts bytes moved,
+    // "GFLOP/s" floating-point operations).
+    virtual double work() const = 0;
+    virtual const char* unit() const = 0;
+};
+
+// The problem names: vector_add, reduce, matmul_naive, matmul_tiled, transpose, scan,
+// histogram.
+const std::vector<std::string>& problem_names();
+
+// `size` is the problem's main dimension (elements, or the matrix side for matmul and
+// transpose; matmul uses m = size, n = size - size/8, k = size + 3 to stay off multiples).
+std::unique_ptr<Problem> make_problem(const std::string& name, size_t size, Runtime& rt, unsigned seed);
+
+// Sizes the e2e suite runs, smaller ones for a slow (interpreter) backend.
+std::vector<size_t> test_sizes(const std::string& name, bool slow);
+
+} // namespace plexus::samples

@@ -1,0 +1,90 @@
+// The e2e suite: every sample problem on every backend and device found, on random inputs at
+// several sizes (including ones that are not multiples of the work-group size), each output
+// element checked against a host reference (the tolerance of each is in samples/problems.cpp).
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include "problems.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace px = plexus;
+
+namespace {
+
+px::Config test_config() {
+    px::Config c;
+    std::string dirs = PLEXUS_TEST_PLUGIN_DIRS;
+    for (size_t start = 0; start < dirs.size();) {
+        size_t end = std::min(dirs.find(':', start), dirs.size());
+        c.plugin_dirs.push_back(dirs.substr(start, end - start));
+        start = end + 1;
+    }
+    c.use_env_plugin_path = false;
+    c.use_install_dir = false;
+    c.fallback = false; // a failure on the backend under test must not hide behind another
+    return c;
+}
+
+px::Runtime& runtime() {
+    static px::Runtime rt(test_config());
+    return rt;
+}
+
+struct Device {
+    std::string backend;
+    int index;
+    std::string name;
+};
+
+std::vector<Device> devices() {
+    std::vector<Device> out;
+    for (const px::Backend* b : runtime().backends())
+        for (size_t i = 0; i < b->devices().size(); ++i) out.push_back({b->name(), int(i), b->devices()[i].name});
+    return out;
+}
+
+void run_problem(const std::string& name) {
+    for (const Device& dev : devices()) {
+        bool slow = dev.backend == "interp";
+        for (size_t size : px::samples::test_sizes(name, slow)) {
+            auto p = px::samples::make_problem(name, size, runtime(), unsigned(size) * 7 + 1);
+            INFO(dev.backend << ":" << dev.index << " (" << dev.name << ") " << name << " " << p->size_text()
+                             << ", tolerance " << p->tolerance());
+            p->run(runtime(), px::Target{dev.backend, dev.index});
+            px::samples::CheckResult r = p->check();
+            INFO("checked " << r.checked << " elements, " << r.bad << " outside the tolerance; " << r.first_bad);
+            CHECK(r.ok());
+        }
+    }
+}
+
+} // namespace
+
+TEST_CASE("the native and interpreter backends are found") {
+    std::vector<std::string> names;
+    for (auto& d : devices()) names.push_back(d.backend);
+    CHECK(std::find(names.begin(), names.end(), "interp") != names.end());
+#if PLEXUS_TEST_EXPECT_NATIVE
+    CHECK(std::find(names.begin(), names.end(), "native") != names.end());
+#endif
+}
+
+TEST_CASE("vector_add") { run_problem("vector_add"); }
+TEST_CASE("reduce") { run_problem("reduce"); }
+TEST_CASE("matmul_naive") { run_problem("matmul_naive"); }
+TEST_CASE("matmul_tiled") { run_problem("matmul_tiled"); }
+TEST_CASE("transpose") { run_problem("transpose"); }
+TEST_CASE("scan") { run_problem("scan"); }
+TEST_CASE("histogram") { run_problem("histogram"); }
+
+int main(int argc, char** argv) {
+    std::printf("e2e: backends under test:");
+    for (auto& d : devices()) std::printf(" %s:%d (%s)", d.backend.c_str(), d.index, d.name.c_str());
+    std::printf("\n");
+    for (auto& e : runtime().load_report())
+        std::printf("e2e: plugin %s: %s %s\n", e.name.c_str(), px::to_string(e.outcome), e.message.c_str());
+    doctest::Context ctx(argc, argv);
+    return ctx.run();
+}
