@@ -500,7 +500,10 @@ Kernel<P...> trace(std::string name, std::vector<std::string> names, F& f, std::
         throw Error(ErrorCode::InvalidKernel, "kernel '" + name + "': " + std::to_string(names.size()) +
                                                   " parameter names for " + std::to_string(sizeof...(P)) +
                                                   " parameters");
-    for (size_t i = names.size(); i < sizeof...(P); ++i) names.push_back("p" + std::to_string(i));
+    for (size_t i = names.size(); i < sizeof...(P); ++i) {
+        std::string generated = "p";
+        names.push_back(generated.append(std::to_string(i)));
+    }
     ir::Kernel k;
     k.name = std::move(name);
     k.params = {param_traits<P>::describe("")...};
