@@ -24,12 +24,26 @@ const Kernel<In<float>, Out<float>, Int, Int>& reduce() {
             px::Int size = px::local_size(0);
             // Each work-item sums runs of `chunk` elements, a grid apart: chunk 1 gives the
             // coalesced strided loop GPUs want, a large chunk the contiguous runs CPUs want.
-            px::Float acc = 0.0f;
+            // Four independent sums: a CPU work-item streaming a long run would otherwise wait
+            // on the latency of one chain of additions.
+            px::Float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
             px::Int stride = px::global_size(0) * chunk;
             px::For(px::global_id(0) * chunk, n, stride, [&](px::Int base) {
-                px::For(base, px::min(base + chunk, n), [&](px::Int i) { acc += in[i]; });
+                px::Int end = px::min(base + chunk, n);
+                px::Int i = base;
+                px::While(i + 4 <= end, [&] {
+                    acc0 += in[i];
+                    acc1 += in[i + 1];
+                    acc2 += in[i + 2];
+                    acc3 += in[i + 3];
+                    i += 4;
+                });
+                px::While(i < end, [&] {
+                    acc0 += in[i];
+                    i += 1;
+                });
             });
-            partial[lid] = acc;
+            partial[lid] = (acc0 + acc1) + (acc2 + acc3);
             px::barrier();
             px::Int s = size / 2;
             px::While(s > 0, [&] {
