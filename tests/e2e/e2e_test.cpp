@@ -24,6 +24,7 @@ px::Config test_config() {
     c.use_env_plugin_path = false;
     c.use_install_dir = false;
     c.fallback = false; // a failure on the backend under test must not hide behind another
+    c.cache_dir = "";   // hermetic: neither read nor fill the user's disk cache
     return c;
 }
 

@@ -19,7 +19,7 @@ void DeviceContext::sync() {
 }
 
 Executor::Executor(const Config& config, const std::vector<std::unique_ptr<Backend>>& backends)
-    : config_(config) {
+    : config_(config), disk_(config.cache_dir) {
     for (auto& b : backends) backends_.push_back(b.get());
 }
 
@@ -122,27 +122,66 @@ std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, DeviceContext& 
     if (b.exec_model() == ExecModel::Direct) {
         c->host = codegen::compile_host(k, codegen_options(b, *ctx.info));
     } else {
-        plx_language lang = PLX_LANG_PLEXUS_IR_JSON;
-        std::string source;
         if (b.exec_model() == ExecModel::JIT) {
-            lang = pick_language(b, config_);
-            if (lang == PLX_LANG_UNSET)
-                throw Error(ErrorCode::Unsupported, "plexus generates none of the backend's languages", where);
-            source = codegen::make_codegen(lang)->generate(k, codegen_options(b, *ctx.info));
+            c->module = load_jit_module(k, ctx, where);
         } else {
-            source = ir::to_json(k);
-        }
-        plx_status s = b.api().module_load(ctx.device, lang, source.data(), source.size(), "", &c->module);
-        if (s != PLX_OK) {
-            where.build_log = b.last_error();
-            throw Error(s == PLX_ERROR_COMPILE ? ErrorCode::Compile : ErrorCode::Device,
-                        std::string("module_load of the ") + to_string(lang) + " failed (" + status_name(s) + ")",
-                        where);
+            std::string json = ir::to_json(k);
+            plx_status s = b.api().module_load(ctx.device, PLX_LANG_PLEXUS_IR_JSON, json.data(), json.size(), "", &c->module);
+            if (s != PLX_OK) {
+                where.build_log = b.last_error();
+                throw Error(s == PLX_ERROR_COMPILE ? ErrorCode::Compile : ErrorCode::Device,
+                            std::string("module_load of the IR failed (") + status_name(s) + ")", where);
+            }
         }
         b.check(b.api().kernel_get(c->module, k.name.c_str(), &c->kernel), "kernel_get", ctx.label());
     }
     std::lock_guard lock(mutex_);
     return compiled_.emplace(key, c).first->second;
+}
+
+// A cache entry is one byte naming the plx_language of what follows (a binary the plugin can
+// load again, or the generated source when it returns none), then that text or binary.
+plx_module Executor::load_jit_module(const ir::Kernel& k, DeviceContext& ctx, ErrorContext& where) {
+    const Backend& b = *ctx.backend;
+    plx_language lang = pick_language(b, config_);
+    if (lang == PLX_LANG_UNSET)
+        throw Error(ErrorCode::Unsupported, "plexus generates none of the backend's languages", where);
+    CacheKey key{k.hash(), to_string(lang), b.name(), b.version(), ctx.info->name, ctx.info->arch, ""};
+    plx_module module = nullptr;
+    if (auto entry = disk_.load(key); entry && entry->size() > 1) {
+        auto stored = static_cast<plx_language>((*entry)[0]);
+        const char* data = reinterpret_cast<const char*>(entry->data() + 1);
+        if (b.api().module_load(ctx.device, stored, data, entry->size() - 1, "", &module) == PLX_OK) {
+            spdlog::debug("plexus: kernel '{}' for {} from the disk cache ({})", k.name, ctx.label(), to_string(stored));
+            return module;
+        }
+        spdlog::warn("plexus: the cached {} of kernel '{}' did not load on {} ({}); compiling it again",
+                     to_string(stored), k.name, ctx.label(), b.last_error());
+    }
+    std::string source = codegen::make_codegen(lang)->generate(k, codegen_options(b, *ctx.info));
+    plx_status s = b.api().module_load(ctx.device, lang, source.data(), source.size(), "", &module);
+    if (s != PLX_OK) {
+        where.build_log = b.last_error();
+        throw Error(s == PLX_ERROR_COMPILE ? ErrorCode::Compile : ErrorCode::Device,
+                    std::string("module_load of the ") + to_string(lang) + " failed (" + status_name(s) + ")", where);
+    }
+    if (disk_.enabled()) {
+        std::vector<unsigned char> entry(1, static_cast<unsigned char>(lang));
+        entry.insert(entry.end(), source.begin(), source.end());
+        plx_language binary_lang = PLX_LANG_UNSET;
+        size_t bytes = 0;
+        if (b.api().module_get_binary && b.api().module_get_binary(module, &binary_lang, nullptr, &bytes) == PLX_OK &&
+            bytes > 0) {
+            std::vector<unsigned char> binary(bytes + 1);
+            if (b.api().module_get_binary(module, &binary_lang, binary.data() + 1, &bytes) == PLX_OK) {
+                binary[0] = static_cast<unsigned char>(binary_lang);
+                binary.resize(bytes + 1);
+                entry = std::move(binary);
+            }
+        }
+        disk_.store(key, entry.data(), entry.size());
+    }
+    return module;
 }
 
 // ---- routing -----------------------------------------------------------------------------

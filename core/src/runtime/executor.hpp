@@ -2,6 +2,7 @@
 // path (route, compile, make arguments resident, launch, fall back). Internal to libplexus.
 #pragma once
 
+#include "cache/disk_cache.hpp"
 #include "plexus/backend.hpp"
 #include "plexus/codegen.hpp"
 #include "plexus/config.hpp"
@@ -88,9 +89,12 @@ private:
     std::mutex mutex_;
     std::map<std::pair<const Backend*, uint32_t>, std::unique_ptr<DeviceContext>> contexts_;
     std::map<std::tuple<uint64_t, const Backend*, uint32_t>, std::shared_ptr<Compiled>> compiled_;
+    DiskCache disk_;
 
     KernelNeeds needs_of(const ir::Kernel& k, const Grid* grid) const;
     std::shared_ptr<Compiled> compile(const ir::Kernel& k, DeviceContext& ctx);
+    // JIT: the module from the disk cache, or generated, loaded and then stored there.
+    plx_module load_jit_module(const ir::Kernel& k, DeviceContext& ctx, ErrorContext& where);
     Event launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Kernel>& k,
                     const Grid& grid, std::vector<LaunchArg>& args);
 };

@@ -1,0 +1,244 @@
+// DiskCache: entry file format, atomic store through rename(2), and checked load.
+#include "cache/disk_cache.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include "config/log.hpp"
+
+namespace plexus::detail {
+
+namespace {
+
+// Entry layout, all integers little-endian so a cache directory can be shared between hosts:
+//   0  magic "PLXCACHE1\0"        10 bytes
+//  10  format version             u16
+//  12  key text length            u32
+//  16  payload length             u64
+//  24  FNV-1a 64 of key + payload u64
+//  32  key text, then payload
+constexpr char kMagic[10] = {'P', 'L', 'X', 'C', 'A', 'C', 'H', 'E', '1', '\0'};
+constexpr uint16_t kFormatVersion = 1;
+constexpr size_t kHeaderSize = 32;
+
+void put_le(unsigned char* p, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+
+uint64_t get_le(const unsigned char* p, int bytes) {
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+    return v;
+}
+
+void append_field(std::string& out, const char* name, const std::string& value) {
+    std::string esc;
+    esc.reserve(value.size());
+    for (unsigned char c : value) {
+        if (c == '\\') {
+            esc += "\\\\";
+        } else if (c < 0x20 || c == 0x7f) {
+            static const char digits[] = "0123456789abcdef";
+            esc += "\\x";
+            esc += digits[c >> 4];
+            esc += digits[c & 15];
+        } else {
+            esc += static_cast<char>(c);
+        }
+    }
+    out += ' ';
+    out += name;
+    out += '=';
+    out += std::to_string(esc.size());
+    out += ':';
+    out += esc;
+}
+
+std::string hex16(uint64_t v) {
+    static const char digits[] = "0123456789abcdef";
+    std::string s(16, '0');
+    for (int i = 15; i >= 0; --i, v >>= 4) s[static_cast<size_t>(i)] = digits[v & 15];
+    return s;
+}
+
+bool write_all(int fd, const void* data, size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    while (bytes > 0) {
+        ssize_t n = ::write(fd, p, bytes);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        p += n;
+        bytes -= static_cast<size_t>(n);
+    }
+    return true;
+}
+
+// Unique among processes (pid), threads (thread id) and calls of one thread (counter), so two
+// writers never share a temporary file.
+std::string temp_name(const std::string& final_path) {
+    static std::atomic<uint64_t> counter{0};
+    return final_path + ".tmp." + std::to_string(::getpid()) + "." +
+           hex16(std::hash<std::thread::id>{}(std::this_thread::get_id())) + "." +
+           std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
+}
+
+} // namespace
+
+uint64_t fnv1a64(const void* data, size_t bytes, uint64_t hash) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < bytes; ++i) {
+        hash ^= p[i];
+        hash *= 0x100000001b3ull;
+    }
+    return hash;
+}
+
+std::string CacheKey::text() const {
+    std::string out = "plexus-cache-key/1 ir_hash=" + hex16(ir_hash);
+    append_field(out, "language", language);
+    append_field(out, "plugin", plugin);
+    append_field(out, "plugin_version", plugin_version);
+    append_field(out, "device", device);
+    append_field(out, "arch", arch);
+    append_field(out, "options", options);
+    return out;
+}
+
+std::string CacheKey::file_name() const {
+    const std::string t = text();
+    return hex16(fnv1a64(t.data(), t.size())) + ".plxc";
+}
+
+DiskCache::DiskCache(std::string dir) : dir_(std::move(dir)) {}
+
+std::optional<std::vector<unsigned char>> DiskCache::load(const CacheKey& key) const {
+    if (!enabled()) return std::nullopt;
+    const std::string path = (std::filesystem::path(dir_) / key.file_name()).string();
+    try {
+        int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            if (errno != ENOENT && errno != ENOTDIR)
+                log().warn("cache: cannot open '{}': {}", path, std::strerror(errno));
+            return std::nullopt;
+        }
+        struct stat st {};
+        std::vector<unsigned char> file;
+        bool read_ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+        if (read_ok) {
+            file.resize(static_cast<size_t>(st.st_size));
+            size_t got = 0;
+            while (got < file.size()) {
+                ssize_t n = ::read(fd, file.data() + got, file.size() - got);
+                if (n < 0 && errno == EINTR) continue;
+                if (n <= 0) break;
+                got += static_cast<size_t>(n);
+            }
+            // A short read means the file shrank under us; treat it like a truncated entry.
+            file.resize(got);
+        }
+        ::close(fd);
+        if (!read_ok) {
+            log().warn("cache: cannot read '{}'", path);
+            return std::nullopt;
+        }
+
+        const char* problem = nullptr;
+        uint64_t key_len = 0, payload_len = 0;
+        if (file.size() < kHeaderSize) {
+            problem = "shorter than the header";
+        } else if (std::memcmp(file.data(), kMagic, sizeof kMagic) != 0) {
+            problem = "bad magic";
+        } else if (get_le(file.data() + 10, 2) != kFormatVersion) {
+            problem = "unknown format version";
+        } else {
+            key_len = get_le(file.data() + 12, 4);
+            payload_len = get_le(file.data() + 16, 8);
+            // Compared by subtraction so a huge length in a corrupt header cannot overflow.
+            const uint64_t body = file.size() - kHeaderSize;
+            if (key_len > body || payload_len != body - key_len) {
+                problem = "lengths in the header do not match the file size";
+            } else {
+                const unsigned char* body_ptr = file.data() + kHeaderSize;
+                if (fnv1a64(body_ptr, body) != get_le(file.data() + 24, 8)) problem = "bad checksum";
+            }
+        }
+        if (problem) {
+            log().warn("cache: removing corrupt entry '{}': {}", path, problem);
+            // Remove only the file we read: a writer may have renamed a good entry over it since.
+            struct stat now {};
+            if (::stat(path.c_str(), &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev)
+                ::unlink(path.c_str());
+            return std::nullopt;
+        }
+
+        const std::string want = key.text();
+        const auto* stored_key = reinterpret_cast<const char*>(file.data() + kHeaderSize);
+        if (key_len != want.size() || std::memcmp(stored_key, want.data(), want.size()) != 0) {
+            log().debug("cache: '{}' holds another key (file-name collision)", path);
+            return std::nullopt;
+        }
+        const size_t start = kHeaderSize + static_cast<size_t>(key_len);
+        return std::vector<unsigned char>(file.begin() + static_cast<std::ptrdiff_t>(start), file.end());
+    } catch (const std::exception& e) {
+        // bad_alloc for a huge file, or a logging failure: a miss, never an exception.
+        log().warn("cache: cannot load '{}': {}", path, e.what());
+        return std::nullopt;
+    }
+}
+
+void DiskCache::store(const CacheKey& key, const void* data, size_t bytes) const {
+    if (!enabled()) return;
+    try {
+        std::error_code ec;
+        std::filesystem::create_directories(dir_, ec);
+        if (ec) {
+            log().warn("cache: cannot create directory '{}': {}", dir_, ec.message());
+            return;
+        }
+        const std::string path = (std::filesystem::path(dir_) / key.file_name()).string();
+        const std::string text = key.text();
+
+        unsigned char header[kHeaderSize] = {};
+        std::memcpy(header, kMagic, sizeof kMagic);
+        put_le(header + 10, kFormatVersion, 2);
+        put_le(header + 12, text.size(), 4);
+        put_le(header + 16, bytes, 8);
+        put_le(header + 24, fnv1a64(data, bytes, fnv1a64(text.data(), text.size())), 8);
+
+        const std::string tmp = temp_name(path);
+        int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            log().warn("cache: cannot create '{}': {}", tmp, std::strerror(errno));
+            return;
+        }
+        bool ok = write_all(fd, header, sizeof header) && write_all(fd, text.data(), text.size()) &&
+                  (bytes == 0 || write_all(fd, data, bytes));
+        int saved = errno;
+        if (::close(fd) != 0 && ok) {
+            ok = false;
+            saved = errno;
+        }
+        if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
+            ok = false;
+            saved = errno;
+        }
+        if (!ok) {
+            ::unlink(tmp.c_str());
+            log().warn("cache: cannot write '{}': {}", path, std::strerror(saved));
+        }
+    } catch (const std::exception& e) {
+        log().warn("cache: cannot store in '{}': {}", dir_, e.what());
+    }
+}
+
+} // namespace plexus::detail
