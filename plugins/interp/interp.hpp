@@ -69,7 +69,6 @@ plx_status queue_sync(plx_queue queue);
 void queue_destroy(plx_queue queue);
 // A command that failed while running (not one refused up front) is also reported by the
 // next queue_sync, as the ABI asks of an in-order queue.
-void queue_record_failure(plx_queue queue, plx_status status, const std::string& message);
 // Creates a completed event; start and end are steady-clock ns, kept when the queue profiles.
 plx_status event_create(plx_queue queue, plx_status status, uint64_t start_ns, uint64_t end_ns,
                         plx_event* event);
@@ -133,9 +132,6 @@ struct plx_queue_s final : plx_interp::Tracked {
     static constexpr uint32_t kMagic = 0x49515545; // "IQUE"
     uint32_t magic = kMagic;
     uint32_t flags = 0;
-    // First failure since the last queue_sync; only the thread owning the queue touches it.
-    plx_status failure = PLX_OK;
-    std::string failure_message;
 };
 
 struct plx_event_s final : plx_interp::Tracked {

@@ -122,7 +122,6 @@ plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dim
         execute(p, shape, bound);
     } catch (const LaunchError& e) {
         const std::string message = "interp: launch: " + e.message;
-        queue_record_failure(queue, PLX_ERROR_LAUNCH, message);
         if (event) *event = nullptr;
         return fail(PLX_ERROR_LAUNCH, message);
     }

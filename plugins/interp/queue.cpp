@@ -30,23 +30,12 @@ plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue) {
     return PLX_OK;
 }
 
-void queue_record_failure(plx_queue queue, plx_status status, const std::string& message) {
-    if (queue->failure != PLX_OK) return;
-    queue->failure = status;
-    queue->failure_message = message;
-}
-
 plx_status queue_sync(plx_queue queue) {
     if (!valid_queue(queue))
         return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: queue_sync: not an interp queue");
-    if (queue->failure == PLX_OK) return PLX_OK;
-    // Reported once, like the failure itself; the queue stays usable.
-    const plx_status status = queue->failure;
-    std::string message = "interp: queue_sync: an earlier command failed: ";
-    message += queue->failure_message;
-    queue->failure = PLX_OK;
-    queue->failure_message.clear();
-    return fail(status, message);
+    // Every command finished before its call returned, and a failed one said so then: a
+    // failure is reported once, by the call that met it.
+    return PLX_OK;
 }
 
 void queue_destroy(plx_queue queue) {

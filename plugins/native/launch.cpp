@@ -461,7 +461,6 @@ plx_status launch_host(plx_queue queue, plx_workgroup_fn fn, void* user,
     if (job.failed.load(std::memory_order_acquire)) {
         const std::string message =
             "native: launch_host: a work-group function threw: " + job.failure;
-        queue_record_failure(queue, PLX_ERROR_LAUNCH, message);
         if (event) *event = nullptr;
         return fail(PLX_ERROR_LAUNCH, message);
     }

@@ -11,9 +11,9 @@ using B = ir::BinaryOp;
 using nlohmann::json;
 constexpr Scalar I32 = Scalar::I32, U32 = Scalar::U32, F32 = Scalar::F32;
 
-// After a failed launch the queue reports it once, then the plugin runs good work again.
+// A failed launch is reported once, by the launch: the queue has nothing more to say, and the
+// plugin runs good work again.
 void expect_recovery_after_launch_error() {
-    CHECK(api().queue_sync(Plugin::get().queue) == PLX_ERROR_LAUNCH);
     CHECK(api().queue_sync(Plugin::get().queue) == PLX_OK);
     check_vector_add_works();
 }

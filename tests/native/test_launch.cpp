@@ -213,9 +213,7 @@ TEST_SUITE("native") {
         CHECK(p.desc.launch_host(q, thrower, nullptr, &dims, &ev) == PLX_ERROR_LAUNCH);
         CHECK(ev == nullptr);
         CHECK(contains(p.last_error(), "group 37 gave up"));
-        CHECK(p.desc.queue_sync(q) == PLX_ERROR_LAUNCH);
-        CHECK(contains(p.last_error(), "group 37 gave up"));
-        CHECK(p.desc.queue_sync(q) == PLX_OK);
+        CHECK(p.desc.queue_sync(q) == PLX_OK); // reported once, by the launch itself
         CHECK(launch_and_verify(p, q, make_grid(1, {5000}, {16}, 64), 3) == "");
         p.desc.queue_destroy(q);
     }

@@ -5,6 +5,7 @@
 #include "runtime/runtime_impl.hpp"
 
 #include <cstring>
+#include <spdlog/spdlog.h>
 
 namespace plexus {
 namespace detail {
@@ -14,7 +15,9 @@ BufferState::~BufferState() {
         // A buffer is freed only when idle: wait for the queue that may still use it.
         try {
             c.ctx->sync();
-        } catch (...) {
+        } catch (const std::exception& e) {
+            // A destructor cannot throw; the failure belongs to an earlier launch, so say so.
+            spdlog::warn("plexus: freeing a buffer on {}: {}", c.ctx->label(), e.what());
         }
         c.ctx->backend->api().buffer_free(c.buffer);
     }

@@ -191,7 +191,9 @@ typedef struct plx_host_api {
  *
  * Errors: a function that returns a status other than PLX_OK leaves a message for the calling
  * thread that last_error returns (the build log for PLX_ERROR_COMPILE); the host copies it
- * before making another call on that thread. */
+ * before making another call on that thread. A failure is reported once: by the call that
+ * met it (launch, for a plugin that runs synchronously), else by the event_wait or
+ * queue_sync that observes it. */
 typedef struct plx_plugin {
     uint32_t struct_size;
     uint32_t abi_version;   /* PLX_ABI_VERSION the plugin was built against */
