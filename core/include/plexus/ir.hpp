@@ -121,6 +121,8 @@ enum class BinaryOp : uint8_t {
 const char* to_string(BinaryOp op);
 std::optional<BinaryOp> binary_op_from_string(std::string_view s);
 inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
+// The C operator ("+", "<<", "&&"), or nullptr for min / max, which are calls.
+const char* c_symbol(BinaryOp op);
 struct Binary final : ExprNode {
     static constexpr ExprKind node_kind = ExprKind::Binary;
     BinaryOp op;

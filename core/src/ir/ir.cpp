@@ -101,6 +101,31 @@ std::optional<BinaryOp> binary_op_from_string(std::string_view s) {
         if (s == binary_names[i]) return static_cast<BinaryOp>(i);
     return std::nullopt;
 }
+const char* c_symbol(BinaryOp op) {
+    switch (op) {
+    case BinaryOp::Add: return "+";
+    case BinaryOp::Sub: return "-";
+    case BinaryOp::Mul: return "*";
+    case BinaryOp::Div: return "/";
+    case BinaryOp::Rem: return "%";
+    case BinaryOp::BitAnd: return "&";
+    case BinaryOp::BitOr: return "|";
+    case BinaryOp::BitXor: return "^";
+    case BinaryOp::Shl: return "<<";
+    case BinaryOp::Shr: return ">>";
+    case BinaryOp::LogicalAnd: return "&&";
+    case BinaryOp::LogicalOr: return "||";
+    case BinaryOp::Eq: return "==";
+    case BinaryOp::Ne: return "!=";
+    case BinaryOp::Lt: return "<";
+    case BinaryOp::Le: return "<=";
+    case BinaryOp::Gt: return ">";
+    case BinaryOp::Ge: return ">=";
+    case BinaryOp::Min: case BinaryOp::Max: return nullptr;
+    }
+    return nullptr;
+}
+
 const char* to_string(AtomicOp op) {
     static constexpr const char* names[] = {"add", "sub", "min", "max", "and",
                                             "or",  "xor", "xchg", "cmpxchg"};

@@ -8,30 +8,6 @@
 namespace plexus::ir {
 namespace {
 
-const char* binary_symbol(BinaryOp op) {
-    switch (op) {
-    case BinaryOp::Add: return "+";
-    case BinaryOp::Sub: return "-";
-    case BinaryOp::Mul: return "*";
-    case BinaryOp::Div: return "/";
-    case BinaryOp::Rem: return "%";
-    case BinaryOp::BitAnd: return "&";
-    case BinaryOp::BitOr: return "|";
-    case BinaryOp::BitXor: return "^";
-    case BinaryOp::Shl: return "<<";
-    case BinaryOp::Shr: return ">>";
-    case BinaryOp::LogicalAnd: return "&&";
-    case BinaryOp::LogicalOr: return "||";
-    case BinaryOp::Eq: return "==";
-    case BinaryOp::Ne: return "!=";
-    case BinaryOp::Lt: return "<";
-    case BinaryOp::Le: return "<=";
-    case BinaryOp::Gt: return ">";
-    case BinaryOp::Ge: return ">=";
-    case BinaryOp::Min: case BinaryOp::Max: return nullptr;
-    }
-    return nullptr;
-}
 
 struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
     std::ostringstream out;
@@ -69,7 +45,7 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
         return s.append(expr(n.a));
     }
     std::string visit(const Binary& n) {
-        if (const char* sym = binary_symbol(n.op))
+        if (const char* sym = c_symbol(n.op))
             return std::string("(").append(expr(n.a)).append(" ").append(sym).append(" ").append(expr(n.b)).append(")");
         return std::string(to_string(n.op)) + "(" + expr(n.a) + ", " + expr(n.b) + ")";
     }

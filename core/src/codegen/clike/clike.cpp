@@ -36,32 +36,6 @@ bool has_atomic(const ir::Expr& e) {
     return true;
 }
 
-const char* binary_symbol(ir::BinaryOp op) {
-    using ir::BinaryOp;
-    switch (op) {
-    case BinaryOp::Add: return "+";
-    case BinaryOp::Sub: return "-";
-    case BinaryOp::Mul: return "*";
-    case BinaryOp::Div: return "/";
-    case BinaryOp::Rem: return "%";
-    case BinaryOp::BitAnd: return "&";
-    case BinaryOp::BitOr: return "|";
-    case BinaryOp::BitXor: return "^";
-    case BinaryOp::Shl: return "<<";
-    case BinaryOp::Shr: return ">>";
-    case BinaryOp::LogicalAnd: return "&&";
-    case BinaryOp::LogicalOr: return "||";
-    case BinaryOp::Eq: return "==";
-    case BinaryOp::Ne: return "!=";
-    case BinaryOp::Lt: return "<";
-    case BinaryOp::Le: return "<=";
-    case BinaryOp::Gt: return ">";
-    case BinaryOp::Ge: return ">=";
-    case BinaryOp::Min:
-    case BinaryOp::Max: return nullptr;
-    }
-    return nullptr;
-}
 
 class Emitter : public ir::ExprVisitor<Emitter, std::string>, public ir::StmtVisitor<Emitter> {
 public:
@@ -128,7 +102,7 @@ public:
             return cat(d_.min_max_function(n.op == ir::BinaryOp::Min, n.a->type), "(",
                        full_expression(a), ", ", full_expression(b), ")");
         if (n.op == ir::BinaryOp::Shr) b = shift_amount(n.b);
-        return cat("(", a, " ", binary_symbol(n.op), " ", b, ")");
+        return cat("(", a, " ", ir::c_symbol(n.op), " ", b, ")");
     }
     std::string visit(const ir::Select& n) {
         // The IR evaluates both arms, C's ?: only one: an arm with an effect (an atomic) is
@@ -341,7 +315,7 @@ private:
     std::string wrapped(const ir::Binary& n) {
         std::string a = unsigned_form(n.a);
         std::string b = n.op == ir::BinaryOp::Shl ? shift_amount(n.b) : unsigned_form(n.b);
-        return cat("(", a, " ", binary_symbol(n.op), " ", b, ")");
+        return cat("(", a, " ", ir::c_symbol(n.op), " ", b, ")");
     }
     // The value of a signed expression in the unsigned type of its width, without a round
     // trip through the signed type where the expression is itself a wrapped operation.
