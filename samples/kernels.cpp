@@ -24,30 +24,26 @@ const Kernel<In<float>, Out<float>, Int, Int>& reduce() {
             px::Int size = px::local_size(0);
             // Each work-item sums runs of `chunk` elements, a grid apart: chunk 1 gives the
             // coalesced strided loop GPUs want, a large chunk the contiguous runs CPUs want.
-            // Eight independent sums: a CPU work-item streaming a long run would otherwise wait
-            // on the latency of one chain of additions (two adders, four cycles each).
-            px::Float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f, a6 = 0.0f, a7 = 0.0f;
+            // Four independent sums: a CPU work-item streaming a long run would otherwise wait
+            // on the latency of one chain of additions.
+            px::Float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
             px::Int stride = px::global_size(0) * chunk;
             px::For(px::global_id(0) * chunk, n, stride, [&](px::Int base) {
                 px::Int end = px::min(base + chunk, n);
                 px::Int i = base;
-                px::While(i + 8 <= end, [&] {
-                    a0 += in[i];
-                    a1 += in[i + 1];
-                    a2 += in[i + 2];
-                    a3 += in[i + 3];
-                    a4 += in[i + 4];
-                    a5 += in[i + 5];
-                    a6 += in[i + 6];
-                    a7 += in[i + 7];
-                    i += 8;
+                px::While(i + 4 <= end, [&] {
+                    acc0 += in[i];
+                    acc1 += in[i + 1];
+                    acc2 += in[i + 2];
+                    acc3 += in[i + 3];
+                    i += 4;
                 });
                 px::While(i < end, [&] {
-                    a0 += in[i];
+                    acc0 += in[i];
                     i += 1;
                 });
             });
-            partial[lid] = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+            partial[lid] = (acc0 + acc1) + (acc2 + acc3);
             px::barrier();
             px::Int s = size / 2;
             px::While(s > 0, [&] {
