@@ -109,8 +109,8 @@ std::array<uint32_t, 3> choose_local(const Grid& g, const DeviceInfo& d) {
 
 } // namespace
 
-std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, DeviceContext& ctx) {
-    auto key = std::make_tuple(k.hash(), ctx.backend, ctx.index);
+std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx) {
+    auto key = std::make_tuple(hash, ctx.backend, ctx.index);
     {
         std::lock_guard lock(mutex_);
         if (auto it = compiled_.find(key); it != compiled_.end()) return it->second;
@@ -123,7 +123,7 @@ std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, DeviceContext& 
         c->host = codegen::compile_host(k, codegen_options(b, *ctx.info));
     } else {
         if (b.exec_model() == ExecModel::JIT) {
-            c->module = load_jit_module(k, ctx, where);
+            c->module = load_jit_module(k, hash, ctx, where);
         } else {
             std::string json = ir::to_json(k);
             plx_status s = b.api().module_load(ctx.device, PLX_LANG_PLEXUS_IR_JSON, json.data(), json.size(), "", &c->module);
@@ -141,12 +141,13 @@ std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, DeviceContext& 
 
 // A cache entry is one byte naming the plx_language of what follows (a binary the plugin can
 // load again, or the generated source when it returns none), then that text or binary.
-plx_module Executor::load_jit_module(const ir::Kernel& k, DeviceContext& ctx, ErrorContext& where) {
+plx_module Executor::load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx,
+                                     ErrorContext& where) {
     const Backend& b = *ctx.backend;
     plx_language lang = pick_language(b, config_);
     if (lang == PLX_LANG_UNSET)
         throw Error(ErrorCode::Unsupported, "plexus generates none of the backend's languages", where);
-    CacheKey key{k.hash(), to_string(lang), b.name(), b.version(), ctx.info->name, ctx.info->arch, ""};
+    CacheKey key{hash, to_string(lang), b.name(), b.version(), ctx.info->name, ctx.info->arch, ""};
     plx_module module = nullptr;
     if (auto entry = disk_.load(key); entry && entry->size() > 1) {
         auto stored = static_cast<plx_language>((*entry)[0]);
@@ -198,10 +199,21 @@ KernelNeeds Executor::needs_of(const ir::Kernel& k, const Grid* grid) const {
     n.native_backends.insert(uses.native_backends.begin(), uses.native_backends.end());
     n.has_native_blocks = uses.native_blocks;
     n.native_fallback = uses.native_fallback;
-    for (plx_language l : {PLX_LANG_OPENCL_C, PLX_LANG_CUDA_C, PLX_LANG_PTX})
-        if (codegen::make_codegen(l)) n.languages_available.insert(l);
-    n.languages_available.insert(PLX_LANG_PLEXUS_IR_JSON);
+    static const std::set<plx_language> generated = [] {
+        std::set<plx_language> langs{PLX_LANG_PLEXUS_IR_JSON};
+        for (plx_language l : {PLX_LANG_OPENCL_C, PLX_LANG_CUDA_C, PLX_LANG_PTX})
+            if (codegen::make_codegen(l)) langs.insert(l);
+        return langs;
+    }();
+    n.languages_available = generated;
     return n;
+}
+
+const Executor::KernelFacts& Executor::facts(const std::shared_ptr<const ir::Kernel>& k) {
+    std::lock_guard lock(mutex_);
+    KernelFacts& f = facts_[k.get()];
+    if (f.kernel.lock() != k) f = {k, k->hash(), needs_of(*k, nullptr)};
+    return f;
 }
 
 std::vector<Candidate> Executor::explain(const ir::Kernel& k, const Grid* grid) const {
@@ -218,23 +230,27 @@ Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Ker
                     std::to_string(k->params.size()) + " arguments, got " + std::to_string(args.size()), where);
     for (size_t i = 0; i < args.size(); ++i) {
         const ir::Param& p = k->params[i];
-        std::string which = "argument " + std::to_string(i) + " ('" + p.name + "') of kernel '" + k->name + "'";
+        auto which = [&] { return "argument " + std::to_string(i) + " ('" + p.name + "') of kernel '" + k->name + "'"; };
         bool is_buffer = args[i].buffer != nullptr;
         if (is_buffer != (p.kind == ir::Param::Kind::Buffer))
-            throw Error(ErrorCode::InvalidArgument, which + ": expected " +
+            throw Error(ErrorCode::InvalidArgument, which() + ": expected " +
                         (is_buffer ? "a scalar " : "a buffer of ") + to_string(p.type) + ", got " +
                         (is_buffer ? "a buffer" : "a scalar"), where);
         if (args[i].type != p.type)
-            throw Error(ErrorCode::InvalidArgument, which + ": expected " + to_string(p.type) +
+            throw Error(ErrorCode::InvalidArgument, which() + ": expected " + to_string(p.type) +
                         (is_buffer ? " elements" : "") + ", got " + to_string(args[i].type), where);
         if (is_buffer && args[i].buffer->size() == 0)
-            throw Error(ErrorCode::InvalidArgument, which + ": the buffer is empty", where);
+            throw Error(ErrorCode::InvalidArgument, which() + ": the buffer is empty", where);
     }
     for (uint32_t d = 0; d < grid.dims; ++d)
         if (grid.global[d] == 0)
             throw Error(ErrorCode::InvalidArgument, "kernel '" + k->name + "': the grid is empty in dimension " + std::to_string(d), where);
 
-    std::vector<Candidate> ranked = explain(*k, &grid);
+    const KernelFacts& f = facts(k);
+    KernelNeeds needs = f.needs;
+    if (grid.local[0] != 0)
+        needs.work_group_size = grid.local[0] * std::max(1u, grid.local[1]) * std::max(1u, grid.local[2]);
+    std::vector<Candidate> ranked = rank_candidates(backends_, needs, config_);
     std::string tried;
     std::optional<Error> last;
     for (const Candidate& c : ranked) {
@@ -243,7 +259,7 @@ Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Ker
         if (target.device >= 0 && c.device_index != uint32_t(target.device)) continue;
         DeviceContext& ctx = context(c.backend_ptr, c.device_index);
         try {
-            return launch_on(ctx, k, grid, args);
+            return launch_on(ctx, k, f.hash, grid, args);
         } catch (const Error& e) {
             bool recoverable = e.code() == ErrorCode::Compile || e.code() == ErrorCode::Unsupported ||
                                e.code() == ErrorCode::OutOfResources || e.code() == ErrorCode::OutOfMemory ||
@@ -263,10 +279,10 @@ Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Ker
                 (reasons.empty() ? std::string(": no backend is loaded") : reasons), where);
 }
 
-Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Kernel>& k,
+Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
                           const Grid& grid, std::vector<LaunchArg>& args) {
     const Backend& b = *ctx.backend;
-    std::shared_ptr<Compiled> c = compile(*k, ctx);
+    std::shared_ptr<Compiled> c = compile(*k, hash, ctx);
 
     plx_launch_dims dims{};
     dims.struct_size = sizeof dims;

@@ -90,12 +90,22 @@ private:
     std::map<std::pair<const Backend*, uint32_t>, std::unique_ptr<DeviceContext>> contexts_;
     std::map<std::tuple<uint64_t, const Backend*, uint32_t>, std::shared_ptr<Compiled>> compiled_;
     DiskCache disk_;
+    // Per traced kernel, what every launch needs and costs a walk of the IR (the hash
+    // serializes it): computed at its first launch. The weak pointer tells a kernel from a
+    // later one allocated at the same address.
+    struct KernelFacts {
+        std::weak_ptr<const ir::Kernel> kernel;
+        uint64_t hash = 0;
+        KernelNeeds needs; // without the launch's work-group size
+    };
+    std::map<const ir::Kernel*, KernelFacts> facts_;
+    const KernelFacts& facts(const std::shared_ptr<const ir::Kernel>& k);
 
     KernelNeeds needs_of(const ir::Kernel& k, const Grid* grid) const;
-    std::shared_ptr<Compiled> compile(const ir::Kernel& k, DeviceContext& ctx);
+    std::shared_ptr<Compiled> compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx);
     // JIT: the module from the disk cache, or generated, loaded and then stored there.
-    plx_module load_jit_module(const ir::Kernel& k, DeviceContext& ctx, ErrorContext& where);
-    Event launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Kernel>& k,
+    plx_module load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx, ErrorContext& where);
+    Event launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
                     const Grid& grid, std::vector<LaunchArg>& args);
 };
 
