@@ -98,6 +98,11 @@ struct plx_device_s {
     CUfunction fill_bytes = nullptr;
     plx_status fill_status = PLX_OK;
     std::string fill_error;
+
+    // Released end events of non-profiling queues, recorded again by later launches: creating
+    // and destroying a CUevent per launch cost more than the launch itself.
+    std::mutex event_pool_mutex;
+    std::vector<CUevent> event_pool;
 };
 
 struct plx_buffer_s {

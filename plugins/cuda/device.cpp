@@ -125,7 +125,10 @@ plx_status enumerate_devices() {
 void release_devices() {
     for (auto& d : devices()) {
         if (d->ctx == nullptr) continue;
-        if (drv().cuCtxSetCurrent(d->ctx) == CUDA_SUCCESS) release_fill_module(d.get());
+        if (drv().cuCtxSetCurrent(d->ctx) == CUDA_SUCCESS) {
+            release_fill_module(d.get());
+            for (CUevent e : d->event_pool) drv().cuEventDestroy(e);
+        }
         drv().cuDevicePrimaryCtxRelease(d->dev);
     }
     devices().clear();

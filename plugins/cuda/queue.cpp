@@ -22,6 +22,14 @@ void destroy_queue_resources(plx_queue q) {
     delete q;
 }
 
+CUevent take_pooled_event(plx_device_s* device) {
+    std::lock_guard lock(device->event_pool_mutex);
+    if (device->event_pool.empty()) return nullptr;
+    CUevent e = device->event_pool.back();
+    device->event_pool.pop_back();
+    return e;
+}
+
 uint64_t ms_to_ns(float ms) {
     return ms <= 0.0f ? 0 : static_cast<uint64_t>(std::llround(static_cast<double>(ms) * 1e6));
 }
@@ -95,9 +103,12 @@ plx_status event_begin(plx_queue queue, plx_event* event, plx_event_s** pending)
 
 plx_status event_end(plx_queue queue, plx_event_s* pending, plx_event* event) {
     if (pending == nullptr) return PLX_OK;
-    // Without profiling the event only orders and waits; no timestamp is kept.
-    CUresult r = drv().cuEventCreate(&pending->end, queue->profiling ? CU_EVENT_DEFAULT
-                                                                     : CU_EVENT_DISABLE_TIMING);
+    // Without profiling the event only orders and waits; no timestamp is kept, and a pooled
+    // event of an earlier, released launch serves again.
+    CUresult r = CUDA_SUCCESS;
+    if (!queue->profiling) pending->end = take_pooled_event(queue->device);
+    if (pending->end == nullptr)
+        r = drv().cuEventCreate(&pending->end, queue->profiling ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING);
     if (r == CUDA_SUCCESS) r = drv().cuEventRecord(pending->end, queue->stream);
     if (r != CUDA_SUCCESS) {
         event_release(pending);
@@ -136,6 +147,14 @@ plx_status event_profile(plx_event event, uint64_t* start_ns, uint64_t* end_ns) 
 
 void event_release(plx_event event) {
     if (event == nullptr) return;
+    if (event->start == nullptr && event->end != nullptr) {
+        // A non-profiling event: its CUevent goes back to the device's pool. Recording it
+        // again later is safe whether or not this launch has finished.
+        std::lock_guard lock(event->device->event_pool_mutex);
+        event->device->event_pool.push_back(event->end);
+        delete event;
+        return;
+    }
     // The events belong to the device's context; the releasing thread may have none current.
     make_current(event->device);
     if (event->start != nullptr) drv().cuEventDestroy(event->start);
