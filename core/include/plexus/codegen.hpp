@@ -11,6 +11,13 @@
 
 namespace plexus::codegen {
 
+// Where a generator's time went, in seconds: what `plexus bench --first-launch` reports.
+// setup: one-time work of the process (LLVM target, libdevice); lower: IR -> the target's IR
+// or text; optimize: LLVM's pipeline; emit: LLVM IR -> PTX. A phase a generator lacks stays 0.
+struct Phases {
+    double setup = 0, lower = 0, optimize = 0, emit = 0;
+};
+
 struct Options {
     // Backend name, for native blocks: a Native statement with an entry for this name emits it
     // verbatim; otherwise its fallback is generated (no fallback: an InvalidKernel error).
@@ -20,6 +27,8 @@ struct Options {
     std::map<std::string, std::string> spellings;
     // Target architecture where it matters: "sm_90" for PTX ("" picks sm_80).
     std::string arch;
+    // Where to record the time of each phase, or nullptr.
+    Phases* phases = nullptr;
 };
 
 class SourceGenerator {

@@ -34,6 +34,9 @@ struct Config {
     std::map<std::string, BackendConfig> backends;
     std::map<std::string, KernelConfig> kernels;
     bool fallback = true;
+    // Every launch gets a device event with timestamps (Event::seconds()). Off, a launch
+    // records nothing extra on the device, and Event::wait() waits for the device's queue.
+    bool profiling = false;
     std::string cache_dir = default_cache_dir(); // '~' expanded
     std::string log_level = "warn";              // trace, debug, info, warn, error, off
     std::string source;                          // the file it came from, "" for defaults

@@ -63,8 +63,10 @@ class Event {
 public:
     Event() = default;
     explicit Event(std::shared_ptr<detail::EventState> s) : state_(std::move(s)) {}
+    // Returns once the launch has finished. Without "profiling" in the configuration there
+    // is no device event to wait on, and it waits for everything queued on the launch's device.
     void wait() const;
-    // Device time of the kernel in seconds, when the queue profiles; otherwise std::nullopt.
+    // Device time of the kernel in seconds with "profiling" on; otherwise std::nullopt.
     std::optional<double> seconds() const;
     const std::string& backend() const;
     const std::string& device() const;

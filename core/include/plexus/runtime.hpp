@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "plexus/backend.hpp"
@@ -11,6 +12,20 @@
 #include "plexus/router.hpp"
 
 namespace plexus {
+
+// Where the time went when one kernel was made ready for one device (its first launch there).
+struct CompileReport {
+    std::string kernel, backend, device;
+    std::string language;         // of what the plugin loaded: generated source, or a cached binary
+    bool from_disk_cache = false; // the disk cache held it: no code generation
+    // Code generation (codegen::Phases): one-time set-up of the generator in this process,
+    // IR -> target IR or source, LLVM's optimization, LLVM IR -> PTX. A Direct backend's whole
+    // host compile counts as `lower`; a C-like generator has only `lower`.
+    double setup_ms = 0, lower_ms = 0, optimize_ms = 0, emit_ms = 0;
+    double cache_ms = 0; // disk cache look-up, and the store after a miss
+    double load_ms = 0;  // the plugin's module_load: its compile of the source, or loading the binary
+    double total_ms = 0; // all of it, kernel_get included
+};
 
 class Runtime {
 public:
@@ -58,6 +73,8 @@ public:
                     const Grid& grid, std::vector<LaunchArg>& args);
     // Waits for every launch and transfer of every device.
     void finish();
+    // One report per kernel compiled (or loaded from the disk cache) by this Runtime, in order.
+    std::vector<CompileReport> compile_reports() const;
 
     Impl& impl();
     const Impl& impl() const;

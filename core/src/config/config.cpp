@@ -174,7 +174,7 @@ Config Config::parse(std::string_view json_text, const std::string& origin) {
         r.fail("", "not valid JSON: " + what + " (byte " + std::to_string(e.byte) + ")");
     }
     r.object(doc, "(top level)");
-    r.check_keys(doc, "", {"plugin_dirs", "backends", "kernels", "fallback", "cache_dir", "log_level"});
+    r.check_keys(doc, "", {"plugin_dirs", "backends", "kernels", "fallback", "profiling", "cache_dir", "log_level"});
 
     Config c;
     c.source = origin;
@@ -202,6 +202,8 @@ Config Config::parse(std::string_view json_text, const std::string& origin) {
             }
         } else if (key == "fallback") {
             c.fallback = r.boolean(value, key);
+        } else if (key == "profiling") {
+            c.profiling = r.boolean(value, key);
         } else if (key == "cache_dir") {
             c.cache_dir = r.string(value, key);
             if (c.cache_dir.empty()) r.fail(key, "expected a directory, found an empty string");

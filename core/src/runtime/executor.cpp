@@ -6,6 +6,7 @@
 #include "plexus/catalog.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <spdlog/spdlog.h>
 
 namespace plexus::detail {
@@ -43,7 +44,7 @@ DeviceContext& Executor::context(const Backend* b, uint32_t index) {
         ctx->index = index;
         ctx->device = b->device(index);
         ctx->info = &b->devices().at(index);
-        b->check(b->api().queue_create(ctx->device, PLX_QUEUE_PROFILING, &ctx->queue),
+        b->check(b->api().queue_create(ctx->device, config_.profiling ? PLX_QUEUE_PROFILING : 0, &ctx->queue),
                  "queue_create", ctx->label());
         slot = std::move(ctx);
     }
@@ -96,7 +97,11 @@ std::array<uint32_t, 3> choose_local(const Grid& g, const DeviceInfo& d) {
         for (uint32_t i = g.dims; i < 3; ++i) l[i] = 1;
         return l;
     }
-    std::array<uint32_t, 3> l = g.dims == 1 ? std::array<uint32_t, 3>{256, 1, 1}
+    // A CPU gets 1-D groups of 1024: a work-item loop long enough to amortize the group's
+    // set-up, and a kernel that reads a few blocks a group apart still walks each 4 KiB page
+    // in order, which the hardware prefetchers need (256 halved vector_add's bandwidth).
+    uint32_t wide = d.type == DeviceType::CPU ? 1024 : 256;
+    std::array<uint32_t, 3> l = g.dims == 1 ? std::array<uint32_t, 3>{wide, 1, 1}
                                : g.dims == 2 ? std::array<uint32_t, 3>{16, 16, 1}
                                              : std::array<uint32_t, 3>{8, 8, 4};
     uint32_t max = d.max_work_group_size ? d.max_work_group_size : 256;
@@ -109,24 +114,44 @@ std::array<uint32_t, 3> choose_local(const Grid& g, const DeviceInfo& d) {
 
 } // namespace
 
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+} // namespace
+
 std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx) {
     auto key = std::make_tuple(hash, ctx.backend, ctx.index);
     {
         std::lock_guard lock(mutex_);
         if (auto it = compiled_.find(key); it != compiled_.end()) return it->second;
     }
+    auto t0 = std::chrono::steady_clock::now();
     const Backend& b = *ctx.backend;
+    CompileReport report;
+    report.kernel = k.name;
+    report.backend = b.name();
+    report.device = ctx.info->name;
     auto c = std::make_shared<Compiled>();
     c->backend = &b;
     ErrorContext where{b.name(), ctx.info->name, k.name, "", "", ""};
     if (b.exec_model() == ExecModel::Direct) {
+        report.language = "host code";
         c->host = codegen::compile_host(k, codegen_options(b, *ctx.info));
+        report.lower_ms = ms_since(t0);
     } else {
         if (b.exec_model() == ExecModel::JIT) {
-            c->module = load_jit_module(k, hash, ctx, where);
+            c->module = load_jit_module(k, hash, ctx, where, report);
         } else {
+            report.language = to_string(PLX_LANG_PLEXUS_IR_JSON);
+            auto t_lower = std::chrono::steady_clock::now();
             std::string json = ir::to_json(k);
+            report.lower_ms = ms_since(t_lower);
+            auto t_load = std::chrono::steady_clock::now();
             plx_status s = b.api().module_load(ctx.device, PLX_LANG_PLEXUS_IR_JSON, json.data(), json.size(), "", &c->module);
+            report.load_ms = ms_since(t_load);
             if (s != PLX_OK) {
                 where.build_log = b.last_error();
                 throw Error(s == PLX_ERROR_COMPILE ? ErrorCode::Compile : ErrorCode::Device,
@@ -135,38 +160,68 @@ std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, uint64_t hash, 
         }
         b.check(b.api().kernel_get(c->module, k.name.c_str(), &c->kernel), "kernel_get", ctx.label());
     }
+    report.total_ms = ms_since(t0);
     std::lock_guard lock(mutex_);
-    return compiled_.emplace(key, c).first->second;
+    auto [it, added] = compiled_.emplace(key, c);
+    if (added) reports_.push_back(std::move(report));
+    return it->second;
+}
+
+std::vector<CompileReport> Executor::compile_reports() const {
+    std::lock_guard lock(mutex_);
+    return reports_;
 }
 
 // A cache entry is one byte naming the plx_language of what follows (a binary the plugin can
 // load again, or the generated source when it returns none), then that text or binary.
 plx_module Executor::load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx,
-                                     ErrorContext& where) {
+                                     ErrorContext& where, CompileReport& report) {
     const Backend& b = *ctx.backend;
     plx_language lang = pick_language(b, config_);
     if (lang == PLX_LANG_UNSET)
         throw Error(ErrorCode::Unsupported, "plexus generates none of the backend's languages", where);
     CacheKey key{hash, to_string(lang), b.name(), b.version(), ctx.info->name, ctx.info->arch, ""};
     plx_module module = nullptr;
+    auto t_cache = std::chrono::steady_clock::now();
     if (auto entry = disk_.load(key); entry && entry->size() > 1) {
+        report.cache_ms = ms_since(t_cache);
         auto stored = static_cast<plx_language>((*entry)[0]);
         const char* data = reinterpret_cast<const char*>(entry->data() + 1);
+        auto t_load = std::chrono::steady_clock::now();
         if (b.api().module_load(ctx.device, stored, data, entry->size() - 1, "", &module) == PLX_OK) {
+            report.load_ms = ms_since(t_load);
+            report.language = to_string(stored);
+            report.from_disk_cache = true;
             spdlog::debug("plexus: kernel '{}' for {} from the disk cache ({})", k.name, ctx.label(), to_string(stored));
             return module;
         }
         spdlog::warn("plexus: the cached {} of kernel '{}' did not load on {} ({}); compiling it again",
                      to_string(stored), k.name, ctx.label(), b.last_error());
+    } else {
+        report.cache_ms = ms_since(t_cache);
     }
-    std::string source = codegen::make_codegen(lang)->generate(k, codegen_options(b, *ctx.info));
+    codegen::Phases phases;
+    codegen::Options options = codegen_options(b, *ctx.info);
+    options.phases = &phases;
+    auto t_gen = std::chrono::steady_clock::now();
+    std::string source = codegen::make_codegen(lang)->generate(k, options);
+    double gen_ms = ms_since(t_gen);
+    report.language = to_string(lang);
+    report.setup_ms = phases.setup * 1e3;
+    report.optimize_ms = phases.optimize * 1e3;
+    report.emit_ms = phases.emit * 1e3;
+    // A generator without phases (the C-like ones) counts wholly as lowering.
+    report.lower_ms = gen_ms - report.setup_ms - report.optimize_ms - report.emit_ms;
+    auto t_load = std::chrono::steady_clock::now();
     plx_status s = b.api().module_load(ctx.device, lang, source.data(), source.size(), "", &module);
+    report.load_ms = ms_since(t_load);
     if (s != PLX_OK) {
         where.build_log = b.last_error();
         throw Error(s == PLX_ERROR_COMPILE ? ErrorCode::Compile : ErrorCode::Device,
                     std::string("module_load of the ") + to_string(lang) + " failed (" + status_name(s) + ")", where);
     }
     if (disk_.enabled()) {
+        auto t_store = std::chrono::steady_clock::now();
         std::vector<unsigned char> entry(1, static_cast<unsigned char>(lang));
         entry.insert(entry.end(), source.begin(), source.end());
         plx_language binary_lang = PLX_LANG_UNSET;
@@ -181,6 +236,7 @@ plx_module Executor::load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceC
             }
         }
         disk_.store(key, entry.data(), entry.size());
+        report.cache_ms += ms_since(t_store);
     }
     return module;
 }
@@ -209,11 +265,19 @@ KernelNeeds Executor::needs_of(const ir::Kernel& k, const Grid* grid) const {
     return n;
 }
 
-const Executor::KernelFacts& Executor::facts(const std::shared_ptr<const ir::Kernel>& k) {
+std::shared_ptr<const std::vector<Candidate>> Executor::ranking(const std::shared_ptr<const ir::Kernel>& k,
+                                                                uint64_t work_group_size, uint64_t& hash) {
     std::lock_guard lock(mutex_);
     KernelFacts& f = facts_[k.get()];
-    if (f.kernel.lock() != k) f = {k, k->hash(), needs_of(*k, nullptr)};
-    return f;
+    if (f.kernel.lock() != k) f = {k, k->hash(), needs_of(*k, nullptr), {}};
+    hash = f.hash;
+    auto& ranked = f.ranked[work_group_size];
+    if (!ranked) {
+        KernelNeeds needs = f.needs;
+        needs.work_group_size = uint32_t(work_group_size);
+        ranked = std::make_shared<const std::vector<Candidate>>(rank_candidates(backends_, needs, config_));
+    }
+    return ranked;
 }
 
 std::vector<Candidate> Executor::explain(const ir::Kernel& k, const Grid* grid) const {
@@ -246,11 +310,11 @@ Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Ker
         if (grid.global[d] == 0)
             throw Error(ErrorCode::InvalidArgument, "kernel '" + k->name + "': the grid is empty in dimension " + std::to_string(d), where);
 
-    const KernelFacts& f = facts(k);
-    KernelNeeds needs = f.needs;
-    if (grid.local[0] != 0)
-        needs.work_group_size = grid.local[0] * std::max(1u, grid.local[1]) * std::max(1u, grid.local[2]);
-    std::vector<Candidate> ranked = rank_candidates(backends_, needs, config_);
+    uint64_t work_group_size =
+        grid.local[0] == 0 ? 0 : uint64_t(grid.local[0]) * std::max(1u, grid.local[1]) * std::max(1u, grid.local[2]);
+    uint64_t hash = 0;
+    std::shared_ptr<const std::vector<Candidate>> ranking_ptr = ranking(k, work_group_size, hash);
+    const std::vector<Candidate>& ranked = *ranking_ptr;
     std::string tried;
     std::optional<Error> last;
     for (const Candidate& c : ranked) {
@@ -259,7 +323,7 @@ Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Ker
         if (target.device >= 0 && c.device_index != uint32_t(target.device)) continue;
         DeviceContext& ctx = context(c.backend_ptr, c.device_index);
         try {
-            return launch_on(ctx, k, f.hash, grid, args);
+            return launch_on(ctx, k, hash, grid, args);
         } catch (const Error& e) {
             bool recoverable = e.code() == ErrorCode::Compile || e.code() == ErrorCode::Unsupported ||
                                e.code() == ErrorCode::OutOfResources || e.code() == ErrorCode::OutOfMemory ||
@@ -313,6 +377,9 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
     }
 
     auto event = std::make_shared<EventState>();
+    // A device event per launch only when profiling: recording one costs about as much host
+    // and device time as the launch. Without one, Event::wait() syncs the queue.
+    plx_event* event_out = config_.profiling ? &event->event : nullptr;
     event->ctx = &ctx;
     event->backend = b.name();
     event->device = ctx.info->name;
@@ -338,7 +405,7 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
             }
             hl->host_args.args = hl->pointers.data();
             hl->compiled = c;
-            b.check(b.api().launch_host(ctx.queue, c->host->function(), &hl->host_args, &dims, &event->event),
+            b.check(b.api().launch_host(ctx.queue, c->host->function(), &hl->host_args, &dims, event_out),
                     "launch_host", ctx.label());
             ctx.pending.push_back(hl);
             event->keepalive = hl;
@@ -355,7 +422,7 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
                     pa[i].size = args[i].size;
                 }
             }
-            plx_status s = b.api().launch(ctx.queue, c->kernel, &dims, pa.data(), uint32_t(pa.size()), &event->event);
+            plx_status s = b.api().launch(ctx.queue, c->kernel, &dims, pa.data(), uint32_t(pa.size()), event_out);
             if (s != PLX_OK) {
                 ErrorContext where{b.name(), ctx.info->name, k->name, "", "", ""};
                 ErrorCode code = s == PLX_ERROR_OUT_OF_RESOURCES ? ErrorCode::OutOfResources
@@ -387,7 +454,12 @@ EventState::~EventState() {
 namespace plexus {
 
 void Event::wait() const {
-    if (!state_ || !state_->event) return;
+    if (!state_) return;
+    if (!state_->event) {
+        // No device event (profiling is off): the launch is done once its in-order queue is.
+        state_->ctx->sync();
+        return;
+    }
     const Backend& b = *state_->ctx->backend;
     b.check(b.api().event_wait(state_->event), "event_wait", state_->ctx->label());
 }

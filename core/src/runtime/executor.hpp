@@ -7,6 +7,7 @@
 #include "plexus/codegen.hpp"
 #include "plexus/config.hpp"
 #include "plexus/launch.hpp"
+#include "plexus/runtime.hpp"
 #include "plexus/router.hpp"
 
 #include <map>
@@ -82,12 +83,14 @@ public:
     std::vector<Candidate> explain(const ir::Kernel& kernel, const Grid* grid) const;
     void finish();
     DeviceContext& context(const Backend* b, uint32_t index);
+    std::vector<CompileReport> compile_reports() const;
 
 private:
     const Config& config_;
     std::vector<const Backend*> backends_;
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     std::map<std::pair<const Backend*, uint32_t>, std::unique_ptr<DeviceContext>> contexts_;
+    std::vector<CompileReport> reports_;
     std::map<std::tuple<uint64_t, const Backend*, uint32_t>, std::shared_ptr<Compiled>> compiled_;
     DiskCache disk_;
     // Per traced kernel, what every launch needs and costs a walk of the IR (the hash
@@ -97,14 +100,20 @@ private:
         std::weak_ptr<const ir::Kernel> kernel;
         uint64_t hash = 0;
         KernelNeeds needs; // without the launch's work-group size
+        // The ranked candidates per work-group size (0: the device picks): backends, devices
+        // and config are fixed for the Executor's life, so a ranking never changes.
+        std::map<uint64_t, std::shared_ptr<const std::vector<Candidate>>> ranked;
     };
     std::map<const ir::Kernel*, KernelFacts> facts_;
-    const KernelFacts& facts(const std::shared_ptr<const ir::Kernel>& k);
+    // The kernel's hash and its ranking for a work-group size, computed at first use.
+    std::shared_ptr<const std::vector<Candidate>> ranking(const std::shared_ptr<const ir::Kernel>& k,
+                                                          uint64_t work_group_size, uint64_t& hash);
 
     KernelNeeds needs_of(const ir::Kernel& k, const Grid* grid) const;
     std::shared_ptr<Compiled> compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx);
     // JIT: the module from the disk cache, or generated, loaded and then stored there.
-    plx_module load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx, ErrorContext& where);
+    plx_module load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx, ErrorContext& where,
+                               CompileReport& report);
     Event launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
                     const Grid& grid, std::vector<LaunchArg>& args);
 };

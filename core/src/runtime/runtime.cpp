@@ -52,6 +52,8 @@ Event Runtime::launch_ir(const Target& target, const std::shared_ptr<const ir::K
 
 void Runtime::finish() { impl_->exec->finish(); }
 
+std::vector<CompileReport> Runtime::compile_reports() const { return impl_->exec->compile_reports(); }
+
 Runtime::Impl& Runtime::impl() { return *impl_; }
 const Runtime::Impl& Runtime::impl() const { return *impl_; }
 

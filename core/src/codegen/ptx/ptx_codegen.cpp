@@ -22,6 +22,8 @@
 // transcendental functions need libdevice: they throw Unsupported naming the intrinsic.
 #include "ptx_target.hpp"
 
+#include "../stopwatch.hpp"
+
 #include "plexus/error.hpp"
 
 #include <llvm/IR/DiagnosticInfo.h>
@@ -57,8 +59,10 @@ public:
 
     std::string generate(const ir::Kernel& kernel, const Options& options) const override {
         ir::validate(kernel);
+        Stopwatch watch;
         ptx::Target& target = ptx::Target::get(options.arch);
         const ptx::Libdevice& lib = ptx::libdevice();
+        watch.lap(options.phases ? &options.phases->setup : nullptr);
         if (!lib.error.empty()) throw Error(ErrorCode::InvalidConfig, lib.error);
 
         // A context per call: contexts are not thread-safe, the target machine is shared.
@@ -75,7 +79,8 @@ public:
             module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
             ptx::link_libdevice(module);
         }
-        std::string ptx = target.optimize_and_emit(module, kernel.name);
+        watch.lap(options.phases ? &options.phases->lower : nullptr);
+        std::string ptx = target.optimize_and_emit(module, kernel.name, options.phases);
         if (!diagnostics.errors.empty()) {
             ErrorContext context_info;
             context_info.kernel = kernel.name;

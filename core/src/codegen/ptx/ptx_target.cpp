@@ -2,6 +2,8 @@
 // PTX printing, and finding, reading and linking libdevice. Everything cached is per process.
 #include "ptx_target.hpp"
 
+#include "../stopwatch.hpp"
+
 #include "config/env.hpp"
 #include "plexus/error.hpp"
 
@@ -175,8 +177,10 @@ Target& Target::get(const std::string& arch) {
 
 llvm::DataLayout Target::data_layout() const { return machine_->createDataLayout(); }
 
-std::string Target::optimize_and_emit(llvm::Module& module, const std::string& kernel_name) {
+std::string Target::optimize_and_emit(llvm::Module& module, const std::string& kernel_name,
+                                      codegen::Phases* phases) {
     std::lock_guard lock(mutex_);
+    codegen::Stopwatch watch;
     llvm::internalizeModule(
         module, [&](const llvm::GlobalValue& value) { return value.getName() == kernel_name; });
 
@@ -193,6 +197,7 @@ std::string Target::optimize_and_emit(llvm::Module& module, const std::string& k
     builder.registerLoopAnalyses(lam);
     builder.crossRegisterProxies(lam, fam, cgam, mam);
     builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
+    watch.lap(phases ? &phases->optimize : nullptr);
 
     llvm::SmallString<0> text;
     llvm::raw_svector_ostream stream(text);
@@ -200,7 +205,9 @@ std::string Target::optimize_and_emit(llvm::Module& module, const std::string& k
     if (machine_->addPassesToEmitFile(emit, stream, nullptr, llvm::CodeGenFileType::AssemblyFile))
         throw Error(ErrorCode::Internal, "the NVPTX target cannot print PTX assembly");
     emit.run(module);
-    return renumber_call_sequences(std::string(text.str()));
+    std::string ptx = renumber_call_sequences(std::string(text.str()));
+    watch.lap(phases ? &phases->emit : nullptr);
+    return ptx;
 }
 
 const Libdevice& libdevice() {

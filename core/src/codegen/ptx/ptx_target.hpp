@@ -32,7 +32,9 @@ public:
     llvm::DataLayout data_layout() const;
     // Makes every global but the kernel internal, runs the O3 pipeline (NVVMReflect included,
     // through the target's pass-builder callbacks), and prints the module as PTX.
-    std::string optimize_and_emit(llvm::Module& module, const std::string& kernel_name);
+    // Adds the time of each step to `phases` when given.
+    std::string optimize_and_emit(llvm::Module& module, const std::string& kernel_name,
+                                  codegen::Phases* phases = nullptr);
 
     Target(std::string cpu, std::string features);
     ~Target();
