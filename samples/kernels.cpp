@@ -2,6 +2,7 @@
 #include "kernels.hpp"
 
 #include <map>
+#include <vector>
 
 namespace plexus::samples {
 
@@ -10,38 +11,57 @@ namespace px = plexus;
 const Kernel<In<float>, In<float>, Out<float>, Int>& vector_add() {
     static const auto k = px::kernel("vector_add", {"a", "b", "c", "n"},
         [](px::In<float> a, px::In<float> b, px::Out<float> c, px::Int n) {
-            px::Int i = px::global_id(0);
-            px::If(i < n, [&] { c[i] = a[i] + b[i]; });
+            // Four elements per work-item, a work-group apart: a group adds one contiguous block
+            // of 4 x its size, so a CPU walks memory in order and vectorizes across work-items,
+            // each GPU load instruction stays coalesced, and a GPU thread has four loads of each
+            // input in flight instead of one (all loads come before the stores). Whether the
+            // block is whole is the same for the whole group, so the branch is uniform: a GPU
+            // does not diverge, and the host compiler unswitches it out of the work-item loop.
+            constexpr int P = vector_add_per_item;
+            px::Int s = px::local_size(0);
+            px::Int base = px::group_id(0) * s * P;
+            px::Int i = base + px::local_id(0);
+            px::If(base + P * s <= n, [&] {
+                std::vector<px::Float> sum;
+                sum.reserve(P);
+                for (int q = 0; q < P; ++q) sum.emplace_back(a[i + q * s] + b[i + q * s]);
+                for (int q = 0; q < P; ++q) c[i + q * s] = sum[q];
+            }).Else([&] {
+                // The last block: each element guarded (no loop, so a CPU still vectorizes).
+                for (int q = 0; q < P; ++q) {
+                    px::Int j = i + q * s;
+                    px::If(j < n, [&] { c[j] = a[j] + b[j]; });
+                }
+            });
         });
     return k;
 }
 
-const Kernel<In<float>, Out<float>, Int, Int>& reduce() {
-    static const auto k = px::kernel("reduce", {"in", "out", "n", "chunk"},
-        [](px::In<float> in, px::Out<float> out, px::Int n, px::Int chunk) {
+const Kernel<In<float>, Out<float>, Int, Int, Int>& reduce() {
+    static const auto k = px::kernel("reduce", {"in", "out", "n", "run", "step"},
+        [](px::In<float> in, px::Out<float> out, px::Int n, px::Int run, px::Int step) {
             auto partial = px::shared<float>(1024);
             px::Int lid = px::local_id(0);
             px::Int size = px::local_size(0);
-            // Each work-item sums runs of `chunk` elements, a grid apart: chunk 1 gives the
-            // coalesced strided loop GPUs want, a large chunk the contiguous runs CPUs want.
-            // Four independent sums: a CPU work-item streaming a long run would otherwise wait
-            // on the latency of one chain of additions.
+            px::Int g = px::global_id(0);
+            // Work-item g sums `run` elements `step` apart. step 1: the contiguous run
+            // starting at g * run, which a CPU streams; step = global size: elements a grid
+            // apart starting at g, so that a GPU's loads stay coalesced.
+            px::Int i = px::select(step == 1, g * run, g);
+            px::Int end = px::min(i + run * step, n);
+            // Four independent sums: four loads in flight per GPU thread, and a CPU work-item
+            // does not wait on the latency of one chain of additions.
             px::Float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
-            px::Int stride = px::global_size(0) * chunk;
-            px::For(px::global_id(0) * chunk, n, stride, [&](px::Int base) {
-                px::Int end = px::min(base + chunk, n);
-                px::Int i = base;
-                px::While(i + 4 <= end, [&] {
-                    acc0 += in[i];
-                    acc1 += in[i + 1];
-                    acc2 += in[i + 2];
-                    acc3 += in[i + 3];
-                    i += 4;
-                });
-                px::While(i < end, [&] {
-                    acc0 += in[i];
-                    i += 1;
-                });
+            px::While(i + 3 * step < end, [&] {
+                acc0 += in[i];
+                acc1 += in[i + step];
+                acc2 += in[i + 2 * step];
+                acc3 += in[i + 3 * step];
+                i += 4 * step;
+            });
+            px::While(i < end, [&] {
+                acc0 += in[i];
+                i += step;
             });
             partial[lid] = (acc0 + acc1) + (acc2 + acc3);
             px::barrier();
@@ -66,32 +86,6 @@ const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_naive() {
                 px::For(0, kk, [&](px::Int p) { acc += a[row * kk + p] * b[p * n + col]; });
                 c[row * n + col] = acc;
             });
-        });
-    return k;
-}
-
-const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tiled() {
-    static const auto k = px::kernel("matmul_tiled", {"a", "b", "c", "m", "n", "k"},
-        [](px::In<float> a, px::In<float> b, px::Out<float> c, px::Int m, px::Int n, px::Int kk) {
-            constexpr int T = matmul_tile;
-            auto ta = px::shared<float>(T * T);
-            auto tb = px::shared<float>(T * T);
-            px::Int tx = px::local_id(0);
-            px::Int ty = px::local_id(1);
-            px::Int col = px::group_id(0) * T + tx;
-            px::Int row = px::group_id(1) * T + ty;
-            px::Float acc = 0.0f;
-            // select evaluates both arms, so the loads clamp their indices into range.
-            px::For(0, (kk + T - 1) / T, [&](px::Int t) {
-                px::Int ac = t * T + tx;
-                px::Int br = t * T + ty;
-                ta[ty * T + tx] = px::select(row < m && ac < kk, a[px::min(row, m - 1) * kk + px::min(ac, kk - 1)], 0.0f);
-                tb[ty * T + tx] = px::select(br < kk && col < n, b[px::min(br, kk - 1) * n + px::min(col, n - 1)], 0.0f);
-                px::barrier();
-                px::For(0, T, [&](px::Int p) { acc += ta[ty * T + p] * tb[p * T + tx]; });
-                px::barrier();
-            });
-            px::If(row < m && col < n, [&] { c[row * n + col] = acc; });
         });
     return k;
 }

@@ -6,16 +6,25 @@
 
 namespace plexus::samples {
 
-// c[i] = a[i] + b[i] for i < n.
+// c[i] = a[i] + b[i] for i < n; each work-item adds four elements a work-group apart, so the
+// grid needs ceil(n / 4) work-items.
+inline constexpr int vector_add_per_item = 4;
 const Kernel<In<float>, In<float>, Out<float>, Int>& vector_add();
-// Adds the n elements of `in` into out[0] (zeroed by the caller): each work-item sums runs of
-// `chunk` elements a grid apart, each work-group combines its sums in shared memory with a
-// barrier tree, then one atomic add per group. Work-group size: a power of two <= 1024.
-const Kernel<In<float>, Out<float>, Int, Int>& reduce();
-// c (m x n) = a (m x k) * b (k x n), row-major, one work-item per element of c.
+// Adds the n elements of `in` into out[0] (zeroed by the caller): each work-item sums `run`
+// elements `step` apart (step 1: the run at global_id * run; otherwise elements a grid apart
+// from global_id, with step the global size), each work-group combines its sums in shared
+// memory with a barrier tree, then one atomic add per group. Work-group size: a power of two
+// <= 1024.
+const Kernel<In<float>, Out<float>, Int, Int, Int>& reduce();
+// c (m x n) = a (m x k) * b (k x n), row-major, one work-item per element of c; work-group
+// matmul_naive_local x matmul_naive_local.
+inline constexpr int matmul_naive_local = 16;
 const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_naive();
-// The same through 16 x 16 tiles of a and b in shared memory; work-group 16 x 16.
-inline constexpr int matmul_tile = 16;
+// The same as a register-blocked SGEMM (samples/matmul.cpp): each 1-D work-group of
+// matmul_group_size work-items computes a matmul_block x matmul_block block of c, 8 x 8
+// elements per work-item. Launch Grid(ceil(n / 128) * 256, ceil(m / 128)).local_size(256, 1).
+inline constexpr int matmul_block = 128;
+inline constexpr int matmul_group_size = 256;
 const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tiled();
 // out (cols x rows) = transpose of in (rows x cols) through a shared 16 x 17 tile.
 const Kernel<In<float>, Out<float>, Int, Int>& transpose();

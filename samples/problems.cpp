@@ -46,7 +46,8 @@ public:
     std::string kernel() const override { return "vector_add"; }
     std::string size_text() const override { return "n=" + std::to_string(n_); }
     void run(Runtime& rt, const Target& t) override {
-        rt.launch(t, vector_add(), Grid(n_), ba_, bb_, bc_, int(n_)).wait();
+        size_t items = (n_ + vector_add_per_item - 1) / vector_add_per_item;
+        rt.launch(t, vector_add(), Grid(std::max<size_t>(items, 1)), ba_, bb_, bc_, int(n_)).wait();
     }
     CheckResult check() override {
         CheckResult r;
@@ -75,15 +76,15 @@ public:
     void run(Runtime& rt, const Target& t) override {
         const float zero = 0;
         out_.write({&zero, 1});
-        // A GPU gets enough groups to fill it and a coalesced strided loop (chunk 1); a CPU
-        // gets a few groups per core, each work-item summing one contiguous run.
+        // A GPU gets eight groups per compute unit (one wave that fills it: fewer groups
+        // contend less on the final atomic), each work-item reading elements a grid apart
+        // (coalesced); a CPU gets a few groups per core, each work-item one contiguous run.
         const DeviceInfo& dev = device_of(rt, t);
-        size_t groups = std::min<size_t>((n_ + 255) / 256, 4096), chunk = 1;
-        if (dev.type == DeviceType::CPU) {
-            groups = std::min<size_t>(groups, 4 * std::max(1u, dev.compute_units));
-            chunk = (n_ + groups * 256 - 1) / (groups * 256);
-        }
-        rt.launch(t, reduce(), Grid(groups * 256).local_size(256), in_, out_, int(n_), int(chunk)).wait();
+        const bool cpu = dev.type == DeviceType::CPU;
+        size_t groups = std::min<size_t>((n_ + 255) / 256, (cpu ? 4 : 8) * size_t(std::max(1u, dev.compute_units)));
+        size_t items = groups * 256, run = (n_ + items - 1) / items;
+        size_t step = cpu ? 1 : items;
+        rt.launch(t, reduce(), Grid(items).local_size(256), in_, out_, int(n_), int(run), int(step)).wait();
     }
     CheckResult check() override {
         double want = 0, mag = 0;
@@ -113,8 +114,18 @@ public:
         return "m=" + std::to_string(m_) + " n=" + std::to_string(n_) + " k=" + std::to_string(k_);
     }
     void run(Runtime& rt, const Target& t) override {
-        auto& k = tiled_ ? matmul_tiled() : matmul_naive();
-        rt.launch(t, k, Grid(n_, m_).local_size(matmul_tile, matmul_tile), ba_, bb_, bc_, m_, n_, k_).wait();
+        if (!tiled_) {
+            rt.launch(t, matmul_naive(), Grid(n_, m_).local_size(matmul_naive_local, matmul_naive_local), ba_, bb_,
+                      bc_, m_, n_, k_)
+                .wait();
+            return;
+        }
+        // One group per matmul_block x matmul_block block of c, its work-items along x.
+        const size_t blocks_x = (size_t(n_) + matmul_block - 1) / matmul_block;
+        const size_t blocks_y = (size_t(m_) + matmul_block - 1) / matmul_block;
+        rt.launch(t, matmul_tiled(), Grid(blocks_x * matmul_group_size, blocks_y).local_size(matmul_group_size, 1),
+                  ba_, bb_, bc_, m_, n_, k_)
+            .wait();
     }
     CheckResult check() override {
         CheckResult r;
