@@ -1,0 +1,572 @@
+// CUDA baselines for `plexus bench` (see cuda_baselines.hpp). libcuda, cuBLAS and NVRTC are
+// opened with dlopen, so nothing of CUDA is linked; the kernels come from an embedded fatbin.
+#include "cuda_baselines.hpp"
+
+#if PLEXUS_CB_HAVE_CUDA_H
+
+#include <cublas_api.h>
+#include <cuda.h>
+#include <dlfcn.h>
+#include <glob.h>
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#if PLEXUS_CB_HAVE_FATBIN
+#include "cuda_baselines_fatbin.hpp"
+#endif
+
+namespace plexus::app::cuda_baseline {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// Thrown only inside this file; every public entry point turns it into an error string.
+struct Failure {
+    std::string what;
+};
+
+// Runs body; returns why it threw, or "" (no exception leaves this file's public functions).
+template <class F>
+std::string failure_of(F&& body) {
+    try {
+        body();
+        return {};
+    } catch (const Failure& e) {
+        return e.what;
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+}
+
+double ms_since(clock_type::time_point t0) {
+    return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+// ---- function tables of the libraries opened at run time -----------------------------------
+
+// Every function used, listed once per library. Members are typed decltype(&fn), so the CUDA
+// headers check each signature. cuda.h maps plain driver names to the versioned ABI symbols
+// (cuMemAlloc -> cuMemAlloc_v2), so member and dlsym name are both the symbol libcuda exports;
+// cuBLAS's ABI symbols are the _v2 names that cublas_v2.h would map to, so those are listed.
+// clang-format off
+#define CB_DRIVER_FUNCTIONS(X)                                                                  \
+    X(cuInit) X(cuDeviceGet) X(cuDeviceGetAttribute)                                           \
+    X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuMemAlloc) \
+    X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD32Async) X(cuStreamCreate)        \
+    X(cuStreamDestroy) X(cuStreamSynchronize) X(cuModuleLoadData) X(cuModuleUnload)           \
+    X(cuModuleGetFunction) X(cuLaunchKernel)
+#define CB_CUBLAS_FUNCTIONS(X)                                                                  \
+    X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasSetMathMode)         \
+    X(cublasSgemm_v2)
+#define CB_NVRTC_FUNCTIONS(X)                                                                   \
+    X(nvrtcGetErrorString) X(nvrtcCreateProgram) X(nvrtcDestroyProgram) X(nvrtcCompileProgram) \
+    X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog) X(nvrtcGetPTXSize) X(nvrtcGetPTX)
+// clang-format on
+#define CB_STR_(x) #x
+#define CB_NAME(fn) CB_STR_(fn)
+#define CB_MEMBER(fn) decltype(&::fn) fn = nullptr;
+#define CB_REQUIRED(fn) resolve(lib, CB_NAME(fn), t.fn, missing);
+#define CB_OPTIONAL(fn) t.fn = reinterpret_cast<decltype(t.fn)>(dlsym(lib, CB_NAME(fn)));
+
+// The error-name functions are optional: they only improve messages.
+struct Driver {
+    CB_DRIVER_FUNCTIONS(CB_MEMBER) CB_MEMBER(cuGetErrorName) std::string error;
+};
+struct Cublas {
+    CB_CUBLAS_FUNCTIONS(CB_MEMBER) CB_MEMBER(cublasGetStatusName) std::string error;
+};
+struct Nvrtc {
+    CB_NVRTC_FUNCTIONS(CB_MEMBER) std::string error;
+};
+
+template <class Fn>
+void resolve(void* lib, const char* symbol, Fn& fn, std::string& missing) {
+    fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
+    if (fn == nullptr) missing += (missing.empty() ? "" : ", ") + std::string(symbol);
+}
+
+// A toolkit library's names: the CUDA 13 and 12 sonames, the dev link, then whatever
+// /usr/local/cuda/lib64 holds, for a toolkit that is not on the loader's path.
+std::vector<std::string> toolkit_names(const std::string& stem) {
+    std::vector<std::string> names = {stem + ".so.13", stem + ".so.12", stem + ".so"};
+    glob_t g{};
+    if (glob(("/usr/local/cuda/lib64/" + stem + ".so*").c_str(), 0, nullptr, &g) == 0)
+        names.insert(names.end(), g.gl_pathv, g.gl_pathv + g.gl_pathc);
+    globfree(&g);
+    return names;
+}
+
+// Opens the first of `names` that loads and fills a table from it (fill(lib, table, missing));
+// table.error says why when nothing loads or a required function is missing.
+template <class Table, class Fill>
+Table load(const std::vector<std::string>& names, const std::string& what, Fill fill) {
+    Table t;
+    std::string why, missing;
+    for (const std::string& name : names) {
+        // RTLD_LOCAL keeps these symbols away from the plexus plugins, which open their own.
+        if (void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+            fill(lib, t, missing);
+            if (!missing.empty()) t.error = what + " (" + name + ") lacks " + missing;
+            return t; // never closed: CUDA libraries start threads and register exit handlers
+        }
+        const char* e = dlerror();
+        if (why.empty()) why = e != nullptr ? e : name + ": dlopen failed";
+    }
+    t.error = what + " was not found (" + why + ")";
+    return t;
+}
+
+// Each table is loaded once per process (a function-local static is initialized thread-safely).
+const Driver& drv() {
+    static const Driver table = load<Driver>(
+        {"libcuda.so.1", "libcuda.so"}, "libcuda.so.1 (the NVIDIA driver)",
+        [](void* lib, Driver& t, std::string& missing) {
+            CB_DRIVER_FUNCTIONS(CB_REQUIRED) CB_OPTIONAL(cuGetErrorName)
+        });
+    return table;
+}
+const Cublas& blas() {
+    static const Cublas table = load<Cublas>(
+        toolkit_names("libcublas"), "cuBLAS", [](void* lib, Cublas& t, std::string& missing) {
+            CB_CUBLAS_FUNCTIONS(CB_REQUIRED) CB_OPTIONAL(cublasGetStatusName)
+        });
+    return table;
+}
+const Nvrtc& rtc() {
+    static const Nvrtc table = load<Nvrtc>(
+        toolkit_names("libnvrtc"), "NVRTC",
+        [](void* lib, Nvrtc& t, std::string& missing) { CB_NVRTC_FUNCTIONS(CB_REQUIRED) });
+    return table;
+}
+
+// ---- checked calls ----------------------------------------------------------------------
+
+// "cuMemAlloc_v2 returned CUDA_ERROR_OUT_OF_MEMORY (2)", or "... returned status 2" unnamed.
+template <class Status>
+std::string describe(const char* call, Status s, const char* name) {
+    const std::string code = std::to_string(static_cast<int>(s));
+    return std::string(call) + " returned " +
+           (name != nullptr ? std::string(name) + " (" + code + ")" : "status " + code);
+}
+void check(CUresult r, const char* call) {
+    if (r == CUDA_SUCCESS) return;
+    const char* name = nullptr;
+    if (drv().cuGetErrorName == nullptr || drv().cuGetErrorName(r, &name) != CUDA_SUCCESS)
+        name = nullptr;
+    throw Failure{describe(call, r, name)};
+}
+void check(cublasStatus_t s, const char* call) {
+    const auto name = blas().cublasGetStatusName;
+    if (s != CUBLAS_STATUS_SUCCESS) throw Failure{describe(call, s, name ? name(s) : nullptr)};
+}
+void check(nvrtcResult r, const char* call, const std::string& log = {}) {
+    if (r != NVRTC_SUCCESS)
+        throw Failure{describe(call, r, rtc().nvrtcGetErrorString(r)) + (log.empty() ? "" : ":\n") +
+                      log};
+}
+
+// Calls a function through its table; anything but success throws, naming the call.
+#define CB_CU(fn, ...) check(drv().fn(__VA_ARGS__), CB_NAME(fn))
+#define CB_BLAS(fn, ...) check(blas().fn(__VA_ARGS__), CB_NAME(fn))
+#define CB_RTC(fn, ...) check(rtc().fn(__VA_ARGS__), CB_NAME(fn))
+
+// ---- driver objects, released on scope exit -----------------------------------------------
+
+// A retained primary context, made current on this thread on construction.
+class PrimaryContext {
+public:
+    explicit PrimaryContext(int ordinal) {
+        if (!drv().error.empty()) throw Failure{drv().error};
+        CB_CU(cuInit, 0); // CUDA_ERROR_NO_DEVICE when there is none
+        CB_CU(cuDeviceGet, &dev_, ordinal); // CUDA_ERROR_INVALID_DEVICE for a bad ordinal
+        CB_CU(cuDevicePrimaryCtxRetain, &ctx_, dev_);
+        // A throwing constructor runs no destructor, so release here.
+        if (CUresult r = drv().cuCtxSetCurrent(ctx_); r != CUDA_SUCCESS) {
+            drv().cuDevicePrimaryCtxRelease(dev_);
+            check(r, CB_NAME(cuCtxSetCurrent));
+        }
+    }
+    ~PrimaryContext() { drv().cuDevicePrimaryCtxRelease(dev_); }
+    PrimaryContext(const PrimaryContext&) = delete;
+    PrimaryContext& operator=(const PrimaryContext&) = delete;
+
+    // Each entry point calls this: plexus's own backend may have made another context current.
+    void make_current() const { CB_CU(cuCtxSetCurrent, ctx_); }
+    int attribute(CUdevice_attribute a) const {
+        int v = 0;
+        CB_CU(cuDeviceGetAttribute, &v, a, dev_);
+        return v;
+    }
+
+private:
+    CUdevice dev_ = 0;
+    CUcontext ctx_ = nullptr;
+};
+
+// Device floats. Freed while their context is current: buffers live inside one entry point.
+struct DeviceBuffer {
+    CUdeviceptr ptr = 0;
+
+    explicit DeviceBuffer(size_t n) { CB_CU(cuMemAlloc, &ptr, n * sizeof(float)); }
+    explicit DeviceBuffer(const std::vector<float>& v) : DeviceBuffer(v.size()) {
+        CB_CU(cuMemcpyHtoD, ptr, v.data(), v.size() * sizeof(float));
+    }
+    ~DeviceBuffer() { drv().cuMemFree(ptr); }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+    float* floats() const { return reinterpret_cast<float*>(static_cast<uintptr_t>(ptr)); }
+    std::vector<float> download(size_t n) const {
+        std::vector<float> v(n);
+        CB_CU(cuMemcpyDtoH, v.data(), ptr, n * sizeof(float));
+        return v;
+    }
+};
+
+struct Module {
+    CUmodule mod = nullptr;
+
+    explicit Module(const void* image) { CB_CU(cuModuleLoadData, &mod, image); }
+    ~Module() { drv().cuModuleUnload(mod); }
+    Module(const Module&) = delete;
+    Module& operator=(const Module&) = delete;
+    CUfunction function(const char* name) const {
+        CUfunction f = nullptr;
+        CB_CU(cuModuleGetFunction, &f, mod, name);
+        return f;
+    }
+};
+
+// A blocking stream (not CU_STREAM_NON_BLOCKING): the synchronous cuMemcpyHtoD / DtoH run on
+// the legacy default stream, and only a blocking stream is ordered after them.
+struct Stream {
+    CUstream s = nullptr;
+
+    Stream() { CB_CU(cuStreamCreate, &s, CU_STREAM_DEFAULT); }
+    ~Stream() { drv().cuStreamDestroy(s); }
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+    void sync() const { CB_CU(cuStreamSynchronize, s); }
+};
+
+void launch(CUfunction f, unsigned blocks, unsigned threads, CUstream s, void** args) {
+    CB_CU(cuLaunchKernel, f, blocks, 1, 1, threads, 1, 1, 0, s, args, nullptr);
+}
+
+// ---- measuring and checking ---------------------------------------------------------------
+
+std::vector<float> random_floats(size_t n, unsigned seed) {
+    std::mt19937 g(seed);
+    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+    std::vector<float> v(n);
+    for (float& x : v) x = d(g);
+    return v;
+}
+
+// `plexus bench`'s rule: median wall-clock seconds of `reps` runs, after one untimed run.
+template <class F>
+double median_seconds(int reps, F&& run) {
+    run();
+    std::vector<double> t;
+    for (int i = 0; i < reps; ++i) {
+        const auto t0 = clock_type::now();
+        run();
+        t.push_back(std::chrono::duration<double>(clock_type::now() - t0).count());
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+// Runs body(f) to measure and check; any exception becomes f.error, with value 0 and verified
+// false (a wrong result's speed is kept only in the message: it measured nothing useful).
+template <class F>
+Figure measure(const char* name, F&& body) {
+    Figure f;
+    f.name = name;
+    f.error = failure_of([&] { body(f); });
+    if (f.error.empty()) return f;
+    if (f.value > 0) f.error += " (measured " + std::to_string(f.value) + ")";
+    f.value = 0;
+    f.verified = false;
+    return f;
+}
+
+Failure wrong(const std::string& what, double got, double expected) {
+    return Failure{"wrong result: " + what + " = " + std::to_string(got) + ", expected " +
+                   std::to_string(expected)};
+}
+
+// c[i] == a[i] + b[i] for every i, exactly: the device and the host both add in IEEE single.
+void check_sum(const std::vector<float>& a, const std::vector<float>& b,
+               const std::vector<float>& c) {
+    for (size_t i = 0; i < c.size(); ++i)
+        if (c[i] != a[i] + b[i]) throw wrong("c[" + std::to_string(i) + "]", c[i], a[i] + b[i]);
+}
+
+// ---- the first launch by hand -------------------------------------------------------------
+
+// One element per thread, as a programmer writes a first kernel.
+constexpr const char* kRawVaddSource = R"(
+extern "C" __global__ void vadd(const float* a, const float* b, float* c, unsigned long long n) {
+    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+})";
+
+std::string compile_to_ptx(int compute_capability) {
+    nvrtcProgram prog = nullptr;
+    CB_RTC(nvrtcCreateProgram, &prog, kRawVaddSource, "raw_vadd.cu", 0, nullptr, nullptr);
+    struct Destroy {
+        nvrtcProgram& prog;
+        ~Destroy() { rtc().nvrtcDestroyProgram(&prog); }
+    } destroy{prog};
+    const std::string arch = "--gpu-architecture=compute_" + std::to_string(compute_capability);
+    const char* options[] = {arch.c_str()};
+    if (nvrtcResult r = rtc().nvrtcCompileProgram(prog, 1, options); r != NVRTC_SUCCESS) {
+        size_t size = 0;
+        std::string log;
+        if (rtc().nvrtcGetProgramLogSize(prog, &size) == NVRTC_SUCCESS && size > 1) {
+            log.resize(size);
+            if (rtc().nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS) log.clear();
+            while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+        }
+        check(r, "nvrtcCompileProgram", log);
+    }
+    size_t size = 0;
+    CB_RTC(nvrtcGetPTXSize, prog, &size);
+    std::string ptx(size, '\0'); // size counts the terminating NUL
+    CB_RTC(nvrtcGetPTX, prog, ptx.data());
+    return ptx;
+}
+
+// Runs the NVRTC vector add on 1M elements and checks every one.
+void run_raw_vadd(CUfunction vadd) {
+    unsigned long long n = 1 << 20;
+    const auto ha = random_floats(n, 5), hb = random_floats(n, 6);
+    DeviceBuffer a(ha), b(hb), c(n);
+    void* args[] = {&a.ptr, &b.ptr, &c.ptr, &n};
+    launch(vadd, unsigned((n + 255) / 256), 256, nullptr, args);
+    CB_CU(cuStreamSynchronize, nullptr);
+    check_sum(ha, hb, c.download(n));
+}
+
+const void* kernels_image() {
+#if PLEXUS_CB_HAVE_FATBIN
+    return kCudaBaselinesFatbin;
+#else
+    throw Failure{"no nvcc at build time: the CUDA baseline kernels were not compiled (put nvcc "
+                  "in /usr/local/cuda/bin or on PATH, then reconfigure)"};
+#endif
+}
+
+} // namespace
+
+// ---- Session ------------------------------------------------------------------------------
+
+struct Session::State {
+    PrimaryContext ctx; // first: released last, after everything that lives in it
+    Stream stream;
+    Module module;
+    CUfunction vadd4, reduce_sum, empty;
+    int sm_count;
+    cublasHandle_t cublas = nullptr; // created by the first sgemm
+
+    State(int ordinal, const void* image)
+        : ctx(ordinal), module(image), vadd4(module.function("vadd4")),
+          reduce_sum(module.function("reduce_sum")), empty(module.function("empty")),
+          sm_count(ctx.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)) {}
+    ~State() {
+        try { // the members' destructors need this context current; the thread may have another
+            ctx.make_current();
+            if (cublas != nullptr) blas().cublasDestroy_v2(cublas);
+        } catch (const Failure&) {
+        }
+    }
+
+    // Every entry point: arguments checked, then this session's context made current.
+    State& enter(bool args_ok, const char* usage) {
+        if (!args_ok) throw Failure{usage};
+        ctx.make_current();
+        return *this;
+    }
+
+    void ensure_cublas() {
+        if (cublas != nullptr) return;
+        if (!blas().error.empty()) throw Failure{blas().error + ": no cuBLAS sgemm baseline"};
+        CB_BLAS(cublasCreate_v2, &cublas);
+        CB_BLAS(cublasSetStream_v2, cublas, stream.s);
+        // Said explicitly: FP32 arithmetic, never TF32 tensor cores.
+        CB_BLAS(cublasSetMathMode, cublas, CUBLAS_DEFAULT_MATH);
+    }
+};
+
+Session::Session(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Session::~Session() = default;
+
+std::unique_ptr<Session> Session::open(int ordinal, std::string& why) {
+    std::unique_ptr<Session> session;
+    why = failure_of([&] {
+        const void* image = kernels_image();
+        session.reset(new Session(std::make_unique<State>(ordinal, image)));
+    });
+    return session;
+}
+
+Figure Session::vector_add(size_t n, int reps) {
+    return measure("CUDA by hand: vadd4 (nvcc -O3, float4, grid-stride)", [&](Figure& f) {
+        State& s = state_->enter(n > 0 && reps > 0, "vector_add needs n > 0 and reps > 0");
+        const auto ha = random_floats(n, 1), hb = random_floats(n, 2);
+        DeviceBuffer a(ha), b(hb), c(n);
+        // One float4 per thread, and at least one thread for the tail when n < 4.
+        const size_t blocks = std::min<size_t>((std::max<size_t>(n / 4, 1) + 255) / 256, 1u << 30);
+        void* args[] = {&a.ptr, &b.ptr, &c.ptr, &n};
+        const double sec = median_seconds(reps, [&] {
+            launch(s.vadd4, unsigned(blocks), 256, s.stream.s, args);
+            s.stream.sync();
+        });
+        f.value = 12.0 * double(n) / sec / 1e9;
+        check_sum(ha, hb, c.download(n));
+        f.verified = true;
+    });
+}
+
+Figure Session::reduce(size_t n, int reps) {
+    return measure("CUDA by hand: reduce_sum (nvcc -O3, float4, shuffles)", [&](Figure& f) {
+        State& s = state_->enter(n > 0 && reps > 0, "reduce needs n > 0 and reps > 0");
+        const auto hx = random_floats(n, 3);
+        DeviceBuffer x(hx), out(1);
+        const unsigned blocks = unsigned(s.sm_count) * 8; // one full wave: see the kernel
+        void* args[] = {&x.ptr, &n, &out.ptr};
+        const double sec = median_seconds(reps, [&] {
+            CB_CU(cuMemsetD32Async, out.ptr, 0u, 1, s.stream.s);
+            launch(s.reduce_sum, blocks, 256, s.stream.s, args);
+            s.stream.sync();
+        });
+        f.value = 4.0 * double(n) / sec / 1e9;
+        const double got = out.download(1)[0];
+        double sum = 0, magnitude = 0;
+        for (float v : hx) {
+            sum += v;
+            magnitude += std::fabs(v);
+        }
+        // Float rounding grows with sum |x|, not with the (cancelling) sum itself.
+        if (!(std::fabs(got - sum) <= 1e-5 * magnitude)) throw wrong("sum", got, sum);
+        f.verified = true;
+    });
+}
+
+Figure Session::sgemm(int m, int n, int k, int reps) {
+    return measure("cuBLAS cublasSgemm_v2 FP32 (default math, no TF32)", [&](Figure& f) {
+        State& s =
+            state_->enter(m > 0 && n > 0 && k > 0 && reps > 0, "sgemm needs m, n, k, reps > 0");
+        s.ensure_cublas();
+        const auto ha = random_floats(size_t(m) * k, 7), hb = random_floats(size_t(k) * n, 8);
+        DeviceBuffer a(ha), b(hb), c(size_t(m) * n);
+        const float alpha = 1, beta = 0;
+        // cuBLAS is column-major, and a row-major matrix read column-major is its transpose:
+        // row-major C = A B is column-major C^T = B^T A^T, so B goes first, then A.
+        const double sec = median_seconds(reps, [&] {
+            CB_BLAS(cublasSgemm_v2, s.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha,
+                    b.floats(), n, a.floats(), k, &beta, c.floats(), n);
+            s.stream.sync();
+        });
+        f.value = 2.0 * m * double(n) * k / sec / 1e9;
+        const auto hc = c.download(size_t(m) * n);
+        std::mt19937 g(9);
+        for (int t = 0; t < 256; ++t) {
+            const size_t i = g() % unsigned(m), j = g() % unsigned(n);
+            double dot = 0, scale = 0;
+            for (size_t p = 0; p < size_t(k); ++p) {
+                const double term = double(ha[i * k + p]) * hb[p * n + j];
+                dot += term;
+                scale += std::fabs(term);
+            }
+            if (!(std::fabs(hc[i * n + j] - dot) <= 1e-3 * scale))
+                throw wrong("C[" + std::to_string(i) + "][" + std::to_string(j) + "]",
+                            hc[i * n + j], dot);
+        }
+        f.verified = true;
+    });
+}
+
+Figure Session::empty_launch_us(int launches) {
+    return measure("cuLaunchKernel of an empty kernel, 1 block of 32, host us", [&](Figure& f) {
+        State& s = state_->enter(launches > 0, "empty_launch_us needs launches > 0");
+        launch(s.empty, 1, 32, s.stream.s, nullptr); // warm-up: the first launch loads the code
+        s.stream.sync();
+        std::vector<double> us;
+        for (int round = 0; round < 21; ++round) {
+            const auto t0 = clock_type::now();
+            for (int i = 0; i < launches; ++i) launch(s.empty, 1, 32, s.stream.s, nullptr);
+            us.push_back(ms_since(t0) * 1e3 / launches);
+            s.stream.sync(); // outside the timed part; a failed launch surfaces here
+        }
+        std::sort(us.begin(), us.end());
+        f.value = us[us.size() / 2];
+        f.verified = true;
+    });
+}
+
+RawFirstLaunch raw_first_launch(int ordinal) {
+    RawFirstLaunch r;
+    r.error = failure_of([&] {
+        auto t0 = clock_type::now();
+        PrimaryContext ctx(ordinal);
+        r.init_ms = ms_since(t0);
+        const int cc = 10 * ctx.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) +
+                       ctx.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+        t0 = clock_type::now();
+        if (!rtc().error.empty()) throw Failure{rtc().error};
+        r.nvrtc_open_ms = ms_since(t0);
+        t0 = clock_type::now();
+        const std::string ptx = compile_to_ptx(cc);
+        r.nvrtc_ms = ms_since(t0);
+        t0 = clock_type::now();
+        Module module(ptx.c_str());
+        r.module_load_ms = ms_since(t0);
+        run_raw_vadd(module.function("vadd"));
+        r.verified = true;
+    });
+    return r;
+}
+
+} // namespace plexus::app::cuda_baseline
+
+#else // built without cuda.h: the same API, saying why there is nothing to measure
+
+namespace plexus::app::cuda_baseline {
+namespace {
+const char* const kNoCudaH = "built without cuda.h: no CUDA baselines (install the CUDA toolkit "
+                             "in /usr/local/cuda, then reconfigure)";
+Figure absent() {
+    Figure f;
+    f.error = kNoCudaH;
+    return f;
+}
+} // namespace
+
+struct Session::State {};
+Session::Session(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Session::~Session() = default;
+std::unique_ptr<Session> Session::open(int, std::string& why) {
+    why = kNoCudaH;
+    return nullptr;
+}
+Figure Session::vector_add(size_t, int) { return absent(); }
+Figure Session::reduce(size_t, int) { return absent(); }
+Figure Session::sgemm(int, int, int, int) { return absent(); }
+Figure Session::empty_launch_us(int) { return absent(); }
+RawFirstLaunch raw_first_launch(int) {
+    RawFirstLaunch r;
+    r.error = kNoCudaH;
+    return r;
+}
+
+} // namespace plexus::app::cuda_baseline
+
+#endif
