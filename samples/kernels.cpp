@@ -21,7 +21,7 @@ const Kernel<In<float>, In<float>, Out<float>, Int>& vector_add() {
             px::Int s = px::local_size(0);
             px::Int base = px::group_id(0) * s * P;
             px::Int i = base + px::local_id(0);
-            px::If(base + P * s <= n, [&] {
+            px::If(n - base >= P * s, [&] { // not base + P * s <= n, which could wrap
                 std::vector<px::Float> sum;
                 sum.reserve(P);
                 for (int q = 0; q < P; ++q) sum.emplace_back(a[i + q * s] + b[i + q * s]);

@@ -22,7 +22,9 @@ inline constexpr int matmul_naive_local = 16;
 const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_naive();
 // The same as a register-blocked SGEMM (samples/matmul.cpp): each 1-D work-group of
 // matmul_group_size work-items computes a matmul_block x matmul_block block of c, 8 x 8
-// elements per work-item. Launch Grid(ceil(n / 128) * 256, ceil(m / 128)).local_size(256, 1).
+// elements per work-item. Launch Grid(ceil(n / 128) * 256, ceil(m / 128)).local_size(256, 1):
+// the kernel assumes that work-group shape, and any other gives wrong results (the kernel
+// language has no way yet to declare a required work-group size).
 inline constexpr int matmul_block = 128;
 inline constexpr int matmul_group_size = 256;
 const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tiled();

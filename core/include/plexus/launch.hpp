@@ -13,7 +13,8 @@
 namespace plexus {
 
 // Work-items per dimension, and optionally the work-group size (0: chosen by plexus:
-// 256 in 1-D, 16 x 16 in 2-D, 8 x 8 x 4 in 3-D, clamped to the device's limits).
+// 256 in 1-D (1024 on a CPU device for a kernel with no barrier and no shared array), 16 x 16
+// in 2-D, 8 x 8 x 4 in 3-D, clamped to the device's limits).
 struct Grid {
     uint32_t dims = 1;
     std::array<uint64_t, 3> global{1, 1, 1};
@@ -63,8 +64,7 @@ class Event {
 public:
     Event() = default;
     explicit Event(std::shared_ptr<detail::EventState> s) : state_(std::move(s)) {}
-    // Returns once the launch has finished. Without "profiling" in the configuration there
-    // is no device event to wait on, and it waits for everything queued on the launch's device.
+    // Returns once the launch has finished; throws plexus::Error if it failed.
     void wait() const;
     // Device time of the kernel in seconds with "profiling" on; otherwise std::nullopt.
     std::optional<double> seconds() const;

@@ -91,16 +91,20 @@ plx_language pick_language(const Backend& b, const Config& config) {
     return PLX_LANG_UNSET;
 }
 
-std::array<uint32_t, 3> choose_local(const Grid& g, const DeviceInfo& d) {
+// `cooperative`: the kernel has barriers or shared arrays, so its work-items may rely on the
+// group's size (a shared array sized for the documented default, per-work-item state kept
+// across barriers); its default group stays 256 in 1-D everywhere.
+std::array<uint32_t, 3> choose_local(const Grid& g, const DeviceInfo& d, bool cooperative) {
     if (g.local[0] != 0) {
         std::array<uint32_t, 3> l = g.local;
         for (uint32_t i = g.dims; i < 3; ++i) l[i] = 1;
         return l;
     }
-    // A CPU gets 1-D groups of 1024: a work-item loop long enough to amortize the group's
-    // set-up, and a kernel that reads a few blocks a group apart still walks each 4 KiB page
-    // in order, which the hardware prefetchers need (256 halved vector_add's bandwidth).
-    uint32_t wide = d.type == DeviceType::CPU ? 1024 : 256;
+    // Otherwise a CPU gets 1-D groups of 1024: a work-item loop long enough to amortize the
+    // group's set-up, and a kernel that reads a few blocks a group apart still walks each
+    // 4 KiB page in order, which the hardware prefetchers need (256 halved the sample
+    // vector_add's bandwidth).
+    uint32_t wide = d.type == DeviceType::CPU && !cooperative ? 1024 : 256;
     std::array<uint32_t, 3> l = g.dims == 1 ? std::array<uint32_t, 3>{wide, 1, 1}
                                : g.dims == 2 ? std::array<uint32_t, 3>{16, 16, 1}
                                              : std::array<uint32_t, 3>{8, 8, 4};
@@ -136,6 +140,7 @@ std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, uint64_t hash, 
     report.device = ctx.info->name;
     auto c = std::make_shared<Compiled>();
     c->backend = &b;
+    c->cooperative = k.shared_bytes() > 0 || ir::collect_uses(k).barrier;
     ErrorContext where{b.name(), ctx.info->name, k.name, "", "", ""};
     if (b.exec_model() == ExecModel::Direct) {
         report.language = "host code";
@@ -351,7 +356,7 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
     plx_launch_dims dims{};
     dims.struct_size = sizeof dims;
     dims.dims = grid.dims;
-    std::array<uint32_t, 3> local = choose_local(grid, *ctx.info);
+    std::array<uint32_t, 3> local = choose_local(grid, *ctx.info, c->cooperative);
     for (int d = 0; d < 3; ++d) {
         dims.global_size[d] = d < int(grid.dims) ? grid.global[d] : 1;
         dims.local_size[d] = local[d];
@@ -377,9 +382,9 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
     }
 
     auto event = std::make_shared<EventState>();
-    // A device event per launch only when profiling: recording one costs about as much host
-    // and device time as the launch. Without one, Event::wait() syncs the queue.
-    plx_event* event_out = config_.profiling ? &event->event : nullptr;
+    // Every launch gets an event, so that Event::wait() waits for this launch alone and a
+    // failure is reported by the event's wait; timestamps only when profiling.
+    plx_event* event_out = &event->event;
     event->ctx = &ctx;
     event->backend = b.name();
     event->device = ctx.info->name;
@@ -454,12 +459,7 @@ EventState::~EventState() {
 namespace plexus {
 
 void Event::wait() const {
-    if (!state_) return;
-    if (!state_->event) {
-        // No device event (profiling is off): the launch is done once its in-order queue is.
-        state_->ctx->sync();
-        return;
-    }
+    if (!state_ || !state_->event) return;
     const Backend& b = *state_->ctx->backend;
     b.check(b.api().event_wait(state_->event), "event_wait", state_->ctx->label());
 }
