@@ -80,6 +80,36 @@ TEST_CASE("transpose") { run_problem("transpose"); }
 TEST_CASE("scan") { run_problem("scan"); }
 TEST_CASE("histogram") { run_problem("histogram"); }
 
+// The default 1-D work-group is 256 (wider only on a CPU for kernels with no barrier and no
+// shared array): a kernel that sizes its shared array for it must run with the default grid.
+TEST_CASE("a kernel sized for the default work-group runs with the default grid") {
+    static const auto rotate = px::kernel("rotate_in_group", {"in", "out", "n"},
+        [](px::In<float> in, px::Out<float> out, px::Int n) {
+            auto tile = px::shared<float>(256);
+            px::Int lid = px::local_id(0);
+            px::Int i = px::global_id(0);
+            tile[lid] = px::select(i < n, in[px::min(i, n - 1)], 0.0f);
+            px::barrier();
+            px::If(i < n, [&] { out[i] = tile[(lid + 1) % px::local_size(0)]; });
+        });
+    const int n = 1000;
+    std::vector<float> x(n);
+    for (int i = 0; i < n; ++i) x[i] = float(i) * 0.5f;
+    for (const Device& dev : devices()) {
+        INFO(dev.backend << ":" << dev.index << " (" << dev.name << ")");
+        px::Buffer<float> in(runtime(), x), out(runtime(), size_t(n));
+        runtime().launch(px::Target{dev.backend, dev.index}, rotate, px::Grid(n), in, out, n).wait();
+        std::vector<float> got = out.to_vector();
+        int bad = 0;
+        for (int i = 0; i < n; ++i) {
+            int next = (i / 256) * 256 + (i % 256 + 1) % 256; // the neighbour in a group of 256
+            float want = next < n ? x[next] : 0.0f;
+            bad += got[i] != want;
+        }
+        CHECK(bad == 0);
+    }
+}
+
 int main(int argc, char** argv) {
     std::printf("e2e: backends under test:");
     for (auto& d : devices()) std::printf(" %s:%d (%s)", d.backend.c_str(), d.index, d.name.c_str());
