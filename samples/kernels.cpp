@@ -27,11 +27,10 @@ const Kernel<In<float>, In<float>, Out<float>, Int>& vector_add() {
                 for (int q = 0; q < P; ++q) sum.emplace_back(a[i + q * s] + b[i + q * s]);
                 for (int q = 0; q < P; ++q) c[i + q * s] = sum[q];
             }).Else([&] {
-                // The last block: each element guarded (no loop, so a CPU still vectorizes).
-                for (int q = 0; q < P; ++q) {
-                    px::Int j = i + q * s;
-                    px::If(j < n, [&] { c[j] = a[j] + b[j]; });
-                }
+                // The last block, element by element: the loop keeps the code small, which
+                // the driver's JIT compiles faster, and the branch being uniform, a CPU still
+                // vectorizes the whole blocks.
+                px::For(i, n, s, [&](px::Int j) { c[j] = a[j] + b[j]; });
             });
         });
     return k;
