@@ -50,38 +50,65 @@ Shape matmul_shape(size_t size) {
     return {int(size), int(std::max<size_t>(1, size - size / 8)), int(size + 3)};
 }
 
-// The C++ baseline on the host CPU, in the problem's unit.
-Baseline host_baseline(const std::string& kernel, size_t size, int reps) {
+// The C++ baseline on the host CPU: its inputs, one run, and its work in the problem's unit.
+struct HostBaseline {
+    std::string name;
+    double work = 0;
+    std::function<void()> run;
+};
+
+HostBaseline host_baseline(const std::string& kernel, size_t size) {
     std::mt19937 g(1);
     std::uniform_real_distribution<float> d(-1, 1);
     auto randv = [&](size_t n) {
-        std::vector<float> v(n);
-        for (auto& x : v) x = d(g);
+        auto v = std::make_shared<std::vector<float>>(n);
+        for (auto& x : *v) x = d(g);
         return v;
     };
     if (kernel == "vector_add") {
-        auto a = randv(size), bb = randv(size);
-        std::vector<float> c(size);
-        double s = median_seconds(reps, [&] { baseline::vector_add(a.data(), bb.data(), c.data(), size); });
-        return {"C++ -O3 -march=native, std::thread loop", 12.0 * size / s / 1e9, ""};
+        auto a = randv(size), b = randv(size), c = std::make_shared<std::vector<float>>(size);
+        return {"C++ -O3 -march=native, std::thread loop", 12.0 * size,
+                [=] { baseline::vector_add(a->data(), b->data(), c->data(), size); }};
     }
     if (kernel == "reduce") {
         auto x = randv(size);
-        volatile float sink = 0;
-        double s = median_seconds(reps, [&] { sink = baseline::reduce(x.data(), size); });
-        (void)sink;
-        return {"C++ -O3 -march=native, std::thread sum", 4.0 * size / s / 1e9, ""};
+        return {"C++ -O3 -march=native, std::thread sum", 4.0 * size, [=] {
+                    volatile float sink = baseline::reduce(x->data(), size);
+                    (void)sink;
+                }};
     }
     Shape sh = matmul_shape(size);
-    auto a = randv(size_t(sh.m) * sh.k), bb = randv(size_t(sh.k) * sh.n);
-    std::vector<float> c(size_t(sh.m) * sh.n);
+    auto a = randv(size_t(sh.m) * sh.k), b = randv(size_t(sh.k) * sh.n);
+    auto c = std::make_shared<std::vector<float>>(size_t(sh.m) * sh.n);
     bool naive = kernel == "matmul_naive";
-    double s = median_seconds(std::max(1, reps / 3), [&] {
-        (naive ? baseline::matmul_naive : baseline::matmul_blocked)(a.data(), bb.data(), c.data(), sh.m, sh.n, sh.k);
-    });
     return {naive ? "C++ -O3 -march=native, naive triple loop, std::thread"
                   : "C++ -O3 -march=native, cache-blocked loop, std::thread",
-            2.0 * sh.m * sh.n * double(sh.k) / s / 1e9, ""};
+            2.0 * sh.m * sh.n * double(sh.k), [=] {
+                (naive ? baseline::matmul_naive : baseline::matmul_blocked)(a->data(), b->data(), c->data(), sh.m,
+                                                                            sh.n, sh.k);
+            }};
+}
+
+// Median seconds of `reps` runs of each of f and g, timed alternately after one untimed run of
+// each: a CPU's bandwidth drifts (other tenants, frequency), and alternating lets the drift
+// hit both sides alike.
+std::pair<double, double> median_seconds_alternating(int reps, const std::function<void()>& f,
+                                                     const std::function<void()>& g) {
+    f();
+    g();
+    std::vector<double> tf, tg;
+    auto time = [](const std::function<void()>& h) {
+        auto t0 = std::chrono::steady_clock::now();
+        h();
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    for (int i = 0; i < reps; ++i) {
+        tf.push_back(time(f));
+        tg.push_back(time(g));
+    }
+    std::sort(tf.begin(), tf.end());
+    std::sort(tg.begin(), tg.end());
+    return {tf[tf.size() / 2], tg[tg.size() / 2]};
 }
 
 // The hand-written CUDA baselines, one session per CUDA device, opened at first use. A cuda
@@ -159,27 +186,33 @@ double plexus_launch_us(Runtime& rt, const Target& target, int launches) {
 }
 
 nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::string& kernel, const Options& o,
-                         std::map<std::string, Baseline>& baselines, GpuBaselines& gpu) {
+                         std::map<std::string, Baseline>& gpu_baselines, GpuBaselines& gpu) {
     const DeviceInfo& dev = b.devices()[d];
     bool is_gpu = dev.type == DeviceType::GPU;
     bool matmul = kernel.rfind("matmul", 0) == 0;
     size_t size = o.size ? o.size : matmul ? (is_gpu ? 4096 : 1024) : (is_gpu ? size_t(1) << 28 : size_t(1) << 25);
     Target target{b.name(), int(d)};
     auto p = samples::make_problem(kernel, size, rt, 7);
-    double s = median_seconds(matmul && !is_gpu ? std::max(1, o.reps / 3) : o.reps, [&] { p->run(rt, target); });
-    double value = p->work() / s / 1e9;
-    bool verified = p->check().ok();
-    std::string key = kernel + "/" + std::to_string(size) + "/" + (is_gpu ? dev.name : std::string("host"));
-    if (!baselines.count(key)) {
-        if (!is_gpu) {
-            baselines[key] = host_baseline(kernel, size, o.reps);
-        } else {
+    int reps = matmul && !is_gpu ? std::max(1, o.reps / 3) : o.reps;
+    double value = 0;
+    Baseline base;
+    if (!is_gpu) {
+        // The host baseline shares the CPU's memory system: timed alternately with plexus.
+        HostBaseline hb = host_baseline(kernel, size);
+        auto [s, sb] = median_seconds_alternating(reps, [&] { p->run(rt, target); }, hb.run);
+        value = p->work() / s / 1e9;
+        base = {hb.name, hb.work / sb / 1e9, ""};
+    } else {
+        value = p->work() / median_seconds(reps, [&] { p->run(rt, target); }) / 1e9;
+        std::string key = kernel + "/" + std::to_string(size) + "/" + dev.name;
+        if (!gpu_baselines.count(key)) {
             std::string why;
             cuda_baseline::Session* session = gpu.session(b.name(), d, dev.name, why);
-            baselines[key] = session ? gpu_baseline(*session, kernel, size, o.reps) : Baseline{"", 0, why};
+            gpu_baselines[key] = session ? gpu_baseline(*session, kernel, size, o.reps) : Baseline{"", 0, why};
         }
+        base = gpu_baselines[key];
     }
-    const Baseline& base = baselines[key];
+    bool verified = p->check().ok();
     nlohmann::json row = {{"kernel", kernel},        {"backend", b.name()}, {"device", dev.name},
                           {"size", p->size_text()},  {"unit", p->unit()},   {"value", value},
                           {"verified", verified}};

@@ -16,8 +16,8 @@ namespace plx_native {
 // large enough for the usual tiles (a 64x64 f64 tile is 32 KiB) and small enough to
 // preallocate for every worker so that a launch never allocates.
 constexpr uint64_t kLocalMemoryBytes = 256 * 1024;
-constexpr uint32_t kMaxWorkGroupSize = 1024;
-constexpr uint32_t kMaxWorkGroupDims[3] = {1024, 1024, 64};
+constexpr uint32_t kMaxWorkGroupSize = 4096;
+constexpr uint32_t kMaxWorkGroupDims[3] = {4096, 4096, 64};
 // Buffers and local memory start on a cache line, which also covers every vector width up
 // to AVX-512.
 constexpr size_t kAlignment = 64;

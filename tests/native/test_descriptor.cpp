@@ -157,9 +157,9 @@ TEST_SUITE("native") {
         REQUIRE(uname(&u) == 0);
         CHECK(std::string(info.arch).rfind(u.machine, 0) == 0); // "x86_64" or "x86_64-avx2", ...
         CHECK(info.compute_units == default_threads());
-        CHECK(info.max_work_group_size == 1024);
-        CHECK(info.max_work_group_dims[0] == 1024);
-        CHECK(info.max_work_group_dims[1] == 1024);
+        CHECK(info.max_work_group_size == 4096);
+        CHECK(info.max_work_group_dims[0] == 4096);
+        CHECK(info.max_work_group_dims[1] == 4096);
         CHECK(info.max_work_group_dims[2] == 64);
         CHECK(info.subgroup_size == 1);
         const uint64_t phys = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGE_SIZE));

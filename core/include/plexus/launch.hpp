@@ -13,7 +13,7 @@
 namespace plexus {
 
 // Work-items per dimension, and optionally the work-group size (0: chosen by plexus:
-// 256 in 1-D (1024 on a CPU device for a kernel with no barrier and no shared array), 16 x 16
+// 256 in 1-D (4096 on a CPU device for a kernel with no barrier and no shared array), 16 x 16
 // in 2-D, 8 x 8 x 4 in 3-D, clamped to the device's limits).
 struct Grid {
     uint32_t dims = 1;
