@@ -117,11 +117,19 @@ struct BaseEvent {
     ~BaseEvent();
 };
 
+// A queue's stream as its events see it: null once the queue is destroyed (after its work
+// finished), so that a late event_wait has nothing left to wait for.
+struct StreamRef {
+    std::mutex mutex;
+    CUstream stream = nullptr;
+};
+
 struct plx_queue_s {
     plx_device_s* device = nullptr;
     CUstream stream = nullptr;
     bool profiling = false;
     std::shared_ptr<BaseEvent> base;
+    std::shared_ptr<StreamRef> ref = std::make_shared<StreamRef>();
 
     // Two pinned staging buffers for read / write; each slot's event marks its last copy done.
     static constexpr size_t kStagingBytes = size_t(8) << 20;
@@ -132,8 +140,12 @@ struct plx_queue_s {
 struct plx_event_s {
     plx_device_s* device = nullptr;
     CUevent start = nullptr; // profiling queues only
-    CUevent end = nullptr;
+    CUevent end = nullptr;   // profiling queues only
     std::shared_ptr<BaseEvent> base;
+    // Non-profiling queues: no CUevent is recorded at the launch; event_wait records one on
+    // the stream then (it follows the launch, and perhaps later work), so a launch costs the
+    // host one cuLaunchKernel.
+    std::shared_ptr<StreamRef> deferred;
 };
 
 struct plx_kernel_s {

@@ -18,6 +18,10 @@ void destroy_queue_resources(plx_queue q) {
         if (q->staging_done[s] != nullptr) drv().cuEventDestroy(q->staging_done[s]);
     }
     q->base.reset();
+    {
+        std::lock_guard lock(q->ref->mutex);
+        q->ref->stream = nullptr;
+    }
     if (q->stream != nullptr) drv().cuStreamDestroy(q->stream);
     delete q;
 }
@@ -56,6 +60,7 @@ plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue) {
         destroy_queue_resources(q);
         return cu_error(status_of(r), "queue_create", PLX_CUDA_NAME(cuStreamCreate), r);
     }
+    q->ref->stream = q->stream;
     if (q->profiling) {
         q->base = std::make_shared<BaseEvent>();
         r = drv().cuEventCreate(&q->base->event, CU_EVENT_DEFAULT);
@@ -103,12 +108,12 @@ plx_status event_begin(plx_queue queue, plx_event* event, plx_event_s** pending)
 
 plx_status event_end(plx_queue queue, plx_event_s* pending, plx_event* event) {
     if (pending == nullptr) return PLX_OK;
-    // Without profiling the event only orders and waits; no timestamp is kept, and a pooled
-    // event of an earlier, released launch serves again.
-    CUresult r = CUDA_SUCCESS;
-    if (!queue->profiling) pending->end = take_pooled_event(queue->device);
-    if (pending->end == nullptr)
-        r = drv().cuEventCreate(&pending->end, queue->profiling ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING);
+    if (!queue->profiling) {
+        pending->deferred = queue->ref; // recorded by event_wait, if anyone waits
+        *event = pending;
+        return PLX_OK;
+    }
+    CUresult r = drv().cuEventCreate(&pending->end, CU_EVENT_DEFAULT);
     if (r == CUDA_SUCCESS) r = drv().cuEventRecord(pending->end, queue->stream);
     if (r != CUDA_SUCCESS) {
         event_release(pending);
@@ -121,6 +126,29 @@ plx_status event_end(plx_queue queue, plx_event_s* pending, plx_event* event) {
 plx_status event_wait(plx_event event) {
     if (event == nullptr) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: event_wait: event is NULL");
     if (plx_status s = make_current(event->device); s != PLX_OK) return s;
+    if (event->deferred) {
+        // A marker recorded now follows the launch on its in-order stream; it may wait for
+        // later work too. Pooled markers: creating a CUevent per wait would cost more.
+        CUevent marker = take_pooled_event(event->device);
+        if (marker == nullptr) PLX_CU_TRY("event_wait: creating a marker", cuEventCreate, &marker, CU_EVENT_DISABLE_TIMING);
+        CUresult r = CUDA_SUCCESS;
+        const char* call = PLX_CUDA_NAME(cuEventRecord);
+        {
+            std::lock_guard lock(event->deferred->mutex);
+            // No stream: the queue was destroyed after its work finished.
+            if (event->deferred->stream != nullptr) r = drv().cuEventRecord(marker, event->deferred->stream);
+        }
+        if (r == CUDA_SUCCESS) {
+            call = PLX_CUDA_NAME(cuEventSynchronize);
+            r = drv().cuEventSynchronize(marker);
+        }
+        {
+            std::lock_guard lock(event->device->event_pool_mutex);
+            event->device->event_pool.push_back(marker);
+        }
+        if (r != CUDA_SUCCESS) return cu_error(status_of(r), "event_wait", call, r);
+        return PLX_OK;
+    }
     PLX_CU_TRY("event_wait", cuEventSynchronize, event->end);
     return PLX_OK;
 }
@@ -147,11 +175,7 @@ plx_status event_profile(plx_event event, uint64_t* start_ns, uint64_t* end_ns) 
 
 void event_release(plx_event event) {
     if (event == nullptr) return;
-    if (event->start == nullptr && event->end != nullptr) {
-        // A non-profiling event: its CUevent goes back to the device's pool. Recording it
-        // again later is safe whether or not this launch has finished.
-        std::lock_guard lock(event->device->event_pool_mutex);
-        event->device->event_pool.push_back(event->end);
+    if (event->deferred) { // no CUevent of its own
         delete event;
         return;
     }
