@@ -62,6 +62,9 @@ public:
     virtual plx_workgroup_fn function() const = 0;
     // The optimized LLVM IR of the module, for reading (plexus codegen --lang llvm-host).
     virtual const std::string& llvm_ir() const = 0;
+    // The group-local bytes the function wants for a group of this size (the rule of
+    // host_local_bytes(), from the layout it was compiled with: no walk of the IR).
+    virtual uint64_t local_bytes(uint32_t work_group_size) const = 0;
 };
 
 // Lowers the kernel through LLVM 19 (ORC JIT) for the host CPU. Throws Unsupported when plexus

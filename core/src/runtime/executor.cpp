@@ -367,7 +367,7 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
         throw Error(ErrorCode::OutOfResources, "work-group of " + std::to_string(group) +
                     " work-items exceeds the device's maximum of " + std::to_string(ctx.info->max_work_group_size),
                     {b.name(), ctx.info->name, k->name, "", "", ""});
-    if (c->host) dims.dynamic_local_bytes = uint32_t(codegen::host_local_bytes(*k, uint32_t(group)));
+    if (c->host) dims.dynamic_local_bytes = uint32_t(c->host->local_bytes(uint32_t(group)));
 
     // Buffers: make every argument current on this device, in argument order, each under its
     // own lock (a buffer passed twice is handled once).

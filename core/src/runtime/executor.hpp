@@ -69,7 +69,6 @@ struct Compiled {
     plx_module module = nullptr;
     plx_kernel kernel = nullptr;
     std::unique_ptr<codegen::HostKernel> host;
-    uint64_t host_local_bytes = 0; // Direct: group-local bytes the host code needs
     bool cooperative = false;      // barriers or shared arrays: see choose_local
     ~Compiled();
 };

@@ -44,16 +44,18 @@ template <class T> T take(const ir::Kernel& k, const std::string& what, llvm::Ex
 class JitKernel final : public HostKernel {
 public:
     JitKernel(std::shared_ptr<std::string> log, std::unique_ptr<llvm::orc::LLJIT> jit, plx_workgroup_fn fn,
-              std::string ir)
-        : log_(std::move(log)), jit_(std::move(jit)), fn_(fn), ir_(std::move(ir)) {}
+              std::string ir, host::Layout layout)
+        : log_(std::move(log)), jit_(std::move(jit)), fn_(fn), ir_(std::move(ir)), layout_(std::move(layout)) {}
     plx_workgroup_fn function() const override { return fn_; }
     const std::string& llvm_ir() const override { return ir_; }
+    uint64_t local_bytes(uint32_t work_group_size) const override { return layout_.local_bytes(work_group_size); }
 
 private:
     std::shared_ptr<std::string> log_;      // the context's diagnostic handler writes here
     std::unique_ptr<llvm::orc::LLJIT> jit_; // owns the code fn_ points into
     plx_workgroup_fn fn_;
     std::string ir_;
+    host::Layout layout_;
 };
 
 void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
@@ -134,7 +136,8 @@ std::unique_ptr<HostKernel> compile_host(const ir::Kernel& kernel, const Options
     auto address = take(kernel, "cannot compile the work-group function", jit->lookup(host::function_name(kernel)));
     if (!diagnostics->empty())
         compile_error(kernel, "LLVM reported errors", llvm::make_error<llvm::StringError>(*diagnostics, llvm::inconvertibleErrorCode()));
-    return std::make_unique<JitKernel>(diagnostics, std::move(jit), address.toPtr<plx_workgroup_fn>(), std::move(text));
+    return std::make_unique<JitKernel>(diagnostics, std::move(jit), address.toPtr<plx_workgroup_fn>(), std::move(text),
+                                       std::move(layout));
 }
 
 } // namespace plexus::codegen
