@@ -1,6 +1,7 @@
 // Expressions, variables and intrinsics of the work-group function, with the IR's semantics
 // (docs/ir.md): wrapping integers, shifts modulo the width, fmin/fmax, C casts.
 #include "codegen/host/lowering.hpp"
+#include "codegen/llvm_atomic.hpp"
 
 #include <llvm/IR/Intrinsics.h>
 
@@ -212,21 +213,7 @@ Value* Lowering::visit(const Atomic& n) {
         Value* pair = b_.CreateAtomicCmpXchg(p, cmp, v, align, order, order);
         return b_.CreateExtractValue(pair, 0);
     }
-    using Op = llvm::AtomicRMWInst::BinOp;
-    bool sg = is_signed(n.type);
-    Op op = Op::Add;
-    switch (n.op) {
-    case AtomicOp::Add: op = is_float(n.type) ? Op::FAdd : Op::Add; break;
-    case AtomicOp::Sub: op = Op::Sub; break;
-    case AtomicOp::Min: op = sg ? Op::Min : Op::UMin; break;
-    case AtomicOp::Max: op = sg ? Op::Max : Op::UMax; break;
-    case AtomicOp::And: op = Op::And; break;
-    case AtomicOp::Or: op = Op::Or; break;
-    case AtomicOp::Xor: op = Op::Xor; break;
-    case AtomicOp::Xchg: op = Op::Xchg; break;
-    case AtomicOp::CmpXchg: break;
-    }
-    return b_.CreateAtomicRMW(op, p, v, align, order);
+    return b_.CreateAtomicRMW(atomic_rmw_op(n.op, n.type), p, v, align, order);
 }
 
 // ---- intrinsics ------------------------------------------------------------------------------

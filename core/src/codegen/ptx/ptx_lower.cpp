@@ -3,6 +3,8 @@
 // makes them registers), and control flow as plain branches. docs/ir.md gives the semantics.
 #include "ptx_target.hpp"
 
+#include "../llvm_atomic.hpp"
+
 #include "plexus/catalog.hpp"
 #include "plexus/error.hpp"
 
@@ -212,21 +214,7 @@ public:
                                                 order, order);
             return b_.CreateExtractValue(pair, 0);
         }
-        const bool sg = is_signed(n.type);
-        using Op = llvm::AtomicRMWInst::BinOp;
-        Op op = Op::Xchg;
-        switch (n.op) {
-        case AtomicOp::Add: op = is_float(n.type) ? Op::FAdd : Op::Add; break;
-        case AtomicOp::Sub: op = Op::Sub; break;
-        case AtomicOp::Min: op = sg ? Op::Min : Op::UMin; break;
-        case AtomicOp::Max: op = sg ? Op::Max : Op::UMax; break;
-        case AtomicOp::And: op = Op::And; break;
-        case AtomicOp::Or: op = Op::Or; break;
-        case AtomicOp::Xor: op = Op::Xor; break;
-        case AtomicOp::Xchg: op = Op::Xchg; break;
-        case AtomicOp::CmpXchg: break;
-        }
-        return b_.CreateAtomicRMW(op, pointer, value, llvm::MaybeAlign(), order);
+        return b_.CreateAtomicRMW(atomic_rmw_op(n.op, n.type), pointer, value, llvm::MaybeAlign(), order);
     }
 
     // ---- statements ------------------------------------------------------------------------
