@@ -4,6 +4,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include "build_tree_config.hpp"
 #include "problems.hpp"
 
 #include <algorithm>
@@ -14,15 +15,7 @@ namespace px = plexus;
 namespace {
 
 px::Config test_config() {
-    px::Config c;
-    std::string dirs = PLEXUS_TEST_PLUGIN_DIRS;
-    for (size_t start = 0; start < dirs.size();) {
-        size_t end = std::min(dirs.find(':', start), dirs.size());
-        c.plugin_dirs.push_back(dirs.substr(start, end - start));
-        start = end + 1;
-    }
-    c.use_env_plugin_path = false;
-    c.use_install_dir = false;
+    px::Config c = px::test::build_tree_config();
     c.fallback = false; // a failure on the backend under test must not hide behind another
     c.cache_dir = "";   // hermetic: neither read nor fill the user's disk cache
     return c;

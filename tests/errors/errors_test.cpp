@@ -4,6 +4,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include "build_tree_config.hpp"
 #include "kernels.hpp"
 #include "plexus/plexus.hpp"
 
@@ -18,18 +19,7 @@ namespace ir = plexus::ir;
 
 namespace {
 
-px::Config test_config() {
-    px::Config c;
-    std::string dirs = PLEXUS_TEST_PLUGIN_DIRS;
-    for (size_t start = 0; start < dirs.size();) {
-        size_t end = std::min(dirs.find(':', start), dirs.size());
-        c.plugin_dirs.push_back(dirs.substr(start, end - start));
-        start = end + 1;
-    }
-    c.use_env_plugin_path = false;
-    c.use_install_dir = false;
-    return c;
-}
+px::Config test_config() { return px::test::build_tree_config(); }
 
 bool has_backend(const px::Runtime& rt, const std::string& name) {
     for (const px::Backend* b : rt.backends())

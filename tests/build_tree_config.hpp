@@ -1,0 +1,26 @@
+// The configuration of a test that runs every plugin of this build tree and nothing else: no
+// plugin from PLEXUS_PLUGIN_PATH or the install directory. PLEXUS_TEST_PLUGIN_DIRS is the
+// ':'-separated list tests/meson.build passes.
+#pragma once
+
+#include "plexus/config.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace plexus::test {
+
+inline Config build_tree_config() {
+    Config c;
+    const std::string dirs = PLEXUS_TEST_PLUGIN_DIRS;
+    for (size_t start = 0; start < dirs.size();) {
+        size_t end = std::min(dirs.find(':', start), dirs.size());
+        c.plugin_dirs.push_back(dirs.substr(start, end - start));
+        start = end + 1;
+    }
+    c.use_env_plugin_path = false;
+    c.use_install_dir = false;
+    return c;
+}
+
+} // namespace plexus::test
