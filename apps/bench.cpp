@@ -22,16 +22,27 @@
 
 namespace plexus::app {
 
+namespace {
+
+// Wall-clock seconds of one call of f.
+double seconds_of(const std::function<void()>& f) {
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+} // namespace
+
 double median_seconds(int reps, const std::function<void()>& f) {
     f();
     std::vector<double> t;
-    for (int i = 0; i < reps; ++i) {
-        auto t0 = std::chrono::steady_clock::now();
-        f();
-        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
+    for (int i = 0; i < reps; ++i) t.push_back(seconds_of(f));
+    return median(std::move(t));
 }
 
 namespace {
@@ -97,18 +108,11 @@ std::pair<double, double> median_seconds_alternating(int reps, const std::functi
     f();
     g();
     std::vector<double> tf, tg;
-    auto time = [](const std::function<void()>& h) {
-        auto t0 = std::chrono::steady_clock::now();
-        h();
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    };
     for (int i = 0; i < reps; ++i) {
-        tf.push_back(time(f));
-        tg.push_back(time(g));
+        tf.push_back(seconds_of(f));
+        tg.push_back(seconds_of(g));
     }
-    std::sort(tf.begin(), tf.end());
-    std::sort(tg.begin(), tg.end());
-    return {tf[tf.size() / 2], tg[tg.size() / 2]};
+    return {median(std::move(tf)), median(std::move(tg))};
 }
 
 // The hand-written CUDA baselines, one session per CUDA device, opened at first use. A cuda
@@ -175,14 +179,13 @@ double plexus_launch_us(Runtime& rt, const Target& target, int launches) {
     static const auto empty = plexus::kernel("empty", [] {});
     std::vector<double> rounds;
     for (int r = 0; r < 21; ++r) {
-        auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < launches; ++i) rt.launch(target, empty, Grid(32).local_size(32));
-        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        double s = seconds_of([&] {
+            for (int i = 0; i < launches; ++i) rt.launch(target, empty, Grid(32).local_size(32));
+        });
         rt.finish();
         if (r > 0) rounds.push_back(s);
     }
-    std::sort(rounds.begin(), rounds.end());
-    return rounds[rounds.size() / 2] / launches * 1e6;
+    return median(std::move(rounds)) / launches * 1e6;
 }
 
 nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::string& kernel, const Options& o,
