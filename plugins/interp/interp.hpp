@@ -4,6 +4,8 @@
 
 #include "program.hpp"
 
+#include "../common/plugin_support.hpp"
+
 #include <plexus/plugin.h>
 
 #include <cstddef>
@@ -20,22 +22,14 @@ constexpr uint64_t kLocalMemoryBytes = 64 * 1024;
 constexpr uint32_t kMaxWorkGroupSize = 1024;
 constexpr uint32_t kMaxWorkGroupDims[3] = {1024, 1024, 64};
 
-// Sets the calling thread's last_error message and returns `status`, so that a function can
-// `return fail(PLX_ERROR_..., "...")`. Messages start with "interp: <function>: ".
-plx_status fail(plx_status status, const std::string& message) noexcept;
-const char* last_error_text() noexcept;
-void log(plx_log_level level, const std::string& message) noexcept;
-
-// Handle bookkeeping: every live handle is on one list so that shutdown releases what the
-// host forgot to free.
-struct Tracked {
-    Tracked* prev = nullptr;
-    Tracked* next = nullptr;
-    virtual ~Tracked() = default;
-};
-void track(Tracked* object);
-void untrack(Tracked* object) noexcept;
-void release_all_tracked() noexcept;
+// plugin_support.hpp: last_error (messages start with "interp: <function>: "), logging
+// through the host, and the list of live handles that shutdown frees.
+using plx_support::fail;
+using plx_support::last_error_text;
+using plx_support::log;
+using plx_support::track;
+using plx_support::Tracked;
+using plx_support::untrack;
 
 // catalog.cpp: the intrinsic table of the descriptor, and a check at init that every catalog
 // entry has an implementation here.

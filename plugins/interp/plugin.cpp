@@ -10,14 +10,8 @@
 namespace plx_interp {
 namespace {
 
-thread_local std::string tl_last_error;
-
-const plx_host_api* g_host = nullptr;
 bool g_initialized = false;
 std::mutex g_init_mutex;
-
-std::mutex g_tracked_mutex;
-Tracked* g_tracked = nullptr;
 
 const plx_language kLanguages[] = {PLX_LANG_PLEXUS_IR_JSON};
 
@@ -42,8 +36,8 @@ const char* plugin_last_error() { return last_error_text(); }
 void plugin_shutdown() {
     std::lock_guard lock(g_init_mutex);
     if (!g_initialized) return;
-    release_all_tracked();
-    g_host = nullptr;
+    plx_support::release_all_tracked("interp");
+    plx_support::g_host = nullptr;
     g_initialized = false;
 }
 
@@ -111,7 +105,7 @@ plx_status init(uint32_t host_abi_version, const plx_host_api* host, plx_plugin*
     if (!catalog_setup(catalog_error))
         return fail(PLX_ERROR_INTERNAL, "interp: init: " + catalog_error);
     device_setup();
-    g_host = host;
+    plx_support::g_host = host;
     g_initialized = true;
 
     // Fill what the host's descriptor holds, and say how much that is.
@@ -124,52 +118,6 @@ plx_status init(uint32_t host_abi_version, const plx_host_api* host, plx_plugin*
 }
 
 } // namespace
-
-plx_status fail(plx_status status, const std::string& message) noexcept {
-    try {
-        tl_last_error = message;
-    } catch (...) {
-        tl_last_error.clear(); // out of memory while reporting: an empty message is all we have
-    }
-    return status;
-}
-
-const char* last_error_text() noexcept { return tl_last_error.c_str(); }
-
-void log(plx_log_level level, const std::string& message) noexcept {
-    if (g_host && g_host->struct_size >= offsetof(plx_host_api, log) + sizeof(g_host->log) &&
-        g_host->log)
-        g_host->log(g_host->host_ctx, level, message.c_str());
-}
-
-void track(Tracked* object) {
-    std::lock_guard lock(g_tracked_mutex);
-    object->prev = nullptr;
-    object->next = g_tracked;
-    if (g_tracked) g_tracked->prev = object;
-    g_tracked = object;
-}
-
-void untrack(Tracked* object) noexcept {
-    std::lock_guard lock(g_tracked_mutex);
-    (object->prev ? object->prev->next : g_tracked) = object->next;
-    if (object->next) object->next->prev = object->prev;
-    object->prev = object->next = nullptr;
-}
-
-void release_all_tracked() noexcept {
-    std::lock_guard lock(g_tracked_mutex);
-    size_t count = 0;
-    while (g_tracked) {
-        Tracked* object = g_tracked;
-        g_tracked = object->next;
-        delete object;
-        ++count;
-    }
-    if (count)
-        log(PLX_LOG_DEBUG, "interp: shutdown released " + std::to_string(count) +
-                               " handles the host had not freed");
-}
 
 } // namespace plx_interp
 

@@ -2,6 +2,8 @@
 // plugin). Nothing here crosses the ABI except through the opaque handle structs.
 #pragma once
 
+#include "../common/plugin_support.hpp"
+
 #include <plexus/plugin.h>
 
 #include <atomic>
@@ -24,22 +26,14 @@ constexpr size_t kAlignment = 64;
 // More threads than this is certainly a typo in the configuration.
 constexpr uint32_t kMaxThreads = 4096;
 
-// Sets the calling thread's last_error message and returns `status`, so that a function can
-// `return fail(PLX_ERROR_..., "...")`. Messages start with "native: <function>: ".
-plx_status fail(plx_status status, const std::string& message) noexcept;
-const char* last_error_text() noexcept;
-void log(plx_log_level level, const std::string& message) noexcept;
-
-// Handle bookkeeping: every live buffer, queue and event is on one list so that shutdown
-// releases what the host forgot to free.
-struct Tracked {
-    Tracked* prev = nullptr;
-    Tracked* next = nullptr;
-    virtual ~Tracked() = default;
-};
-void track(Tracked* object);
-void untrack(Tracked* object) noexcept;
-void release_all_tracked() noexcept;
+// plugin_support.hpp: last_error (messages start with "native: <function>: "), logging
+// through the host, and the list of live handles that shutdown frees.
+using plx_support::fail;
+using plx_support::last_error_text;
+using plx_support::log;
+using plx_support::track;
+using plx_support::Tracked;
+using plx_support::untrack;
 
 // device.cpp
 bool device_setup(uint32_t threads);
