@@ -475,10 +475,13 @@ uint32_t Loader::stmt(const json& j, const std::string& jp, const std::string& s
 
 void Loader::kernel(const json& j) {
     if (!j.is_object()) fail("", std::string("expected a JSON object, found ") + j.type_name());
-    keys(j, "", {"schema", "name", "params", "shared", "body"});
+    keys(j, "", {"schema", "name", "types", "params", "shared", "private", "body"});
     const std::string schema = str(j, "", "schema");
-    if (schema != "plexus-ir/1")
-        fail("schema", "unsupported schema \"" + schema + "\" (the interpreter reads plexus-ir/1)");
+    if (schema != "plexus-ir/1" && schema != "plexus-ir/2")
+        fail("schema", "unsupported schema \"" + schema + "\" (the interpreter reads plexus-ir/1 and /2)");
+    for (const char* key : {"types", "private"})
+        if (j.contains(key) && !(j[key].is_array() && j[key].empty()))
+            fail(key, "records, variants and private arrays are not interpreted yet");
     p_.name = str(j, "", "name");
     if (p_.name.empty()) fail("name", "empty kernel name");
 

@@ -20,14 +20,14 @@ struct BufferState; // core/src/runtime/buffer_state.hpp
 
 class BufferBase {
 public:
-    BufferBase(Runtime& rt, ir::Scalar element, size_t count);
+    BufferBase(Runtime& rt, ir::Type element, size_t count);
     BufferBase(BufferBase&&) noexcept;
     BufferBase& operator=(BufferBase&&) noexcept;
     ~BufferBase();
 
     size_t size() const;  // elements
     size_t bytes() const;
-    ir::Scalar element() const;
+    const ir::Type& element() const;
 
     // Copies between the host and the buffer; `bytes` and `offset` in bytes, bounds-checked.
     void write_bytes(const void* src, size_t bytes, size_t offset = 0);
@@ -43,11 +43,14 @@ private:
     std::unique_ptr<detail::BufferState> state_;
 };
 
-template <Number T> class Buffer : public BufferBase {
+// A buffer of any type a kernel's buffer parameter may have: numbers (px::half, px::bf16 and
+// the small integers too), px::Vec, records (PLEXUS_RECORD) and variants, each element in
+// the C++ type's own layout, which is the IR's.
+template <Storable T> class Buffer : public BufferBase {
 public:
     using element_type = T;
-    Buffer(Runtime& rt, size_t count) : BufferBase(rt, scalar_v<T>, count) {}
-    Buffer(Runtime& rt, std::span<const T> data) : BufferBase(rt, scalar_v<T>, data.size()) {
+    Buffer(Runtime& rt, size_t count) : BufferBase(rt, type_of<T>(), count) {}
+    Buffer(Runtime& rt, std::span<const T> data) : BufferBase(rt, type_of<T>(), data.size()) {
         write(data);
     }
     Buffer(Runtime& rt, const std::vector<T>& data) : Buffer(rt, std::span<const T>(data)) {}

@@ -1,6 +1,6 @@
-// The typed IR of plexus kernels: scalar types, expression and statement nodes, the kernel.
-// One list of node kinds (PLEXUS_IR_EXPRS / PLEXUS_IR_STMTS) drives the kind enums, the
-// visitor and every dispatch; nodes are immutable and built only through checked make().
+// The typed IR of plexus kernels: expression and statement nodes and the kernel (types in
+// plexus/types.hpp). One list of node kinds (PLEXUS_IR_EXPRS / PLEXUS_IR_STMTS) drives the kind
+// enums, the visitor and every dispatch; nodes are immutable and built only through make().
 #pragma once
 
 #include <cstdint>
@@ -11,24 +11,15 @@
 #include <string_view>
 #include <vector>
 
+#include "plexus/types.hpp"
+
 namespace plexus::ir {
 
-// ---- types -----------------------------------------------------------------------------
+// ---- types (plexus/types.hpp) and arrays --------------------------------------------------
 
-enum class Scalar : uint8_t { Void, Bool, I32, U32, I64, U64, F32, F64 };
-
-const char* to_string(Scalar t);              // "f32"
-std::optional<Scalar> scalar_from_string(std::string_view s);
-size_t size_of(Scalar t);                     // bytes; bool is 1, void 0
-inline bool is_float(Scalar t) { return t == Scalar::F32 || t == Scalar::F64; }
-inline bool is_integer(Scalar t) {
-    return t == Scalar::I32 || t == Scalar::U32 || t == Scalar::I64 || t == Scalar::U64;
-}
-inline bool is_signed(Scalar t) { return t == Scalar::I32 || t == Scalar::I64 || is_float(t); }
-inline bool is_arithmetic(Scalar t) { return is_integer(t) || is_float(t); }
-
-// Where an array lives: a buffer parameter (global) or a work-group shared array (local).
-enum class Space : uint8_t { Global, Local };
+// Where an array lives: a buffer parameter (global), a work-group shared array (local), or a
+// per-work-item array (private).
+enum class Space : uint8_t { Global, Local, Private };
 const char* to_string(Space s);
 
 // How a kernel may use a buffer parameter: In<T>, Out<T>, InOut<T>.
@@ -37,10 +28,12 @@ const char* to_string(Access a);
 
 // ---- node kinds --------------------------------------------------------------------------
 
-#define PLEXUS_IR_EXPRS(X) X(Const) X(Var) X(Unary) X(Binary) X(Select) X(Cast) X(Load) X(Call) X(Atomic)
+#define PLEXUS_IR_EXPRS(X)                                                                     \
+    X(Const) X(Var) X(Unary) X(Binary) X(Select) X(Cast) X(Load) X(Call) X(Atomic) X(Field)   \
+    X(Swizzle) X(Broadcast) X(Construct) X(MakeVariant)
 #define PLEXUS_IR_STMTS(X)                                                                     \
     X(Block) X(Let) X(Assign) X(Store) X(If) X(For) X(While) X(Break) X(Continue) X(Return)    \
-    X(Barrier) X(Fence) X(Eval) X(Native)
+    X(Barrier) X(Fence) X(Eval) X(Native) X(Match)
 
 enum class ExprKind : uint8_t {
 #define PLEXUS_X(name) name,
@@ -57,10 +50,10 @@ const char* to_string(StmtKind k); // "If"
 
 struct ExprNode {
     const ExprKind kind;
-    const Scalar type;
+    const Type type;
 
 protected:
-    ExprNode(ExprKind k, Scalar t) : kind(k), type(t) {}
+    ExprNode(ExprKind k, Type t) : kind(k), type(std::move(t)) {}
 };
 struct StmtNode {
     const StmtKind kind;
@@ -82,23 +75,24 @@ template <class T> const T* as(const Stmt& s) {
 
 // ---- expressions ---------------------------------------------------------------------------
 // Every make() throws plexus::Error(InvalidKernel) when its inputs do not fit together.
+// Vectors: Unary and arithmetic Binary work lane by lane; comparisons, and / or take scalars.
 
 struct Const final : ExprNode {
     static constexpr ExprKind node_kind = ExprKind::Const;
     int64_t i = 0;  // value of bool and integer constants (u64 stored by bit pattern)
-    double f = 0.0; // value of f32 / f64 constants (an f32 value is exact in a double)
+    double f = 0.0; // value of float constants, rounded to the type (exact in a double)
     static Expr make_int(Scalar t, int64_t v);
     static Expr make_float(Scalar t, double v);
     static Expr make_bool(bool v);
-    Const(Scalar t) : ExprNode(node_kind, t) {}
+    Const(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
 
-// A scalar variable or scalar parameter, by name.
+// A variable or scalar parameter, by name.
 struct Var final : ExprNode {
     static constexpr ExprKind node_kind = ExprKind::Var;
     std::string name;
-    static Expr make(std::string name, Scalar t);
-    Var(Scalar t) : ExprNode(node_kind, t) {}
+    static Expr make(std::string name, Type t);
+    Var(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
 
 enum class UnaryOp : uint8_t { Neg, Not, BitNot };
@@ -108,7 +102,7 @@ struct Unary final : ExprNode {
     UnaryOp op;
     Expr a;
     static Expr make(UnaryOp op, Expr a);
-    Unary(Scalar t) : ExprNode(node_kind, t) {}
+    Unary(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
 
 // Arithmetic and bitwise ops take two operands of one type and return it; comparisons return
@@ -128,32 +122,34 @@ struct Binary final : ExprNode {
     BinaryOp op;
     Expr a, b;
     static Expr make(BinaryOp op, Expr a, Expr b);
-    Binary(Scalar t) : ExprNode(node_kind, t) {}
+    Binary(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
 
 struct Select final : ExprNode {
     static constexpr ExprKind node_kind = ExprKind::Select;
-    Expr cond, a, b; // cond ? a : b; both arms are evaluated
+    Expr cond, a, b; // cond ? a : b; both arms are evaluated; any one type for both arms
     static Expr make(Expr cond, Expr a, Expr b);
-    Select(Scalar t) : ExprNode(node_kind, t) {}
+    Select(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
 
-// Conversion with C semantics (float to integer truncates toward zero; to bool is != 0).
+// Conversion with C semantics (float to integer truncates toward zero; to bool is != 0),
+// between scalars, or lane by lane between vectors of one lane count. Into or out of f16 and
+// bf16 it goes through f32.
 struct Cast final : ExprNode {
     static constexpr ExprKind node_kind = ExprKind::Cast;
     Expr a;
-    static Expr make(Scalar to, Expr a);
-    Cast(Scalar t) : ExprNode(node_kind, t) {}
+    static Expr make(Type to, Expr a);
+    Cast(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
 
-// Element `index` of the array `array` (a buffer parameter or a shared array) of element type.
+// Element `index` of the array `array` (a buffer parameter, a shared or a private array).
 struct Load final : ExprNode {
     static constexpr ExprKind node_kind = ExprKind::Load;
     std::string array;
     Space space;
     Expr index; // any integer type
-    static Expr make(std::string array, Space space, Scalar elem, Expr index);
-    Load(Scalar t) : ExprNode(node_kind, t) {}
+    static Expr make(std::string array, Space space, Type elem, Expr index);
+    Load(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
 
 // A call of a catalog intrinsic that is not an atomic, barrier or fence: indices, math.
@@ -163,13 +159,13 @@ struct Call final : ExprNode {
     std::vector<Expr> args;
     // Checks the name against the catalog and the argument types against its signature.
     static Expr make(std::string name, std::vector<Expr> args);
-    Call(Scalar t) : ExprNode(node_kind, t) {}
+    Call(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
 
 enum class AtomicOp : uint8_t { Add, Sub, Min, Max, And, Or, Xor, Xchg, CmpXchg };
 const char* to_string(AtomicOp op);
 // Atomically updates array[index]; its value is the element's previous value. CmpXchg stores
-// `value` when the element equals `compare`.
+// `value` when the element equals `compare`. Global and local arrays only.
 struct Atomic final : ExprNode {
     static constexpr ExprKind node_kind = ExprKind::Atomic;
     AtomicOp op;
@@ -180,7 +176,51 @@ struct Atomic final : ExprNode {
                      Expr value, Expr compare = nullptr);
     // The catalog name of this atomic: "atomic_add_i32_global".
     std::string intrinsic() const;
-    Atomic(Scalar t) : ExprNode(node_kind, t) {}
+    Atomic(Type t) : ExprNode(node_kind, std::move(t)) {}
+};
+
+// Field `index` of a record value.
+struct Field final : ExprNode {
+    static constexpr ExprKind node_kind = ExprKind::Field;
+    Expr base;
+    uint32_t index = 0;
+    static Expr make(Expr base, uint32_t index);
+    Field(Type t) : ExprNode(node_kind, std::move(t)) {}
+};
+
+// Lanes of a vector, in the order given: one lane is a scalar, 2, 3, 4 or 8 lanes a vector
+// (v.x(), v.zyx()).
+struct Swizzle final : ExprNode {
+    static constexpr ExprKind node_kind = ExprKind::Swizzle;
+    Expr base;
+    std::vector<uint8_t> lanes;
+    static Expr make(Expr base, std::vector<uint8_t> lanes);
+    Swizzle(Type t) : ExprNode(node_kind, std::move(t)) {}
+};
+
+// A vector of `lanes` copies of a scalar.
+struct Broadcast final : ExprNode {
+    static constexpr ExprKind node_kind = ExprKind::Broadcast;
+    Expr value;
+    static Expr make(Expr value, uint32_t lanes);
+    Broadcast(Type t) : ExprNode(node_kind, std::move(t)) {}
+};
+
+// A vector from its lanes, or a record from its fields, in order.
+struct Construct final : ExprNode {
+    static constexpr ExprKind node_kind = ExprKind::Construct;
+    std::vector<Expr> args;
+    static Expr make(Type t, std::vector<Expr> args);
+    Construct(Type t) : ExprNode(node_kind, std::move(t)) {}
+};
+
+// A variant value of case `index` with its payload (null for a case without payload).
+struct MakeVariant final : ExprNode {
+    static constexpr ExprKind node_kind = ExprKind::MakeVariant;
+    uint32_t index = 0;
+    Expr payload;
+    static Expr make(Type t, uint32_t index, Expr payload);
+    MakeVariant(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
 
 // ---- statements --------------------------------------------------------------------------
@@ -192,21 +232,28 @@ struct Block final : StmtNode {
     Block() : StmtNode(node_kind) {}
 };
 
-// Declares a mutable scalar variable, visible to the end of the enclosing block.
+// Declares a mutable variable, visible to the end of the enclosing block.
 struct Let final : StmtNode {
     static constexpr StmtKind node_kind = StmtKind::Let;
     std::string name;
-    Scalar type;
+    Type type;
     Expr init;
     static Stmt make(std::string name, Expr init);
     Let() : StmtNode(node_kind) {}
 };
 
+// A path into a value: each step a field of a record or a lane of a vector, so that
+// `p.pos.x = v` writes one lane of one field. Empty: the whole value.
+using Path = std::vector<uint32_t>;
+// The type reached by following `path` from `root`; nullopt when a step does not fit.
+std::optional<Type> path_type(const Type& root, const Path& path);
+
 struct Assign final : StmtNode {
     static constexpr StmtKind node_kind = StmtKind::Assign;
     std::string name;
+    Path path;
     Expr value;
-    static Stmt make(std::string name, Expr value);
+    static Stmt make(std::string name, Expr value, Path path = {});
     Assign() : StmtNode(node_kind) {}
 };
 
@@ -215,7 +262,8 @@ struct Store final : StmtNode {
     std::string array;
     Space space;
     Expr index, value;
-    static Stmt make(std::string array, Space space, Expr index, Expr value);
+    Path path;
+    static Stmt make(std::string array, Space space, Expr index, Expr value, Path path = {});
     Store() : StmtNode(node_kind) {}
 };
 
@@ -299,35 +347,67 @@ struct Native final : StmtNode {
     Native() : StmtNode(node_kind) {}
 };
 
+// Runs the body of the case a variant value holds. A case with a payload may bind it to a
+// variable (`var`, visible in that body only, mutable); `otherwise` runs for every case not
+// listed. The validator requires every case to be listed once, or an otherwise.
+struct MatchCase {
+    uint32_t index = 0; // the variant's case
+    std::string var;    // "" binds nothing
+    Stmt body;
+};
+struct Match final : StmtNode {
+    static constexpr StmtKind node_kind = StmtKind::Match;
+    Expr value;
+    std::vector<MatchCase> cases;
+    Stmt otherwise; // may be null
+    static Stmt make(Expr value, std::vector<MatchCase> cases, Stmt otherwise = nullptr);
+    Match() : StmtNode(node_kind) {}
+};
+
 // ---- the kernel ----------------------------------------------------------------------------
 
 struct Param {
     enum class Kind : uint8_t { Buffer, Scalar };
     std::string name;
     Kind kind = Kind::Scalar;
-    ir::Scalar type = ir::Scalar::Void; // element type of a buffer, type of a scalar
-    Access access = Access::Read;       // buffers only
+    Type type;                    // element type of a buffer, type of a scalar
+    Access access = Access::Read; // buffers only
     bool operator==(const Param&) const = default;
 };
 
-struct SharedArray {
+// A shared (work-group) or private (per-work-item) array with a static element count. A
+// shared array may carry a shape: `dims` (rows, cols[, depth]) and `pad` elements added to
+// each innermost row; the kernel language turns a[r][c] into the flat r * (cols + pad) + c.
+struct ArrayDecl {
     std::string name;
-    Scalar type = Scalar::F32;
-    uint32_t count = 0;
-    bool operator==(const SharedArray&) const = default;
+    Type type = Scalar::F32;
+    uint32_t count = 0;         // elements, padding included
+    std::vector<uint32_t> dims{}; // empty: one-dimensional
+    uint32_t pad = 0;
+    bool operator==(const ArrayDecl&) const = default;
 };
+using SharedArray = ArrayDecl;
 
 struct Kernel {
     std::string name;
     std::vector<Param> params;
-    std::vector<SharedArray> shared;
+    std::vector<ArrayDecl> shared;
     Stmt body; // a Block
+    // Every record and variant the kernel uses, each after the ones it contains.
+    std::vector<std::shared_ptr<const TypeDecl>> types;
+    std::vector<ArrayDecl> privates;
 
     const Param* param(std::string_view name) const;
-    const SharedArray* shared_array(std::string_view name) const;
+    const ArrayDecl* shared_array(std::string_view name) const;
+    const ArrayDecl* private_array(std::string_view name) const;
+    const TypeDecl* type_decl(std::string_view name) const;
     uint64_t shared_bytes() const;
     uint64_t hash() const; // FNV-1a of the canonical JSON: stable across runs and processes
 };
+
+// Sets k.types to every record and variant that the parameters, arrays and body use, each
+// after the ones it contains; throws InvalidKernel when two different types share a name.
+void collect_types(Kernel& k);
 
 // What a kernel asks of a backend, collected in one walk.
 struct KernelUses {
@@ -368,14 +448,21 @@ template <class Derived, class R = void> struct StmtVisitor {
     }
 };
 
+// Calls f(child) for each direct sub-expression of e, in evaluation order.
+template <class F> void for_each_child(const ExprNode& e, F&& f);
+// Calls on_expr(e) for each expression a statement holds directly and on_stmt(s) for each
+// statement it holds (bodies, arms, fallbacks), in the order they run; null parts are skipped.
+template <class FE, class FS> void for_each_part(const StmtNode& s, FE&& on_expr, FS&& on_stmt);
+
 // ---- passes and formats ------------------------------------------------------------------
 
 std::string print(const Kernel& k);         // readable text
 std::string print(const Expr& e);
-std::string to_json(const Kernel& k);        // schema "plexus-ir/1", indented, sorted keys
+std::string to_json(const Kernel& k);        // schema "plexus-ir/2", indented, sorted keys
 std::string canonical_json(const Kernel& k); // the same on one line: what hash() covers
-// Throws plexus::Error(InvalidIR) naming the JSON path ("kernel.body.body[2].value.op") and
-// what was expected; `origin` (a file name) goes into the error's context.
+// Reads schema "plexus-ir/2" and "plexus-ir/1". Throws plexus::Error(InvalidIR) naming the JSON
+// path ("kernel.body.body[2].value.op") and what was expected; `origin` (a file name) goes
+// into the error's context.
 Kernel from_json(std::string_view text, const std::string& origin = "");
 
 struct ValidateLimits {
@@ -383,5 +470,87 @@ struct ValidateLimits {
 };
 // Throws plexus::Error(InvalidKernel) naming the kernel and the construct.
 void validate(const Kernel& k, const ValidateLimits& limits = {});
+
+// ---- inline definitions ------------------------------------------------------------------
+
+template <class F> void for_each_child(const ExprNode& e, F&& f) {
+    switch (e.kind) {
+    case ExprKind::Const: case ExprKind::Var: return;
+    case ExprKind::Unary: f(static_cast<const Unary&>(e).a); return;
+    case ExprKind::Binary: {
+        auto& n = static_cast<const Binary&>(e);
+        f(n.a), f(n.b);
+        return;
+    }
+    case ExprKind::Select: {
+        auto& n = static_cast<const Select&>(e);
+        f(n.cond), f(n.a), f(n.b);
+        return;
+    }
+    case ExprKind::Cast: f(static_cast<const Cast&>(e).a); return;
+    case ExprKind::Load: f(static_cast<const Load&>(e).index); return;
+    case ExprKind::Call:
+        for (auto& a : static_cast<const Call&>(e).args) f(a);
+        return;
+    case ExprKind::Atomic: {
+        auto& n = static_cast<const Atomic&>(e);
+        f(n.index), f(n.value);
+        if (n.compare) f(n.compare);
+        return;
+    }
+    case ExprKind::Field: f(static_cast<const Field&>(e).base); return;
+    case ExprKind::Swizzle: f(static_cast<const Swizzle&>(e).base); return;
+    case ExprKind::Broadcast: f(static_cast<const Broadcast&>(e).value); return;
+    case ExprKind::Construct:
+        for (auto& a : static_cast<const Construct&>(e).args) f(a);
+        return;
+    case ExprKind::MakeVariant:
+        if (auto& p = static_cast<const MakeVariant&>(e).payload) f(p);
+        return;
+    }
+}
+
+template <class FE, class FS> void for_each_part(const StmtNode& s, FE&& on_expr, FS&& on_stmt) {
+    auto e = [&](const Expr& x) { if (x) on_expr(x); };
+    auto st = [&](const Stmt& x) { if (x) on_stmt(x); };
+    switch (s.kind) {
+    case StmtKind::Block:
+        for (auto& x : static_cast<const Block&>(s).body) st(x);
+        return;
+    case StmtKind::Let: e(static_cast<const Let&>(s).init); return;
+    case StmtKind::Assign: e(static_cast<const Assign&>(s).value); return;
+    case StmtKind::Store: {
+        auto& n = static_cast<const Store&>(s);
+        e(n.index), e(n.value);
+        return;
+    }
+    case StmtKind::If: {
+        auto& n = static_cast<const If&>(s);
+        e(n.cond), st(n.then_body), st(n.else_body);
+        return;
+    }
+    case StmtKind::For: {
+        auto& n = static_cast<const For&>(s);
+        e(n.begin), e(n.end), e(n.step), st(n.body);
+        return;
+    }
+    case StmtKind::While: {
+        auto& n = static_cast<const While&>(s);
+        e(n.cond), st(n.body);
+        return;
+    }
+    case StmtKind::Eval: e(static_cast<const Eval&>(s).value); return;
+    case StmtKind::Native: st(static_cast<const Native&>(s).fallback); return;
+    case StmtKind::Match: {
+        auto& n = static_cast<const Match&>(s);
+        e(n.value);
+        for (auto& c : n.cases) st(c.body);
+        st(n.otherwise);
+        return;
+    }
+    case StmtKind::Break: case StmtKind::Continue: case StmtKind::Return: case StmtKind::Barrier:
+    case StmtKind::Fence: return;
+    }
+}
 
 } // namespace plexus::ir

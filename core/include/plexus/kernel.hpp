@@ -1,9 +1,12 @@
 // The plexus kernel language: C++ that traces into the IR. A kernel is a lambda over In<T>,
 // Out<T>, InOut<T> and scalar parameters; running it once under a tracer records statements.
+// Values are Value<T> (an expression), Part<T> (a place that can be assigned: a variable or
+// an array element, or a field or lane of one) and Var<T> (a new variable).
 #pragma once
 
 #include "plexus/error.hpp"
 #include "plexus/ir.hpp"
+#include "plexus/kernel_types.hpp"
 
 #include <concepts>
 #include <cstdint>
@@ -17,23 +20,6 @@
 #include <vector>
 
 namespace plexus {
-
-// ---- scalar types -----------------------------------------------------------------------
-
-template <class T> struct scalar_of;
-template <> struct scalar_of<bool> { static constexpr ir::Scalar value = ir::Scalar::Bool; };
-template <> struct scalar_of<int32_t> { static constexpr ir::Scalar value = ir::Scalar::I32; };
-template <> struct scalar_of<uint32_t> { static constexpr ir::Scalar value = ir::Scalar::U32; };
-template <> struct scalar_of<int64_t> { static constexpr ir::Scalar value = ir::Scalar::I64; };
-template <> struct scalar_of<uint64_t> { static constexpr ir::Scalar value = ir::Scalar::U64; };
-template <> struct scalar_of<float> { static constexpr ir::Scalar value = ir::Scalar::F32; };
-template <> struct scalar_of<double> { static constexpr ir::Scalar value = ir::Scalar::F64; };
-template <class T> inline constexpr ir::Scalar scalar_v = scalar_of<T>::value;
-
-template <class T>
-concept KernelScalar = requires { scalar_of<T>::value; };
-template <class T>
-concept Number = KernelScalar<T> && !std::same_as<T, bool>;
 
 namespace detail {
 
@@ -55,6 +41,8 @@ public:
     size_t depth() const { return blocks_.size(); }
     size_t size() const { return blocks_.back().size(); }
     ir::Kernel& kernel() { return kernel_; }
+    // An InvalidKernel error naming the kernel being traced.
+    [[noreturn]] void fail(const std::string& what) const;
 
 private:
     ir::Kernel& kernel_;
@@ -65,56 +53,208 @@ private:
 
 struct ParamTag {};
 
+// The expression converting `e` (of C++ type From) to To: only conversions that lose nothing
+// happen implicitly; any other is an InvalidKernel error asking for px::cast.
+ir::Expr convert(const ir::Expr& e, const ir::Type& to, const char* what);
+// A constant expression of a C++ value of a kernel type (numbers, vectors, records).
+template <KernelType T> ir::Expr constant(const T& v);
+// The zero value of a type (a variable declared without initializer starts with it).
+ir::Expr zero(const ir::Type& t);
+
 } // namespace detail
+
+template <KernelType T> class Value;
+template <KernelType T> class Part;
+template <KernelType T> class Var;
+
+namespace detail {
+template <class T> T value_type_of(const Value<T>&);
+template <class T, class U> Value<T> lift(const U& u);
+// A vector's lane type; any other type itself.
+template <class T> struct element_of {
+    using type = T;
+};
+template <class E, int N> struct element_of<Vec<E, N>> {
+    using type = E;
+};
+template <class T> using element_t = typename element_of<T>::type;
+template <class T>
+concept FloatLike = std::is_floating_point_v<T> || std::same_as<T, half> || std::same_as<T, bf16>;
+template <class X> using vt = decltype(value_type_of(std::declval<const X&>()));
+} // namespace detail
+// Value<T>, Part<T>, Var<T> and the other classes derived from Value<T>.
+template <class X>
+concept IsValue = requires { typename detail::vt<X>; };
 
 // ---- values ------------------------------------------------------------------------------
 
-// An expression of type T (an rvalue).
-template <KernelScalar T> class Value {
+template <KernelType T> class Value {
+    using element = typename detail::element_of<T>::type;
+    static constexpr int lanes_of() {
+        if constexpr (is_vec_v<T>) return T::lanes;
+        else return 1;
+    }
+
 public:
     using type = T;
     explicit Value(ir::Expr e) : e_(std::move(e)) {}
-    Value(T literal) : e_(make_const(literal)) {}
+    Value(const T& literal)
+        requires(!is_variant_v<T>)
+        : e_(detail::constant(literal)) {}
+    template <Literal U>
+        requires(KernelScalar<T> && !std::same_as<U, T>)
+    Value(U literal) : e_(detail::constant(static_cast<T>(literal))) {}
+    // A value of another type that converts exactly (i8 to i32, f16 to f32, ...).
+    template <KernelType U>
+        requires(!std::same_as<U, T> && KernelScalar<T> && KernelScalar<U> && ir::widens_exactly(scalar_v<U>, scalar_v<T>))
+    Value(const Value<U>& v) : e_(ir::Cast::make(scalar_v<T>, v.expr())) {}
     const ir::Expr& expr() const { return e_; }
+
+    // Vectors: lanes and swizzles (v.x(), v.zyx(), v.swizzle<0, 0>()).
+    template <int... L>
+        requires(is_vec_v<T> && sizeof...(L) >= 1)
+    auto swizzle() const {
+        static_assert(((L >= 0 && L < lanes_of()) && ...), "a lane past the end of the vector");
+        auto e = ir::Swizzle::make(e_, {uint8_t(L)...});
+        if constexpr (sizeof...(L) == 1) return Value<element>(e);
+        else return Value<Vec<element, int(sizeof...(L))>>(e);
+    }
+    Value<element> x() const requires is_vec_v<T> { return swizzle<0>(); }
+    Value<element> y() const requires is_vec_v<T> { return swizzle<1>(); }
+    Value<element> z() const requires(is_vec_v<T> && lanes_of() >= 3) { return swizzle<2>(); }
+    Value<element> w() const requires(is_vec_v<T> && lanes_of() >= 4) { return swizzle<3>(); }
+    auto xy() const requires is_vec_v<T> { return swizzle<0, 1>(); }
+    auto xyz() const requires(is_vec_v<T> && lanes_of() >= 3) { return swizzle<0, 1, 2>(); }
+    auto zyx() const requires(is_vec_v<T> && lanes_of() >= 3) { return swizzle<2, 1, 0>(); }
+    auto wzyx() const requires(is_vec_v<T> && lanes_of() >= 4) { return swizzle<3, 2, 1, 0>(); }
+    // Lane i (a C++ constant) of a vector.
+    Value<element> lane(int i) const requires is_vec_v<T> {
+        return Value<element>(ir::Swizzle::make(e_, {uint8_t(i)}));
+    }
+    // Records: v[&Particle::mass].
+    template <class P>
+        requires(KernelRecord<T> && std::is_member_object_pointer_v<P>)
+    auto operator[](P member) const {
+        return Value<detail::member_t<P>>(ir::Field::make(e_, field_index<T>(member)));
+    }
 
 protected:
     ir::Expr e_;
-
-    static ir::Expr make_const(T v) {
-        if constexpr (std::same_as<T, bool>) return ir::Const::make_bool(v);
-        else if constexpr (std::is_floating_point_v<T>) return ir::Const::make_float(scalar_v<T>, v);
-        else return ir::Const::make_int(scalar_v<T>, static_cast<int64_t>(v));
-    }
 };
 
-// A mutable variable of the kernel: construction declares it, assignment assigns it.
-template <KernelScalar T> class Var : public Value<T> {
-public:
-    Var() : Var(Value<T>(T{})) {}
-    Var(T literal) : Var(Value<T>(literal)) {}
-    Var(const Value<T>& init) : Value<T>(nullptr) { declare(init.expr()); }
-    Var(const Var& other) : Value<T>(nullptr) { declare(other.expr()); }
-    // Moving binds the same variable: how parameters and loop variables reach the lambda.
-    Var(Var&& other) noexcept : Value<T>(std::move(other.e_)), name_(std::move(other.name_)) {}
-    // Binds a parameter or loop variable by name, declaring nothing.
-    Var(detail::ParamTag, std::string name)
-        : Value<T>(ir::Var::make(name, scalar_v<T>)), name_(std::move(name)) {}
+namespace detail {
+// Where a Part lives: a variable or an array element, and the path of fields / lanes into it.
+struct Place {
+    bool array = false;
+    std::string name;
+    ir::Space space = ir::Space::Global;
+    ir::Expr index; // arrays
+    ir::Type root;  // the variable's or the element's type
+    ir::Path path;
 
-    Var& operator=(const Value<T>& v) {
-        detail::Tracer::current().emit(ir::Assign::make(name_, v.expr()));
+    Place step(uint32_t s) const {
+        Place p = *this;
+        p.path.push_back(s);
+        return p;
+    }
+    ir::Expr read() const; // the expression of the place's current value
+    void write(const ir::Expr& value) const;
+};
+} // namespace detail
+
+// A place that can be assigned: a variable, an array element, or a field or lane of one.
+template <KernelType T> class Part : public Value<T> {
+    using element = typename detail::element_of<T>::type;
+    static constexpr int lanes() {
+        if constexpr (is_vec_v<T>) return T::lanes;
+        else return 1;
+    }
+
+public:
+    explicit Part(detail::Place p) : Value<T>(p.read()), place_(std::move(p)) {}
+    Part(const Part&) = default;
+
+    // Assignment writes the place; it never copies the C++ object.
+    Part& operator=(const Part& v) {
+        assign(v.expr());
         return *this;
     }
-    Var& operator=(const Var& v) { return *this = static_cast<const Value<T>&>(v); }
-    Var& operator=(T v) { return *this = Value<T>(v); }
-    const std::string& name() const { return name_; }
+    const Part& operator=(const Part& v) const { return assign(v.expr()); }
+    template <class U>
+        requires(IsValue<U> || Literal<U> || std::same_as<U, T>) && (!std::derived_from<U, Part>)
+    const Part& operator=(const U& v) const {
+        if constexpr (std::same_as<U, T>) return assign(Value<T>(v).expr());
+        else return assign(detail::lift<T>(v).expr());
+    }
+    const detail::Place& place() const { return place_; }
+
+    // The same sub-places as Value's, but assignable.
+    Part<element> x() const requires is_vec_v<T> { return lane(0); }
+    Part<element> y() const requires is_vec_v<T> { return lane(1); }
+    Part<element> z() const requires(is_vec_v<T> && lanes() >= 3) { return lane(2); }
+    Part<element> w() const requires(is_vec_v<T> && lanes() >= 4) { return lane(3); }
+    Part<element> lane(int i) const requires is_vec_v<T> {
+        if (i < 0 || i >= lanes())
+            detail::Tracer::current().fail("lane " + std::to_string(i) + " of a vector of " + std::to_string(lanes()));
+        return Part<element>(place_.step(uint32_t(i)));
+    }
+    template <class P>
+        requires(KernelRecord<T> && std::is_member_object_pointer_v<P>)
+    auto operator[](P member) const {
+        return Part<detail::member_t<P>>(place_.step(field_index<T>(member)));
+    }
+
+protected:
+    detail::Place place_;
+    const Part& assign(const ir::Expr& v) const {
+        place_.write(detail::convert(v, type_of<T>(), "assignment"));
+        return *this;
+    }
+};
+// An element of an array that can be written (Out<T>, InOut<T>, shared and private arrays).
+template <KernelType T> using Ref = Part<T>;
+
+// A mutable variable of the kernel: construction declares it, assignment assigns it.
+template <KernelType T> class Var : public Part<T> {
+public:
+    Var() : Var(Value<T>(detail::zero(type_of<T>()))) {}
+    Var(const T& literal) requires(!is_variant_v<T>) : Var(Value<T>(literal)) {}
+    template <Literal U>
+        requires((KernelScalar<T> || is_vec_v<T>) && !std::same_as<U, T>)
+    Var(U literal) : Var(detail::lift<T>(literal)) {}
+    template <class U>
+        requires IsValue<U>
+    Var(const U& init) : Part<T>(declare(detail::convert(init.expr(), type_of<T>(), "initialization"))) {}
+    Var(const Var& other) : Part<T>(declare(other.expr())) {}
+    // Moving binds the same variable: how parameters and loop variables reach the lambda.
+    Var(Var&& other) noexcept : Part<T>(std::move(other.place_)) {}
+    // Binds a parameter or loop variable by name, declaring nothing.
+    Var(detail::ParamTag, std::string name) : Part<T>(bound(std::move(name))) {}
+
+    Var& operator=(const Var& v) {
+        this->assign(v.expr());
+        return *this;
+    }
+    template <class U>
+        requires IsValue<U> || Literal<U> || std::same_as<U, T>
+    Var& operator=(const U& v) {
+        Part<T>::operator=(v);
+        return *this;
+    }
+    const std::string& name() const { return this->place_.name; }
 
 private:
-    std::string name_;
-    void declare(const ir::Expr& init) {
+    static detail::Place bound(std::string name) {
+        detail::Place p;
+        p.name = std::move(name);
+        p.root = type_of<T>();
+        return p;
+    }
+    static detail::Place declare(const ir::Expr& init) {
         auto& t = detail::Tracer::current();
-        name_ = t.fresh("v");
-        t.emit(ir::Let::make(name_, init));
-        this->e_ = ir::Var::make(name_, scalar_v<T>);
+        std::string name = t.fresh("v");
+        t.emit(ir::Let::make(name, init));
+        return bound(name);
     }
 };
 
@@ -125,46 +265,24 @@ using Long = Var<int64_t>;
 using ULong = Var<uint64_t>;
 using Float = Var<float>;
 using Double = Var<double>;
-
-// An element of an array that can be written: Out<T>, InOut<T>, shared arrays.
-template <Number T> class Ref : public Value<T> {
-public:
-    Ref(std::string array, ir::Space space, ir::Expr index)
-        : Value<T>(ir::Load::make(array, space, scalar_v<T>, index)),
-          array_(std::move(array)),
-          space_(space),
-          index_(std::move(index)) {}
-    const Ref& operator=(const Value<T>& v) const {
-        detail::Tracer::current().emit(ir::Store::make(array_, space_, index_, v.expr()));
-        return *this;
-    }
-    const Ref& operator=(const Ref& v) const { return *this = static_cast<const Value<T>&>(v); }
-    const Ref& operator=(T v) const { return *this = Value<T>(v); }
-    const std::string& array() const { return array_; }
-    ir::Space space() const { return space_; }
-    const ir::Expr& index() const { return index_; }
-
-private:
-    std::string array_;
-    ir::Space space_;
-    ir::Expr index_;
-};
+using Half = Var<half>;
+using BFloat16 = Var<bf16>;
 
 template <class I>
-concept IndexLike = std::integral<I> || requires(const I& i) {
-    requires std::integral<typename I::type>;
-    { i.expr() } -> std::convertible_to<ir::Expr>;
-};
+concept IndexLike = std::integral<I> || (IsValue<I> && std::integral<detail::vt<I>> && !std::same_as<detail::vt<I>, bool>);
 namespace detail {
 template <IndexLike I> ir::Expr index_expr(const I& i) {
     if constexpr (std::integral<I>) return ir::Const::make_int(ir::Scalar::I64, static_cast<int64_t>(i));
     else return i.expr();
 }
+// row * pitch + col in i64 when either index is 64-bit, else in i32.
+ir::Expr flat_index(const ir::Expr& row, uint64_t pitch, const ir::Expr& col);
+Place element_place(std::string array, ir::Space space, ir::Type elem, ir::Expr index);
 } // namespace detail
 
-// ---- parameters --------------------------------------------------------------------------
+// ---- parameters and arrays ------------------------------------------------------------------
 
-template <Number T, ir::Access A> class BufferParam {
+template <Storable T, ir::Access A> class BufferParam {
 public:
     using element = T;
     static constexpr ir::Access access = A;
@@ -172,116 +290,187 @@ public:
     const std::string& name() const { return name_; }
 
     template <IndexLike I> auto operator[](const I& i) const {
-        if constexpr (A == ir::Access::Read)
-            return Value<T>(ir::Load::make(name_, ir::Space::Global, scalar_v<T>, detail::index_expr(i)));
-        else
-            return Ref<T>(name_, ir::Space::Global, detail::index_expr(i));
+        detail::Place p = detail::element_place(name_, ir::Space::Global, type_of<T>(), detail::index_expr(i));
+        if constexpr (A == ir::Access::Read) return Value<T>(p.read());
+        else return Part<T>(std::move(p));
     }
 
 private:
     std::string name_;
 };
 
-template <Number T> using In = BufferParam<T, ir::Access::Read>;
-template <Number T> using Out = BufferParam<T, ir::Access::Write>;
-template <Number T> using InOut = BufferParam<T, ir::Access::ReadWrite>;
+template <Storable T> using In = BufferParam<T, ir::Access::Read>;
+template <Storable T> using Out = BufferParam<T, ir::Access::Write>;
+template <Storable T> using InOut = BufferParam<T, ir::Access::ReadWrite>;
 
-// A work-group shared array declared inside a kernel: px::shared<float>(256).
-template <Number T> class Shared {
+// A work-group shared array (space Local) or a per-work-item array (space Private), indexed
+// by one flat index, or by one index per dimension for a shaped shared array.
+template <Storable T, int Dims = 1> class LocalArray {
 public:
-    Shared(std::string name, uint32_t count) : name_(std::move(name)), count_(count) {}
-    template <IndexLike I> Ref<T> operator[](const I& i) const {
-        return Ref<T>(name_, ir::Space::Local, detail::index_expr(i));
+    LocalArray(std::string name, ir::Space space, std::array<uint32_t, 3> dims, uint32_t pad)
+        : name_(std::move(name)), space_(space), dims_(dims), pad_(pad) {}
+    // 1-D: the element; 2-D: a row (tile[r][c]); 3-D: a plane.
+    template <IndexLike I> auto operator[](const I& i) const {
+        if constexpr (Dims == 1) return Part<T>(detail::element_place(name_, space_, type_of<T>(), detail::index_expr(i)));
+        else return View<Dims - 1>{this, detail::index_expr(i)};
     }
-    uint32_t size() const { return count_; }
+    uint32_t size() const { return dims_[0]; } // elements (1-D) or rows
 
 private:
+    // The rows or planes of a shaped array, flattened as r * (cols + pad) + c.
+    template <int Left> struct View {
+        const LocalArray* a;
+        ir::Expr base; // the index so far, in units of the remaining dimensions
+        template <IndexLike I> auto operator[](const I& i) const {
+            const uint64_t extent = Left == 1 ? uint64_t(a->dims_[Dims - 1]) + a->pad_ : a->dims_[Dims - Left];
+            ir::Expr flat = detail::flat_index(base, extent, detail::index_expr(i));
+            if constexpr (Left == 1) return Part<T>(detail::element_place(a->name_, a->space_, type_of<T>(), flat));
+            else return View<Left - 1>{a, flat};
+        }
+    };
     std::string name_;
-    uint32_t count_;
+    ir::Space space_;
+    std::array<uint32_t, 3> dims_;
+    uint32_t pad_;
+};
+template <Storable T> using Shared = LocalArray<T, 1>;
+
+// Elements added to each innermost row of a shaped shared array (against bank conflicts).
+struct Pad {
+    uint32_t elements = 0;
 };
 
-template <Number T> Shared<T> shared(uint32_t count) {
-    auto& t = detail::Tracer::current();
-    std::string name = t.fresh("shared");
-    t.kernel().shared.push_back({name, scalar_v<T>, count});
-    return Shared<T>(name, count);
+namespace detail {
+// Declares the array in the kernel being traced and returns its name.
+std::string declare_array(ir::Space space, const ir::Type& t, std::vector<uint32_t> dims, uint32_t pad);
+template <Storable T, int D> LocalArray<T, D> local_array(ir::Space space, std::vector<uint32_t> dims, uint32_t pad) {
+    std::array<uint32_t, 3> d{1, 1, 1};
+    std::copy(dims.begin(), dims.end(), d.begin());
+    return LocalArray<T, D>(declare_array(space, type_of<T>(), std::move(dims), pad), space, d, pad);
+}
+} // namespace detail
+
+// px::shared<float>(256); px::shared<float>(16, 16, px::Pad{1}) is tile[r][c] with rows of 17.
+template <Storable T> Shared<T> shared(uint32_t count) { return detail::local_array<T, 1>(ir::Space::Local, {count}, 0); }
+template <Storable T> LocalArray<T, 2> shared(uint32_t rows, uint32_t cols, Pad pad = {}) {
+    return detail::local_array<T, 2>(ir::Space::Local, {rows, cols}, pad.elements);
+}
+template <Storable T> LocalArray<T, 3> shared(uint32_t d0, uint32_t d1, uint32_t d2, Pad pad = {}) {
+    return detail::local_array<T, 3>(ir::Space::Local, {d0, d1, d2}, pad.elements);
+}
+// An array of `count` elements private to each work-item (registers or the stack).
+template <Storable T> LocalArray<T, 1> private_array(uint32_t count) {
+    return detail::local_array<T, 1>(ir::Space::Private, {count}, 0);
 }
 
 // ---- operators ---------------------------------------------------------------------------
 
 namespace detail {
-template <class T, class U> Value<T> lift(const U& u) {
-    if constexpr (std::is_arithmetic_v<U>) return Value<T>(static_cast<T>(u));
-    else return Value<T>(u.expr());
-}
-template <class A, class B> struct common_value;
-template <class T> struct common_value<Value<T>, Value<T>> { using type = T; };
-template <class T, class U> requires std::is_arithmetic_v<U> struct common_value<Value<T>, U> { using type = T; };
-template <class T, class U> requires std::is_arithmetic_v<U> struct common_value<U, Value<T>> { using type = T; };
 
-template <class X> struct as_value { using type = X; };
-template <class T> struct as_value<Var<T>> { using type = Value<T>; };
-template <class T> struct as_value<Ref<T>> { using type = Value<T>; };
-template <class X> using value_t = typename common_value<
-    typename as_value<std::remove_cvref_t<std::tuple_element_t<0, X>>>::type,
-    typename as_value<std::remove_cvref_t<std::tuple_element_t<1, X>>>::type>::type;
+// The common type of two operands, or void when they do not combine without an explicit
+// cast: one type; a number and a value (the number takes the value's type); two scalar types
+// of which one converts exactly to the other; a vector and a scalar of its element type
+// (broadcast).
+template <class A, class B> struct common {
+    using type = void;
+};
+template <IsValue A, Literal B> struct common<A, B> {
+    using type = vt<A>;
+};
+template <Literal A, IsValue B> struct common<A, B> {
+    using type = vt<B>;
+};
+template <class TA, class TB> consteval auto common_of() {
+    if constexpr (std::same_as<TA, TB>) return std::type_identity<TA>{};
+    else if constexpr (KernelScalar<TA> && KernelScalar<TB>) {
+        if constexpr (ir::widens_exactly(scalar_v<TB>, scalar_v<TA>)) return std::type_identity<TA>{};
+        else if constexpr (ir::widens_exactly(scalar_v<TA>, scalar_v<TB>)) return std::type_identity<TB>{};
+        else return std::type_identity<void>{};
+    } else if constexpr (is_vec_v<TA> && KernelScalar<TB>) {
+        if constexpr (ir::widens_exactly(scalar_v<TB>, scalar_v<typename TA::element>)) return std::type_identity<TA>{};
+        else return std::type_identity<void>{};
+    } else if constexpr (KernelScalar<TA> && is_vec_v<TB>) {
+        return common_of<TB, TA>();
+    } else {
+        return std::type_identity<void>{};
+    }
+}
+template <IsValue A, IsValue B> struct common<A, B> {
+    using type = typename decltype(common_of<vt<A>, vt<B>>())::type;
+};
+template <class A, class B> using common_t = typename common<std::remove_cvref_t<A>, std::remove_cvref_t<B>>::type;
+
+// An operand as a Value<T>: numbers convert to T (a vector's element, broadcast), values
+// convert exactly (a scalar into a vector is broadcast).
+template <class T, class U> Value<T> lift(const U& u) {
+    if constexpr (Literal<U>) {
+        if constexpr (is_vec_v<T>)
+            return Value<T>(ir::Broadcast::make(constant(static_cast<typename T::element>(u)), T::lanes));
+        else return Value<T>(static_cast<T>(u));
+    } else if constexpr (is_vec_v<T> && !is_vec_v<vt<U>>) {
+        return Value<T>(ir::Broadcast::make(convert(u.expr(), type_of<typename T::element>(), "operand"), T::lanes));
+    } else {
+        return Value<T>(convert(u.expr(), type_of<T>(), "operand"));
+    }
+}
+
 } // namespace detail
 
-// An operand pair is allowed when both are values of one type, or a value and a C++ number
-// (converted to the value's type). Mixing two value types needs an explicit cast<T>().
+// An operand pair: see detail::common. Two C++ numbers are not kernel values.
 template <class A, class B>
-concept Operands = requires { typename detail::value_t<std::tuple<A, B>>; } &&
-                   !(std::is_arithmetic_v<A> && std::is_arithmetic_v<B>);
+concept Operands = !std::is_void_v<detail::common_t<A, B>> && (IsValue<std::remove_cvref_t<A>> || IsValue<std::remove_cvref_t<B>>);
+template <class A, class B>
+concept ScalarOperands = Operands<A, B> && KernelScalar<detail::common_t<A, B>>;
 
-#define PLEXUS_BINARY(op, irop, result)                                                        \
+#define PLEXUS_BINARY(op, irop, concept_, result)                                              \
     template <class A, class B>                                                                \
-        requires Operands<A, B>                                                                \
+        requires concept_<A, B>                                                                \
     auto operator op(const A& a, const B& b) {                                                 \
-        using T = detail::value_t<std::tuple<A, B>>;                                           \
+        using T = detail::common_t<A, B>;                                                      \
         using R = result;                                                                      \
         return Value<R>(ir::Binary::make(ir::BinaryOp::irop, detail::lift<T>(a).expr(),        \
                                          detail::lift<T>(b).expr()));                          \
     }
-PLEXUS_BINARY(+, Add, T)
-PLEXUS_BINARY(-, Sub, T)
-PLEXUS_BINARY(*, Mul, T)
-PLEXUS_BINARY(/, Div, T)
-PLEXUS_BINARY(%, Rem, T)
-PLEXUS_BINARY(&, BitAnd, T)
-PLEXUS_BINARY(|, BitOr, T)
-PLEXUS_BINARY(^, BitXor, T)
-PLEXUS_BINARY(<<, Shl, T)
-PLEXUS_BINARY(>>, Shr, T)
-PLEXUS_BINARY(&&, LogicalAnd, T)
-PLEXUS_BINARY(||, LogicalOr, T)
-PLEXUS_BINARY(==, Eq, bool)
-PLEXUS_BINARY(!=, Ne, bool)
-PLEXUS_BINARY(<, Lt, bool)
-PLEXUS_BINARY(<=, Le, bool)
-PLEXUS_BINARY(>, Gt, bool)
-PLEXUS_BINARY(>=, Ge, bool)
+PLEXUS_BINARY(+, Add, Operands, T)
+PLEXUS_BINARY(-, Sub, Operands, T)
+PLEXUS_BINARY(*, Mul, Operands, T)
+PLEXUS_BINARY(/, Div, Operands, T)
+PLEXUS_BINARY(%, Rem, Operands, T)
+PLEXUS_BINARY(&, BitAnd, Operands, T)
+PLEXUS_BINARY(|, BitOr, Operands, T)
+PLEXUS_BINARY(^, BitXor, Operands, T)
+PLEXUS_BINARY(<<, Shl, Operands, T)
+PLEXUS_BINARY(>>, Shr, Operands, T)
+PLEXUS_BINARY(&&, LogicalAnd, ScalarOperands, T)
+PLEXUS_BINARY(||, LogicalOr, ScalarOperands, T)
+PLEXUS_BINARY(==, Eq, ScalarOperands, bool)
+PLEXUS_BINARY(!=, Ne, ScalarOperands, bool)
+PLEXUS_BINARY(<, Lt, ScalarOperands, bool)
+PLEXUS_BINARY(<=, Le, ScalarOperands, bool)
+PLEXUS_BINARY(>, Gt, ScalarOperands, bool)
+PLEXUS_BINARY(>=, Ge, ScalarOperands, bool)
 #undef PLEXUS_BINARY
 
-template <KernelScalar T> Value<T> operator-(const Value<T>& a) {
-    return Value<T>(ir::Unary::make(ir::UnaryOp::Neg, a.expr()));
+template <IsValue A> Value<detail::vt<A>> operator-(const A& a) {
+    return Value<detail::vt<A>>(ir::Unary::make(ir::UnaryOp::Neg, a.expr()));
 }
 inline Value<bool> operator!(const Value<bool>& a) {
     return Value<bool>(ir::Unary::make(ir::UnaryOp::Not, a.expr()));
 }
-template <KernelScalar T> Value<T> operator~(const Value<T>& a) {
-    return Value<T>(ir::Unary::make(ir::UnaryOp::BitNot, a.expr()));
+template <IsValue A> Value<detail::vt<A>> operator~(const A& a) {
+    return Value<detail::vt<A>>(ir::Unary::make(ir::UnaryOp::BitNot, a.expr()));
 }
 
-// Compound assignment on variables and writable elements.
+// Compound assignment on variables and writable places: a op= b is a = a op b.
 #define PLEXUS_COMPOUND(op, bop)                                                               \
-    template <KernelScalar T, class B>                                                         \
+    template <KernelType T, class B>                                                           \
     Var<T>& operator op(Var<T>& a, const B& b) {                                               \
-        a = static_cast<const Value<T>&>(a) bop detail::lift<T>(b);                            \
+        a = static_cast<const Value<T>&>(a) bop b;                                             \
         return a;                                                                              \
     }                                                                                          \
-    template <Number T, class B>                                                               \
-    const Ref<T>& operator op(const Ref<T>& a, const B& b) {                                   \
-        a = static_cast<const Value<T>&>(a) bop detail::lift<T>(b);                            \
+    template <KernelType T, class B>                                                           \
+    const Part<T>& operator op(const Part<T>& a, const B& b) {                                 \
+        a = static_cast<const Value<T>&>(a) bop b;                                             \
         return a;                                                                              \
     }
 PLEXUS_COMPOUND(+=, +)
@@ -296,15 +485,125 @@ PLEXUS_COMPOUND(<<=, <<)
 PLEXUS_COMPOUND(>>=, >>)
 #undef PLEXUS_COMPOUND
 
-template <KernelScalar To, KernelScalar From> Value<To> cast(const Value<From>& v) {
-    return Value<To>(ir::Cast::make(scalar_v<To>, v.expr()));
+// An explicit conversion, which may lose range or precision: scalars, or vectors of one lane
+// count lane by lane. Into or out of half and bf16 it goes through f32.
+template <KernelType To, IsValue From> Value<To> cast(const From& v) {
+    return Value<To>(ir::Cast::make(type_of<To>(), v.expr()));
 }
 // c ? a : b, both arms evaluated; one arm may be a C++ number.
 template <class A, class B>
     requires Operands<A, B>
 auto select(const Value<bool>& c, const A& a, const B& b) {
-    using T = detail::value_t<std::tuple<A, B>>;
+    using T = detail::common_t<A, B>;
     return Value<T>(ir::Select::make(c.expr(), detail::lift<T>(a).expr(), detail::lift<T>(b).expr()));
+}
+// min / max of two values (integers compare with their signedness; vectors lane by lane).
+template <class A, class B> requires Operands<A, B> auto min(const A& a, const B& b) {
+    using T = detail::common_t<A, B>;
+    return Value<T>(ir::Binary::make(ir::BinaryOp::Min, detail::lift<T>(a).expr(), detail::lift<T>(b).expr()));
+}
+template <class A, class B> requires Operands<A, B> auto max(const A& a, const B& b) {
+    using T = detail::common_t<A, B>;
+    return Value<T>(ir::Binary::make(ir::BinaryOp::Max, detail::lift<T>(a).expr(), detail::lift<T>(b).expr()));
+}
+
+// A vector from its lanes, or a record from its fields in declaration order:
+// px::make<px::Vec<float, 4>>(x, y, z, 1.0f), px::make<Particle>(pos, vel, mass, charge).
+template <KernelType T, class... A> Value<T> make(const A&... args) {
+    const ir::Type t = type_of<T>();
+    std::vector<ir::Expr> e;
+    size_t i = 0;
+    auto add = [&](const auto& a) {
+        const ir::Type want = t.is_vector() ? ir::Type(t.scalar()) : t.is_record() && i < t.decl()->members.size()
+                                                                          ? t.decl()->members[i].type
+                                                                          : ir::Type();
+        if constexpr (IsValue<std::remove_cvref_t<decltype(a)>>) e.push_back(detail::convert(a.expr(), want, "constructor argument"));
+        else e.push_back(detail::convert(detail::constant(a), want, "constructor argument"));
+        ++i;
+    };
+    (add(args), ...);
+    return Value<T>(ir::Construct::make(t, std::move(e)));
+}
+// A vector of N copies of a scalar.
+template <int N, IsValue A> Value<Vec<detail::vt<A>, N>> broadcast(const A& a) {
+    return Value<Vec<detail::vt<A>, N>>(ir::Broadcast::make(a.expr(), N));
+}
+
+// ---- variants ----------------------------------------------------------------------------
+
+// A value of variant V holding case C: px::make_variant<Kind, "charged">(q).
+template <class V, FixedString C, class... P>
+    requires is_variant_v<V> && (sizeof...(P) <= 1)
+Value<V> make_variant(const P&... payload) {
+    constexpr uint32_t index = V::template index_of<C>();
+    using Payload = typename V::template payload_of<C>;
+    static_assert(std::is_void_v<Payload> == (sizeof...(P) == 0), "this case takes exactly its payload (or none)");
+    ir::Expr p;
+    if constexpr (sizeof...(P) == 1) p = Value<Payload>(payload...).expr();
+    return Value<V>(ir::MakeVariant::make(type_of<V>(), index, p));
+}
+
+// One arm of a Match: px::on<"charged">([&](px::Var<float> q) { ... }); a case without
+// payload takes a lambda without parameters.
+template <FixedString C, class F> struct On {
+    F f;
+};
+template <FixedString C, class F> On<C, F> on(F f) { return {std::move(f)}; }
+template <class F> struct Otherwise {
+    F f;
+};
+template <class F> Otherwise<F> otherwise(F f) { return {std::move(f)}; }
+
+namespace detail {
+template <class X> struct is_otherwise : std::false_type {};
+template <class F> struct is_otherwise<Otherwise<F>> : std::true_type {};
+template <class V, class Arm> struct arm_index {
+    static constexpr int value = -1;
+};
+template <class V, FixedString C, class F> struct arm_index<V, On<C, F>> {
+    static constexpr int value = int(V::template index_of<C>());
+};
+// Every case once, unless an otherwise covers the rest.
+template <class V, class... Arms> consteval bool arms_complete() {
+    constexpr size_t n = std::tuple_size_v<typename V::cases>;
+    int seen[n] = {};
+    ((arm_index<V, Arms>::value >= 0 ? ++seen[arm_index<V, Arms>::value] : 0), ...);
+    bool twice = false, missing = false;
+    for (size_t i = 0; i < n; ++i) twice |= seen[i] > 1, missing |= seen[i] == 0;
+    return !twice && (!missing || (is_otherwise<Arms>::value || ...));
+}
+} // namespace detail
+
+// Runs the arm of the case the variant value holds. Every case needs an arm (each at most
+// once) unless one arm is px::otherwise(...): checked at compile time here, and again by the
+// validator for IR that comes from elsewhere.
+template <class V, class... Arms>
+    requires is_variant_v<V>
+void Match(const Value<V>& v, Arms... arms) {
+    static_assert(detail::arms_complete<V, Arms...>(),
+                  "px::Match: every case of the variant needs exactly one px::on<\"case\"> arm, or add px::otherwise");
+    auto& t = detail::Tracer::current();
+    std::vector<ir::MatchCase> cases;
+    ir::Stmt rest;
+    auto add = [&]<class Arm>(Arm& arm) {
+        if constexpr (detail::is_otherwise<Arm>::value) {
+            rest = t.trace_block([&] { arm.f(); });
+        } else {
+            constexpr uint32_t index = uint32_t(detail::arm_index<V, Arm>::value);
+            using Payload = typename std::tuple_element_t<index, typename V::cases>::payload;
+            ir::MatchCase c;
+            c.index = index;
+            if constexpr (std::is_void_v<Payload>) {
+                c.body = t.trace_block([&] { arm.f(); });
+            } else {
+                c.var = t.fresh("case");
+                c.body = t.trace_block([&] { arm.f(Var<Payload>(detail::ParamTag{}, c.var)); });
+            }
+            cases.push_back(std::move(c));
+        }
+    };
+    (add(arms), ...);
+    t.emit(ir::Match::make(v.expr(), std::move(cases), rest));
 }
 
 // ---- work-item indices (i32; the *64 forms return i64 for grids beyond 2^31) -------------
@@ -341,7 +640,7 @@ IfChain If(const Value<bool>& cond, const std::function<void()>& body);
 // For(begin, end, [&](Int i){ ... }) runs i = begin, begin + step, ... while i < end.
 namespace detail {
 template <class B, class E> struct loop_type {
-    using type = value_t<std::tuple<B, E>>;
+    using type = common_t<B, E>;
 };
 template <std::integral B, std::integral E> struct loop_type<B, E> {
     using type = std::common_type_t<B, E>;
@@ -377,19 +676,22 @@ void fence_workgroup();
 void fence_device();
 
 namespace detail {
-template <Number T> Value<T> atomic(ir::AtomicOp op, const Ref<T>& r, const Value<T>& v,
+// The array element a Part names, for an atomic: a whole element of a global or local array.
+const Place& atomic_place(const Place& p);
+template <Number T> Value<T> atomic(ir::AtomicOp op, const Part<T>& r, const Value<T>& v,
                                     const Value<T>* compare = nullptr) {
     auto& t = Tracer::current();
+    const Place& p = atomic_place(r.place());
     // Bound to a variable at once, so the update happens here even if the result is unused.
     std::string name = t.fresh("old");
-    t.emit(ir::Let::make(name, ir::Atomic::make(op, r.array(), r.space(), scalar_v<T>, r.index(),
-                                                v.expr(), compare ? compare->expr() : nullptr)));
+    t.emit(ir::Let::make(name, ir::Atomic::make(op, p.name, p.space, scalar_v<T>, p.index, v.expr(),
+                                                compare ? compare->expr() : nullptr)));
     return Value<T>(ir::Var::make(name, scalar_v<T>));
 }
 } // namespace detail
 
 #define PLEXUS_ATOMIC(fn, op)                                                                  \
-    template <Number T, class V> Value<T> fn(const Ref<T>& r, const V& v) {                    \
+    template <Number T, class V> Value<T> fn(const Part<T>& r, const V& v) {                   \
         return detail::atomic(ir::AtomicOp::op, r, detail::lift<T>(v));                        \
     }
 PLEXUS_ATOMIC(atomic_add, Add)
@@ -403,20 +705,35 @@ PLEXUS_ATOMIC(atomic_exchange, Xchg)
 #undef PLEXUS_ATOMIC
 // Stores `value` when the element equals `compare`; returns the previous value.
 template <Number T, class C, class V>
-Value<T> atomic_compare_exchange(const Ref<T>& r, const C& compare, const V& value) {
+Value<T> atomic_compare_exchange(const Part<T>& r, const C& compare, const V& value) {
     Value<T> c = detail::lift<T>(compare);
     return detail::atomic(ir::AtomicOp::CmpXchg, r, detail::lift<T>(value), &c);
 }
 
 namespace detail {
+// A math intrinsic on float or double; on half and bf16 it is computed in f32 and rounded
+// back; on a vector, lane by lane.
 template <class T> ir::Expr math_call(const char* name, std::vector<ir::Expr> args) {
-    static_assert(std::is_floating_point_v<T>, "math functions take float or double");
-    return ir::Call::make(std::string(name) + (std::same_as<T, float> ? "_f32" : "_f64"), std::move(args));
+    if constexpr (is_vec_v<T>) {
+        std::vector<ir::Expr> lanes;
+        for (uint8_t l = 0; l < T::lanes; ++l) {
+            std::vector<ir::Expr> a;
+            for (auto& x : args) a.push_back(ir::Swizzle::make(x, {l}));
+            lanes.push_back(math_call<typename T::element>(name, std::move(a)));
+        }
+        return ir::Construct::make(type_of<T>(), std::move(lanes));
+    } else if constexpr (FloatLike<T> && !std::is_floating_point_v<T>) {
+        for (auto& x : args) x = ir::Cast::make(ir::Scalar::F32, x);
+        return ir::Cast::make(scalar_v<T>, math_call<float>(name, std::move(args)));
+    } else {
+        static_assert(std::is_floating_point_v<T>, "math functions take float, double, half, bf16 or vectors of them");
+        return ir::Call::make(std::string(name) + (std::same_as<T, float> ? "_f32" : "_f64"), std::move(args));
+    }
 }
 } // namespace detail
 #define PLEXUS_MATH1(fn)                                                                       \
-    template <class T> Value<T> fn(const Value<T>& x) {                                        \
-        return Value<T>(detail::math_call<T>(#fn, {x.expr()}));                                \
+    template <IsValue X> Value<detail::vt<X>> fn(const X& x) {                                 \
+        return Value<detail::vt<X>>(detail::math_call<detail::vt<X>>(#fn, {x.expr()}));         \
     }
 PLEXUS_MATH1(sqrt)
 PLEXUS_MATH1(rsqrt)
@@ -431,26 +748,20 @@ PLEXUS_MATH1(fabs)
 PLEXUS_MATH1(floor)
 PLEXUS_MATH1(ceil)
 #undef PLEXUS_MATH1
-template <class T> Value<T> pow(const Value<T>& x, const Value<T>& y) {
-    return Value<T>(detail::math_call<T>("pow", {x.expr(), y.expr()}));
+template <class A, class B> requires Operands<A, B> auto pow(const A& x, const B& y) {
+    using T = detail::common_t<A, B>;
+    return Value<T>(detail::math_call<T>("pow", {detail::lift<T>(x).expr(), detail::lift<T>(y).expr()}));
 }
-template <class T> Value<T> fma(const Value<T>& a, const Value<T>& b, const Value<T>& c) {
-    return Value<T>(detail::math_call<T>("fma", {a.expr(), b.expr(), c.expr()}));
+template <IsValue A, class B, class C> auto fma(const A& a, const B& b, const C& c) {
+    using T = detail::vt<A>;
+    return Value<T>(detail::math_call<T>("fma", {a.expr(), detail::lift<T>(b).expr(), detail::lift<T>(c).expr()}));
 }
-template <class T> Value<T> clamp(const Value<T>& x, const Value<T>& lo, const Value<T>& hi) {
-    if constexpr (std::is_floating_point_v<T>)
-        return Value<T>(detail::math_call<T>("clamp", {x.expr(), lo.expr(), hi.expr()}));
+template <IsValue X, class L, class H> auto clamp(const X& x, const L& lo, const H& hi) {
+    using T = detail::vt<X>;
+    if constexpr (detail::FloatLike<detail::element_t<T>>)
+        return Value<T>(detail::math_call<T>("clamp", {x.expr(), detail::lift<T>(lo).expr(), detail::lift<T>(hi).expr()}));
     else
-        return min(max(x, lo), hi);
-}
-// min / max of two values of one type (integers compare with their signedness).
-template <class A, class B> requires Operands<A, B> auto min(const A& a, const B& b) {
-    using T = detail::value_t<std::tuple<A, B>>;
-    return Value<T>(ir::Binary::make(ir::BinaryOp::Min, detail::lift<T>(a).expr(), detail::lift<T>(b).expr()));
-}
-template <class A, class B> requires Operands<A, B> auto max(const A& a, const B& b) {
-    using T = detail::value_t<std::tuple<A, B>>;
-    return Value<T>(ir::Binary::make(ir::BinaryOp::Max, detail::lift<T>(a).expr(), detail::lift<T>(b).expr()));
+        return min(max(x, detail::lift<T>(lo)), detail::lift<T>(hi));
 }
 
 // Backend code passed through untouched ({"opencl", "..."}, {"cuda", "..."}); backends with no
@@ -461,14 +772,12 @@ void native(std::map<std::string, std::string> code, const std::function<void()>
 
 namespace detail {
 template <class P> struct param_traits;
-template <Number T, ir::Access A> struct param_traits<BufferParam<T, A>> {
-    static ir::Param describe(const std::string& name) {
-        return {name, ir::Param::Kind::Buffer, scalar_v<T>, A};
-    }
+template <Storable T, ir::Access A> struct param_traits<BufferParam<T, A>> {
+    static ir::Param describe(const std::string& name) { return {name, ir::Param::Kind::Buffer, type_of<T>(), A}; }
 };
 template <Number T> struct param_traits<Var<T>> {
     static ir::Param describe(const std::string& name) {
-        return {name, ir::Param::Kind::Scalar, scalar_v<T>, ir::Access::Read};
+        return {name, ir::Param::Kind::Scalar, type_of<T>(), ir::Access::Read};
     }
 };
 template <class F> struct lambda_params : lambda_params<decltype(&F::operator())> {};
@@ -526,5 +835,28 @@ template <class F> auto kernel(std::string name, std::vector<std::string> param_
     return detail::trace(std::move(name), std::move(param_names), f, static_cast<Params*>(nullptr));
 }
 template <class F> auto kernel(std::string name, F f) { return kernel(std::move(name), {}, std::move(f)); }
+
+// ---- inline definitions ------------------------------------------------------------------
+
+namespace detail {
+template <KernelType T> ir::Expr constant(const T& v) {
+    if constexpr (std::same_as<T, bool>) return ir::Const::make_bool(v);
+    else if constexpr (std::same_as<T, half> || std::same_as<T, bf16>) return ir::Const::make_float(scalar_v<T>, float(v));
+    else if constexpr (std::is_floating_point_v<T>) return ir::Const::make_float(scalar_v<T>, v);
+    else if constexpr (KernelScalar<T>) return ir::Const::make_int(scalar_v<T>, static_cast<int64_t>(v));
+    else if constexpr (is_vec_v<T>) {
+        std::vector<ir::Expr> lanes;
+        for (int i = 0; i < T::lanes; ++i) lanes.push_back(constant(v[i]));
+        return ir::Construct::make(type_of<T>(), std::move(lanes));
+    } else if constexpr (KernelRecord<T>) {
+        std::vector<ir::Expr> fields;
+        std::apply([&](auto... m) { (fields.push_back(constant(v.*m)), ...); }, plexus_record_members(static_cast<const T*>(nullptr)));
+        return ir::Construct::make(type_of<T>(), std::move(fields));
+    } else {
+        static_assert(!is_variant_v<T>, "a variant constant: use px::make_variant");
+        return nullptr;
+    }
+}
+} // namespace detail
 
 } // namespace plexus

@@ -38,12 +38,13 @@ struct Target {
 // One launch argument, type-erased after the compile-time check.
 struct LaunchArg {
     BufferBase* buffer = nullptr;
-    ir::Scalar type = ir::Scalar::Void; // scalars
+    ir::Type type; // a buffer's element type, or a scalar's type
     std::array<unsigned char, 8> bytes{};
     size_t size = 0;
 
     LaunchArg(BufferBase& b) : buffer(&b), type(b.element()) {}
     template <Number T> static LaunchArg scalar(T v) {
+        static_assert(sizeof(T) <= sizeof(bytes));
         LaunchArg a;
         a.type = scalar_v<T>;
         a.size = sizeof(T);
@@ -78,13 +79,13 @@ private:
 namespace detail {
 // Whether a C++ argument of type A may be passed for a kernel parameter of type P.
 template <class P, class A> struct arg_ok : std::false_type {};
-template <Number T, ir::Access X> struct arg_ok<BufferParam<T, X>, Buffer<T>> : std::true_type {};
+template <Storable T, ir::Access X> struct arg_ok<BufferParam<T, X>, Buffer<T>> : std::true_type {};
 template <Number T, class A>
-    requires std::is_arithmetic_v<A>
+    requires Literal<A>
 struct arg_ok<Var<T>, A> : std::true_type {};
 
 template <class P, class A> LaunchArg to_arg(A& a) {
-    if constexpr (std::is_arithmetic_v<std::remove_cvref_t<A>>)
+    if constexpr (Literal<std::remove_cvref_t<A>>)
         return LaunchArg::scalar<typename P::type>(static_cast<typename P::type>(a));
     else
         return LaunchArg(a);

@@ -1,6 +1,7 @@
 // Node factories: construction is the first validator, so every make() checks its operands.
 #include "plexus/catalog.hpp"
 #include "plexus/error.hpp"
+#include "plexus/half.hpp"
 #include "plexus/ir.hpp"
 
 #include <algorithm>
@@ -27,44 +28,15 @@ void require_integer(const Expr& e, const char* role) {
 }
 void require_bool(const Expr& e, const char* role) {
     require(e, role);
-    if (e->type != Scalar::Bool)
+    if (!(e->type == Scalar::Bool))
         fail(std::string(role) + " must be bool, not " + to_string(e->type));
 }
 
 } // namespace
 
-const char* to_string(Scalar t) {
-    switch (t) {
-    case Scalar::Void: return "void";
-    case Scalar::Bool: return "bool";
-    case Scalar::I32: return "i32";
-    case Scalar::U32: return "u32";
-    case Scalar::I64: return "i64";
-    case Scalar::U64: return "u64";
-    case Scalar::F32: return "f32";
-    case Scalar::F64: return "f64";
-    }
-    return "?";
+const char* to_string(Space s) {
+    return s == Space::Global ? "global" : s == Space::Local ? "local" : "private";
 }
-
-std::optional<Scalar> scalar_from_string(std::string_view s) {
-    for (Scalar t : {Scalar::Bool, Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64, Scalar::F32,
-                     Scalar::F64})
-        if (s == to_string(t)) return t;
-    return std::nullopt;
-}
-
-size_t size_of(Scalar t) {
-    switch (t) {
-    case Scalar::Void: return 0;
-    case Scalar::Bool: return 1;
-    case Scalar::I32: case Scalar::U32: case Scalar::F32: return 4;
-    case Scalar::I64: case Scalar::U64: case Scalar::F64: return 8;
-    }
-    return 0;
-}
-
-const char* to_string(Space s) { return s == Space::Global ? "global" : "local"; }
 const char* to_string(Access a) {
     return a == Access::Read ? "read" : a == Access::Write ? "write" : "readwrite";
 }
@@ -139,22 +111,36 @@ Expr Const::make_int(Scalar t, int64_t v) {
     if (!is_integer(t) && t != Scalar::Bool)
         fail(std::string("integer constant of type ") + to_string(t));
     auto c = std::make_shared<Const>(t);
-    c->i = t == Scalar::Bool ? (v != 0) : v;
-    if (t == Scalar::I32) c->i = static_cast<int32_t>(v);
-    if (t == Scalar::U32) c->i = static_cast<uint32_t>(v);
+    // The value as the type holds it: narrower types keep the low bits, with their sign.
+    switch (t) {
+    case Scalar::Bool: c->i = v != 0; break;
+    case Scalar::I8: c->i = static_cast<int8_t>(v); break;
+    case Scalar::U8: c->i = static_cast<uint8_t>(v); break;
+    case Scalar::I16: c->i = static_cast<int16_t>(v); break;
+    case Scalar::U16: c->i = static_cast<uint16_t>(v); break;
+    case Scalar::I32: c->i = static_cast<int32_t>(v); break;
+    case Scalar::U32: c->i = static_cast<uint32_t>(v); break;
+    default: c->i = v; break;
+    }
     return c;
 }
 Expr Const::make_float(Scalar t, double v) {
     if (!is_float(t)) fail(std::string("float constant of type ") + to_string(t));
     auto c = std::make_shared<Const>(t);
-    c->f = t == Scalar::F32 ? static_cast<double>(static_cast<float>(v)) : v;
+    const float single = static_cast<float>(v);
+    switch (t) {
+    case Scalar::F16: c->f = round_to_f16(single); break;
+    case Scalar::BF16: c->f = round_to_bf16(single); break;
+    case Scalar::F32: c->f = single; break;
+    default: c->f = v; break;
+    }
     return c;
 }
 Expr Const::make_bool(bool v) { return make_int(Scalar::Bool, v); }
 
-Expr Var::make(std::string name, Scalar t) {
+Expr Var::make(std::string name, Type t) {
     require_name(name, "variable");
-    if (t == Scalar::Void) fail("variable '" + name + "' of type void");
+    if (t.is_void()) fail("variable '" + name + "' of type void");
     auto v = std::make_shared<Var>(t);
     v->name = std::move(name);
     return v;
@@ -163,9 +149,8 @@ Expr Var::make(std::string name, Scalar t) {
 Expr Unary::make(UnaryOp op, Expr a) {
     require(a, "operand");
     if (op == UnaryOp::Not) require_bool(a, "operand of !");
-    if (op == UnaryOp::Neg && !is_arithmetic(a->type))
-        fail(std::string("negation of ") + to_string(a->type));
-    if (op == UnaryOp::BitNot && !is_integer(a->type))
+    if (op == UnaryOp::Neg && !elem_arithmetic(a->type)) fail(std::string("negation of ") + to_string(a->type));
+    if (op == UnaryOp::BitNot && !elem_integer(a->type))
         fail(std::string("~ of ") + to_string(a->type));
     auto u = std::make_shared<Unary>(a->type);
     u->op = op;
@@ -177,24 +162,25 @@ Expr Binary::make(BinaryOp op, Expr a, Expr b) {
     require(a, "left operand");
     require(b, "right operand");
     const char* name = to_string(op);
-    if (a->type != b->type)
+    if (!(a->type == b->type))
         fail(std::string("operands of ") + name + " have different types: " + to_string(a->type) +
              " and " + to_string(b->type) + " (cast one of them)");
-    Scalar t = a->type;
-    Scalar result = t;
+    const Type t = a->type;
+    Type result = t;
     switch (op) {
     case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::Div:
     case BinaryOp::Min: case BinaryOp::Max:
-        if (!is_arithmetic(t)) fail(std::string(name) + " of " + to_string(t));
+        if (!elem_arithmetic(t)) fail(std::string(name) + " of " + to_string(t));
         break;
     case BinaryOp::Rem: case BinaryOp::BitAnd: case BinaryOp::BitOr: case BinaryOp::BitXor:
     case BinaryOp::Shl: case BinaryOp::Shr:
-        if (!is_integer(t)) fail(std::string(name) + " needs integers, not " + to_string(t));
+        if (!elem_integer(t)) fail(std::string(name) + " needs integers, not " + to_string(t));
         break;
     case BinaryOp::LogicalAnd: case BinaryOp::LogicalOr:
-        if (t != Scalar::Bool) fail(std::string(name) + " needs bool, not " + to_string(t));
+        if (!(t == Scalar::Bool)) fail(std::string(name) + " needs bool, not " + to_string(t));
         break;
     case BinaryOp::Eq: case BinaryOp::Ne:
+        if (!t.is_scalar()) fail(std::string(name) + " of " + to_string(t) + " (compare scalars, e.g. lane by lane)");
         result = Scalar::Bool;
         break;
     case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge:
@@ -213,7 +199,7 @@ Expr Select::make(Expr cond, Expr a, Expr b) {
     require_bool(cond, "select condition");
     require(a, "select arm");
     require(b, "select arm");
-    if (a->type != b->type)
+    if (!(a->type == b->type))
         fail(std::string("select arms have different types: ") + to_string(a->type) + " and " +
              to_string(b->type));
     auto n = std::make_shared<Select>(a->type);
@@ -223,19 +209,24 @@ Expr Select::make(Expr cond, Expr a, Expr b) {
     return n;
 }
 
-Expr Cast::make(Scalar to, Expr a) {
+Expr Cast::make(Type to, Expr a) {
     require(a, "cast operand");
-    if (to == Scalar::Void) fail("cast to void");
+    if (to.is_void()) fail("cast to void");
+    const Type& from = a->type;
+    const bool scalars = to.is_scalar() && from.is_scalar();
+    const bool vectors = to.is_vector() && from.is_vector() && to.lanes() == from.lanes();
+    if (!scalars && !vectors)
+        fail("cast from " + to_string(from) + " to " + to_string(to) +
+             " (casts convert scalars, or vectors of one lane count lane by lane)");
     auto n = std::make_shared<Cast>(to);
     n->a = std::move(a);
     return n;
 }
 
-Expr Load::make(std::string array, Space space, Scalar elem, Expr index) {
+Expr Load::make(std::string array, Space space, Type elem, Expr index) {
     require_name(array, "array");
     require_integer(index, ("index into " + array).c_str());
-    if (elem == Scalar::Void || elem == Scalar::Bool)
-        fail("array '" + array + "' of " + to_string(elem) + " elements");
+    if (!is_storable(elem)) fail("array '" + array + "' of " + to_string(elem) + " elements");
     auto n = std::make_shared<Load>(elem);
     n->array = std::move(array);
     n->space = space;
@@ -254,7 +245,7 @@ Expr Call::make(std::string name, std::vector<Expr> args) {
              " arguments, got " + std::to_string(args.size()));
     for (size_t i = 0; i < args.size(); ++i) {
         require(args[i], "argument");
-        if (args[i]->type != info->args[i])
+        if (!(args[i]->type == info->args[i]))
             fail("argument " + std::to_string(i) + " of '" + name + "' must be " +
                  to_string(info->args[i]) + ", not " + to_string(args[i]->type));
     }
@@ -273,13 +264,13 @@ Expr Atomic::make(AtomicOp op, std::string array, Space space, Scalar elem, Expr
     require_name(array, "array");
     require_integer(index, ("index into " + array).c_str());
     require(value, "atomic operand");
-    if (value->type != elem)
-        fail("atomic operand of type " + std::string(to_string(value->type)) + " on '" + array +
-             "' of " + to_string(elem));
+    if (space == Space::Private) fail("atomic on the private array '" + array + "' (only one work-item sees it)");
+    if (!(value->type == elem))
+        fail("atomic operand of type " + to_string(value->type) + " on '" + array + "' of " + to_string(elem));
     if ((op == AtomicOp::CmpXchg) != bool(compare))
         fail(op == AtomicOp::CmpXchg ? "compare-exchange needs a compare value"
                                      : "only compare-exchange takes a compare value");
-    if (compare && compare->type != elem) fail("compare value of another type than the array");
+    if (compare && !(compare->type == elem)) fail("compare value of another type than the array");
     auto n = std::make_shared<Atomic>(elem);
     n->op = op;
     n->array = std::move(array);
@@ -288,8 +279,84 @@ Expr Atomic::make(AtomicOp op, std::string array, Space space, Scalar elem, Expr
     n->value = std::move(value);
     n->compare = std::move(compare);
     if (!find_intrinsic(n->intrinsic()))
-        fail("atomic " + std::string(to_string(op)) + " on " + to_string(elem) +
-             " is not in the catalog");
+        fail("atomic " + std::string(to_string(op)) + " on " + to_string(elem) + " is not in the catalog");
+    return n;
+}
+
+Expr Field::make(Expr base, uint32_t index) {
+    require(base, "record");
+    if (!base->type.is_record()) fail("field " + std::to_string(index) + " of " + to_string(base->type) + ", which is not a record");
+    const TypeDecl& d = *base->type.decl();
+    if (index >= d.members.size())
+        fail("record '" + d.name + "' has " + std::to_string(d.members.size()) + " fields, not field " + std::to_string(index));
+    auto n = std::make_shared<Field>(d.members[index].type);
+    n->base = std::move(base);
+    n->index = index;
+    return n;
+}
+
+Expr Swizzle::make(Expr base, std::vector<uint8_t> lanes) {
+    require(base, "vector");
+    if (!base->type.is_vector()) fail("lanes of " + to_string(base->type) + ", which is not a vector");
+    if (lanes.size() != 1 && !valid_lanes(uint32_t(lanes.size())))
+        fail("a swizzle of " + std::to_string(lanes.size()) + " lanes (1, 2, 3, 4 or 8)");
+    for (uint8_t l : lanes)
+        if (l >= base->type.lanes())
+            fail("lane " + std::to_string(l) + " of " + to_string(base->type) + ", which has " +
+                 std::to_string(base->type.lanes()));
+    Type t = lanes.size() == 1 ? Type(base->type.scalar()) : Type::vector(base->type.scalar(), uint32_t(lanes.size()));
+    auto n = std::make_shared<Swizzle>(t);
+    n->base = std::move(base);
+    n->lanes = std::move(lanes);
+    return n;
+}
+
+Expr Broadcast::make(Expr value, uint32_t lanes) {
+    require(value, "broadcast value");
+    if (!value->type.is_scalar()) fail("broadcast of " + to_string(value->type) + ", which is not a scalar");
+    auto n = std::make_shared<Broadcast>(Type::vector(value->type.scalar(), lanes));
+    n->value = std::move(value);
+    return n;
+}
+
+Expr Construct::make(Type t, std::vector<Expr> args) {
+    for (auto& a : args) require(a, "constructor argument");
+    if (t.is_vector()) {
+        if (args.size() != t.lanes())
+            fail(to_string(t) + " built from " + std::to_string(args.size()) + " values, not " + std::to_string(t.lanes()));
+        for (size_t i = 0; i < args.size(); ++i)
+            if (!(args[i]->type == t.scalar()))
+                fail("lane " + std::to_string(i) + " of " + to_string(t) + " given a " + to_string(args[i]->type));
+    } else if (t.is_record()) {
+        const TypeDecl& d = *t.decl();
+        if (args.size() != d.members.size())
+            fail("record '" + d.name + "' built from " + std::to_string(args.size()) + " values, it has " +
+                 std::to_string(d.members.size()) + " fields");
+        for (size_t i = 0; i < args.size(); ++i)
+            if (!(args[i]->type == d.members[i].type))
+                fail("field '" + d.members[i].name + "' of '" + d.name + "' is " + to_string(d.members[i].type) +
+                     ", given a " + to_string(args[i]->type));
+    } else {
+        fail("a constructor of " + to_string(t) + " (vectors and records are constructed)");
+    }
+    auto n = std::make_shared<Construct>(t);
+    n->args = std::move(args);
+    return n;
+}
+
+Expr MakeVariant::make(Type t, uint32_t index, Expr payload) {
+    if (!t.is_variant()) fail("a variant value of " + to_string(t) + ", which is not a variant");
+    const TypeDecl& d = *t.decl();
+    if (index >= d.members.size())
+        fail("variant '" + d.name + "' has " + std::to_string(d.members.size()) + " cases, not case " + std::to_string(index));
+    const Member& c = d.members[index];
+    if (c.type.is_void() != !payload)
+        fail("case '" + c.name + "' of '" + d.name + "' " + (payload ? "has no payload" : "needs a payload of " + to_string(c.type)));
+    if (payload && !(payload->type == c.type))
+        fail("case '" + c.name + "' of '" + d.name + "' holds " + to_string(c.type) + ", given a " + to_string(payload->type));
+    auto n = std::make_shared<MakeVariant>(t);
+    n->index = index;
+    n->payload = std::move(payload);
     return n;
 }
 
@@ -304,22 +371,33 @@ Stmt Block::make(std::vector<Stmt> body) {
 Stmt Let::make(std::string name, Expr init) {
     require_name(name, "variable");
     require(init, ("initializer of " + name).c_str());
-    if (init->type == Scalar::Void) fail("variable '" + name + "' of type void");
+    if (init->type.is_void()) fail("variable '" + name + "' of type void");
     auto n = std::make_shared<Let>();
     n->name = std::move(name);
     n->type = init->type;
     n->init = std::move(init);
     return n;
 }
-Stmt Assign::make(std::string name, Expr value) {
+std::optional<Type> path_type(const Type& root, const Path& path) {
+    Type t = root;
+    for (uint32_t step : path) {
+        if (t.is_record() && step < t.decl()->members.size()) t = t.decl()->members[step].type;
+        else if (t.is_vector() && step < t.lanes()) t = t.scalar();
+        else return std::nullopt;
+    }
+    return t;
+}
+
+Stmt Assign::make(std::string name, Expr value, Path path) {
     require_name(name, "variable");
     require(value, ("value assigned to " + name).c_str());
     auto n = std::make_shared<Assign>();
     n->name = std::move(name);
     n->value = std::move(value);
+    n->path = std::move(path);
     return n;
 }
-Stmt Store::make(std::string array, Space space, Expr index, Expr value) {
+Stmt Store::make(std::string array, Space space, Expr index, Expr value, Path path) {
     require_name(array, "array");
     require_integer(index, ("index into " + array).c_str());
     require(value, ("value stored to " + array).c_str());
@@ -328,6 +406,7 @@ Stmt Store::make(std::string array, Space space, Expr index, Expr value) {
     n->space = space;
     n->index = std::move(index);
     n->value = std::move(value);
+    n->path = std::move(path);
     return n;
 }
 Stmt If::make(Expr cond, Stmt then_body, Stmt else_body) {
@@ -349,7 +428,7 @@ Stmt For::make(std::string var, Expr begin, Expr end, Expr step, Stmt body) {
         fail("loop '" + var + "': begin, end and step must have one type");
     auto n = std::make_shared<For>();
     n->var = std::move(var);
-    n->type = begin->type;
+    n->type = begin->type.scalar();
     n->begin = std::move(begin);
     n->end = std::move(end);
     n->step = std::move(step);
@@ -391,16 +470,40 @@ Stmt Native::make(std::map<std::string, std::string> code, Stmt fallback) {
     return n;
 }
 
+Stmt Match::make(Expr value, std::vector<MatchCase> cases, Stmt otherwise) {
+    require(value, "matched value");
+    if (!value->type.is_variant()) fail("match on " + to_string(value->type) + ", which is not a variant");
+    const TypeDecl& d = *value->type.decl();
+    for (auto& c : cases) {
+        require(c.body, "match case");
+        if (c.index >= d.members.size())
+            fail("variant '" + d.name + "' has " + std::to_string(d.members.size()) + " cases, not case " + std::to_string(c.index));
+        if (!c.var.empty() && d.members[c.index].type.is_void())
+            fail("case '" + d.members[c.index].name + "' of '" + d.name + "' has no payload to bind to '" + c.var + "'");
+    }
+    auto n = std::make_shared<Match>();
+    n->value = std::move(value);
+    n->cases = std::move(cases);
+    n->otherwise = std::move(otherwise);
+    return n;
+}
+
 // ---- the kernel ----------------------------------------------------------------------------
 
-const Param* Kernel::param(std::string_view n) const {
-    for (auto& p : params)
-        if (p.name == n) return &p;
+namespace {
+template <class V> auto find_named(V& v, std::string_view n) -> decltype(&v[0]) {
+    for (auto& x : v)
+        if (x.name == n) return &x;
     return nullptr;
 }
-const SharedArray* Kernel::shared_array(std::string_view n) const {
-    for (auto& s : shared)
-        if (s.name == n) return &s;
+} // namespace
+
+const Param* Kernel::param(std::string_view n) const { return find_named(params, n); }
+const ArrayDecl* Kernel::shared_array(std::string_view n) const { return find_named(shared, n); }
+const ArrayDecl* Kernel::private_array(std::string_view n) const { return find_named(privates, n); }
+const TypeDecl* Kernel::type_decl(std::string_view n) const {
+    for (auto& d : types)
+        if (d->name == n) return d.get();
     return nullptr;
 }
 uint64_t Kernel::shared_bytes() const {
@@ -415,72 +518,77 @@ uint64_t Kernel::hash() const {
 }
 
 namespace {
-struct UsesCollector : ExprVisitor<UsesCollector>, StmtVisitor<UsesCollector> {
-    std::set<std::string> intrinsics;
-    std::set<std::string> natives;
-    KernelUses uses;
-    using ExprVisitor::dispatch;
-    using StmtVisitor::dispatch;
 
-    void type(Scalar t) { uses.fp64 |= t == Scalar::F64; }
-    void expr(const Expr& e) {
-        if (!e) return;
-        type(e->type);
-        ExprVisitor::dispatch(e);
-    }
-    void stmt(const Stmt& s) {
-        if (s) StmtVisitor::dispatch(s);
-    }
-    void visit(const Const&) {}
-    void visit(const Var&) {}
-    void visit(const Unary& n) { expr(n.a); }
-    void visit(const Binary& n) { expr(n.a), expr(n.b); }
-    void visit(const Select& n) { expr(n.cond), expr(n.a), expr(n.b); }
-    void visit(const Cast& n) { expr(n.a); }
-    void visit(const Load& n) { expr(n.index); }
-    void visit(const Call& n) {
-        intrinsics.insert(n.name);
-        for (auto& a : n.args) expr(a);
-    }
-    void visit(const Atomic& n) {
-        intrinsics.insert(n.intrinsic());
-        expr(n.index), expr(n.value), expr(n.compare);
-    }
-    void visit(const Block& n) {
-        for (auto& s : n.body) stmt(s);
-    }
-    void visit(const Let& n) { expr(n.init); }
-    void visit(const Assign& n) { expr(n.value); }
-    void visit(const Store& n) { expr(n.index), expr(n.value); }
-    void visit(const If& n) { expr(n.cond), stmt(n.then_body), stmt(n.else_body); }
-    void visit(const For& n) { expr(n.begin), expr(n.end), expr(n.step), stmt(n.body); }
-    void visit(const While& n) { expr(n.cond), stmt(n.body); }
-    void visit(const Break&) {}
-    void visit(const Continue&) {}
-    void visit(const Return&) {}
-    void visit(const Barrier&) {
-        intrinsics.insert("barrier");
-        uses.barrier = true;
-    }
-    void visit(const Fence& n) { intrinsics.insert(n.intrinsic()); }
-    void visit(const Eval& n) { expr(n.value); }
-    void visit(const Native& n) {
-        uses.native_blocks = true;
-        if (!n.fallback) uses.native_fallback = false;
-        for (auto& [backend, code] : n.code) natives.insert(backend);
-        stmt(n.fallback);
-    }
-};
+// Walks every expression and statement of a kernel body, calling on_expr for each expression
+// (depth first) and on_stmt for each statement.
+template <class FE, class FS> void walk(const Stmt& s, FE& on_expr, FS& on_stmt) {
+    on_stmt(*s);
+    auto expr = [&](const Expr& e, auto& self) -> void {
+        on_expr(*e);
+        for_each_child(*e, [&](const Expr& c) { self(c, self); });
+    };
+    for_each_part(*s, [&](const Expr& e) { expr(e, expr); }, [&](const Stmt& c) { walk(c, on_expr, on_stmt); });
+}
+
 } // namespace
 
+void collect_types(Kernel& k) {
+    std::vector<std::shared_ptr<const TypeDecl>> found;
+    auto add = [&](const Type& t, auto& self) -> void {
+        if (!t.is_aggregate()) return;
+        for (auto& d : found) {
+            if (d->name != t.decl()->name) continue;
+            if (!(*d == *t.decl()))
+                throw Error(ErrorCode::InvalidKernel, "kernel '" + k.name + "': two different types are named '" +
+                                                          d->name + "'");
+            return;
+        }
+        for (auto& m : t.decl()->members) self(m.type, self); // contained types first
+        found.push_back(t.decl_ptr());
+    };
+    auto type = [&](const Type& t) { add(t, add); };
+    for (auto& p : k.params) type(p.type);
+    for (auto& a : k.shared) type(a.type);
+    for (auto& a : k.privates) type(a.type);
+    auto on_expr = [&](const ExprNode& e) { type(e.type); };
+    auto on_stmt = [&](const StmtNode& s) {
+        if (s.kind == StmtKind::Let) type(static_cast<const Let&>(s).type);
+    };
+    if (k.body) walk(k.body, on_expr, on_stmt);
+    k.types = std::move(found);
+}
+
 KernelUses collect_uses(const Kernel& k) {
-    UsesCollector c;
-    for (auto& p : k.params) c.type(p.type);
-    for (auto& s : k.shared) c.type(s.type);
-    c.stmt(k.body);
-    c.uses.intrinsics.assign(c.intrinsics.begin(), c.intrinsics.end());
-    c.uses.native_backends.assign(c.natives.begin(), c.natives.end());
-    return c.uses;
+    std::set<std::string> intrinsics, natives;
+    KernelUses uses;
+    auto type = [&](const Type& t) { uses.fp64 |= t.scalar() == Scalar::F64; };
+    for (auto& p : k.params) type(p.type);
+    for (auto& s : k.shared) type(s.type);
+    for (auto& s : k.privates) type(s.type);
+    for (auto& d : k.types)
+        for (auto& m : d->members) type(m.type);
+    auto on_expr = [&](const ExprNode& e) {
+        type(e.type);
+        if (e.kind == ExprKind::Call) intrinsics.insert(static_cast<const Call&>(e).name);
+        if (e.kind == ExprKind::Atomic) intrinsics.insert(static_cast<const Atomic&>(e).intrinsic());
+    };
+    auto on_stmt = [&](const StmtNode& s) {
+        if (s.kind == StmtKind::Barrier) {
+            intrinsics.insert("barrier");
+            uses.barrier = true;
+        } else if (s.kind == StmtKind::Fence) {
+            intrinsics.insert(static_cast<const Fence&>(s).intrinsic());
+        } else if (s.kind == StmtKind::Native) {
+            auto& n = static_cast<const Native&>(s);
+            uses.native_blocks = true;
+            if (!n.fallback) uses.native_fallback = false;
+            for (auto& [backend, code] : n.code) natives.insert(backend);
+        }
+    };
+    if (k.body) walk(k.body, on_expr, on_stmt);
+    uses.intrinsics.assign(intrinsics.begin(), intrinsics.end());
+    uses.native_backends.assign(natives.begin(), natives.end());
+    return uses;
 }
 
 } // namespace plexus::ir

@@ -1,5 +1,5 @@
-// The IR as JSON, schema "plexus-ir/1" (docs/ir-schema.md): writing, and reading with errors
-// that name the JSON path of the offending value.
+// The IR as JSON, schema "plexus-ir/2" (docs/ir.md): writing, and reading (also "plexus-ir/1",
+// a subset) with errors that name the JSON path of the offending value.
 #include "plexus/error.hpp"
 #include "plexus/ir.hpp"
 
@@ -9,7 +9,8 @@
 namespace plexus::ir {
 
 using json = nlohmann::json;
-static constexpr const char* schema_name = "plexus-ir/1";
+static constexpr const char* schema_name = "plexus-ir/2";
+static constexpr const char* schema_v1 = "plexus-ir/1";
 
 // ---- writing -----------------------------------------------------------------------------
 
@@ -19,6 +20,12 @@ json float_value(double v) {
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
     return v;
+}
+
+json path_json(const Path& p) {
+    json j = json::array();
+    for (uint32_t step : p) j.push_back(step);
+    return j;
 }
 
 struct Writer : ExprVisitor<Writer, json>, StmtVisitor<Writer, json> {
@@ -51,17 +58,34 @@ struct Writer : ExprVisitor<Writer, json>, StmtVisitor<Writer, json> {
     json visit(const Load& n) {
         return {{"array", n.array}, {"space", to_string(n.space)}, {"index", expr(n.index)}};
     }
-    json visit(const Call& n) {
-        json args = json::array();
-        for (auto& a : n.args) args.push_back(expr(a));
-        return {{"name", n.name}, {"args", args}};
-    }
+    json visit(const Call& n) { return {{"name", n.name}, {"args", exprs(n.args)}}; }
     json visit(const Atomic& n) {
         json j = {{"op", to_string(n.op)}, {"array", n.array}, {"space", to_string(n.space)},
                   {"index", expr(n.index)}, {"value", expr(n.value)}};
         if (n.compare) j["compare"] = expr(n.compare);
         return j;
     }
+    json visit(const Field& n) {
+        return {{"base", expr(n.base)}, {"field", n.base->type.decl()->members[n.index].name}};
+    }
+    json visit(const Swizzle& n) {
+        json lanes = json::array();
+        for (uint8_t l : n.lanes) lanes.push_back(l);
+        return {{"base", expr(n.base)}, {"lanes", lanes}};
+    }
+    json visit(const Broadcast& n) { return {{"value", expr(n.value)}}; }
+    json visit(const Construct& n) { return {{"args", exprs(n.args)}}; }
+    json visit(const MakeVariant& n) {
+        json j = {{"case", n.type.decl()->members[n.index].name}};
+        if (n.payload) j["payload"] = expr(n.payload);
+        return j;
+    }
+    json exprs(const std::vector<Expr>& v) {
+        json a = json::array();
+        for (auto& e : v) a.push_back(expr(e));
+        return a;
+    }
+
     json visit(const Block& n) {
         json body = json::array();
         for (auto& s : n.body) body.push_back(stmt(s));
@@ -70,10 +94,16 @@ struct Writer : ExprVisitor<Writer, json>, StmtVisitor<Writer, json> {
     json visit(const Let& n) {
         return {{"name", n.name}, {"type", to_string(n.type)}, {"init", expr(n.init)}};
     }
-    json visit(const Assign& n) { return {{"name", n.name}, {"value", expr(n.value)}}; }
+    json visit(const Assign& n) {
+        json j = {{"name", n.name}, {"value", expr(n.value)}};
+        if (!n.path.empty()) j["path"] = path_json(n.path);
+        return j;
+    }
     json visit(const Store& n) {
-        return {{"array", n.array}, {"space", to_string(n.space)}, {"index", expr(n.index)},
-                {"value", expr(n.value)}};
+        json j = {{"array", n.array}, {"space", to_string(n.space)}, {"index", expr(n.index)},
+                  {"value", expr(n.value)}};
+        if (!n.path.empty()) j["path"] = path_json(n.path);
+        return j;
     }
     json visit(const If& n) {
         json j = {{"cond", expr(n.cond)}, {"then", stmt(n.then_body)}};
@@ -96,7 +126,45 @@ struct Writer : ExprVisitor<Writer, json>, StmtVisitor<Writer, json> {
         if (n.fallback) j["fallback"] = stmt(n.fallback);
         return j;
     }
+    json visit(const Match& n) {
+        const TypeDecl& d = *n.value->type.decl();
+        json cases = json::array();
+        for (auto& c : n.cases) {
+            json jc = {{"case", d.members[c.index].name}, {"body", stmt(c.body)}};
+            if (!c.var.empty()) jc["var"] = c.var;
+            cases.push_back(jc);
+        }
+        json j = {{"value", expr(n.value)}, {"cases", cases}};
+        if (n.otherwise) j["otherwise"] = stmt(n.otherwise);
+        return j;
+    }
 };
+
+json type_decl_json(const TypeDecl& d) {
+    const bool record = d.kind == TypeDecl::Kind::Record;
+    json members = json::array();
+    for (auto& m : d.members) {
+        json jm = {{"name", m.name}};
+        if (!m.type.is_void()) jm["type"] = to_string(m.type);
+        members.push_back(jm);
+    }
+    json j = {{"name", d.name}, {"kind", record ? "record" : "variant"}, {record ? "fields" : "cases", members},
+              {"size", d.size}, {"align", d.align}};
+    if (record) j["offsets"] = d.offsets;
+    else j["payload_offset"] = d.payload_offset;
+    return j;
+}
+
+json arrays_json(const std::vector<ArrayDecl>& arrays) {
+    json out = json::array();
+    for (auto& a : arrays) {
+        json j = {{"name", a.name}, {"type", to_string(a.type)}, {"count", a.count}};
+        if (!a.dims.empty()) j["dims"] = a.dims;
+        if (a.pad) j["pad"] = a.pad;
+        out.push_back(j);
+    }
+    return out;
+}
 
 json kernel_json(const Kernel& k) {
     json params = json::array();
@@ -107,11 +175,11 @@ json kernel_json(const Kernel& k) {
         if (p.kind == Param::Kind::Buffer) jp["access"] = to_string(p.access);
         params.push_back(jp);
     }
-    json shared = json::array();
-    for (auto& s : k.shared)
-        shared.push_back({{"name", s.name}, {"type", to_string(s.type)}, {"count", s.count}});
+    json types = json::array();
+    for (auto& d : k.types) types.push_back(type_decl_json(*d));
     Writer w;
-    return {{"schema", schema_name}, {"name", k.name}, {"params", params}, {"shared", shared},
+    return {{"schema", schema_name}, {"name", k.name},         {"params", params},
+            {"types", types},        {"shared", arrays_json(k.shared)}, {"private", arrays_json(k.privates)},
             {"body", k.body ? w.stmt(k.body) : json(nullptr)}};
 }
 
@@ -123,9 +191,15 @@ std::string to_json(const Kernel& k) { return kernel_json(k).dump(1); }
 
 namespace {
 
+// Deeper nesting is refused: the reader recurses once per level, and a document is input.
+constexpr int kMaxDepth = 256;
+
 struct Reader {
     std::string origin;
     std::string kernel;
+    bool v2 = true;
+    std::vector<std::shared_ptr<const TypeDecl>> decls;
+    int depth = 0;
 
     [[noreturn]] void fail(const std::string& path, const std::string& what) const {
         ErrorContext ctx;
@@ -135,6 +209,13 @@ struct Reader {
         throw Error(ErrorCode::InvalidIR, what, ctx);
     }
     static std::string kind_of(const json& j) { return j.type_name(); }
+    struct Nesting {
+        Reader& r;
+        Nesting(Reader& reader, const std::string& path) : r(reader) {
+            if (++r.depth > kMaxDepth) r.fail(path, "nested deeper than " + std::to_string(kMaxDepth) + " levels");
+        }
+        ~Nesting() { --r.depth; }
+    };
 
     const json& field(const json& obj, const std::string& path, const char* key) const {
         if (!obj.is_object()) fail(path, "expected an object, found " + kind_of(obj));
@@ -144,31 +225,60 @@ struct Reader {
     }
     std::string str(const json& obj, const std::string& path, const char* key) const {
         const json& v = field(obj, path, key);
-        if (!v.is_string())
-            fail(path + "." + key, "expected a string, found " + kind_of(v));
+        if (!v.is_string()) fail(path + "." + key, "expected a string, found " + kind_of(v));
         return v.get<std::string>();
     }
-    Scalar scalar(const json& obj, const std::string& path, const char* key = "type") const {
+    uint64_t count(const json& obj, const std::string& path, const char* key, uint64_t max) const {
+        const json& v = field(obj, path, key);
+        if (!v.is_number_unsigned() || v.get<uint64_t>() > max)
+            fail(path + "." + key, "expected an integer from 0 to " + std::to_string(max) + ", found " + v.dump());
+        return v.get<uint64_t>();
+    }
+    Type type(const json& obj, const std::string& path, const char* key = "type") const {
         std::string s = str(obj, path, key);
-        auto t = s == "void" ? std::optional<Scalar>(Scalar::Void) : scalar_from_string(s);
-        if (!t)
-            fail(path + "." + key,
-                 "unknown type \"" + s + "\" (expected bool, i32, u32, i64, u64, f32 or f64)");
+        auto t = type_from_string(s, decls);
+        if (!t || (!v2 && !t->is_scalar() && !t->is_void()))
+            fail(path + "." + key, "unknown type \"" + s + "\" (expected a scalar such as f32, i8, bf16, "
+                                   "a vector such as f32x4, or a record or variant of \"types\")");
         return *t;
     }
     Space space(const json& obj, const std::string& path) const {
         std::string s = str(obj, path, "space");
         if (s == "global") return Space::Global;
         if (s == "local") return Space::Local;
-        fail(path + ".space", "unknown space \"" + s + "\" (expected global or local)");
+        if (s == "private" && v2) return Space::Private;
+        fail(path + ".space", "unknown space \"" + s + "\" (expected global, local or private)");
     }
-    void keys(const json& obj, const std::string& path,
-              std::initializer_list<const char*> allowed) const {
+    void keys(const json& obj, const std::string& path, std::initializer_list<const char*> allowed) const {
         for (auto& [k, v] : obj.items()) {
             bool known = false;
             for (auto* a : allowed) known |= k == a;
             if (!known) fail(path + "." + k, "unknown key \"" + k + "\"");
         }
+    }
+    const json& array(const json& obj, const std::string& path, const char* key) const {
+        const json& v = field(obj, path, key);
+        if (!v.is_array()) fail(path + "." + key, "expected an array, found " + kind_of(v));
+        return v;
+    }
+    // A member (field, case) of an aggregate type, by name.
+    uint32_t member(const Type& t, const json& obj, const std::string& path, const char* key) const {
+        std::string name = str(obj, path, key);
+        int i = t.decl()->index_of(name);
+        if (i < 0) fail(path + "." + key, "'" + t.decl()->name + "' has no " + (t.is_record() ? "field" : "case") +
+                                              " named \"" + name + "\"");
+        return uint32_t(i);
+    }
+    Path path_of(const json& j, const std::string& path) const {
+        Path p;
+        if (!j.contains("path")) return p;
+        const json& a = array(j, path, "path");
+        for (size_t i = 0; i < a.size(); ++i) {
+            if (!a[i].is_number_unsigned() || a[i].get<uint64_t>() > 255)
+                fail(path + ".path[" + std::to_string(i) + "]", "expected a field or lane index, found " + a[i].dump());
+            p.push_back(a[i].get<uint32_t>());
+        }
+        return p;
     }
     // Factory errors (type mismatches) become errors at this path.
     template <class F> auto checked(const std::string& path, F&& f) const {
@@ -180,44 +290,51 @@ struct Reader {
         }
     }
 
-    Expr expr(const json& j, const std::string& path) const {
+    Expr expr(const json& j, const std::string& path) {
+        Nesting n(*this, path);
         std::string kind = str(j, path, "expr");
-        Scalar type = scalar(j, path);
-        Expr e = expr_of_kind(kind, type, j, path);
-        if (e->type != type)
-            fail(path + ".type", std::string("declared ") + to_string(type) + " but the " + kind +
-                                     " has type " + to_string(e->type));
+        Type t = type(j, path);
+        Expr e = expr_of_kind(kind, t, j, path);
+        if (!(e->type == t))
+            fail(path + ".type", "declared " + to_string(t) + " but the " + kind + " has type " + to_string(e->type));
         return e;
     }
-    Expr opt_expr(const json& j, const std::string& path, const char* key) const {
+    Expr opt_expr(const json& j, const std::string& path, const char* key) {
         return j.contains(key) ? expr(j[key], path + "." + key) : nullptr;
     }
+    std::vector<Expr> exprs(const json& j, const std::string& path, const char* key) {
+        const json& a = array(j, path, key);
+        std::vector<Expr> v;
+        for (size_t i = 0; i < a.size(); ++i) v.push_back(expr(a[i], path + "." + key + "[" + std::to_string(i) + "]"));
+        return v;
+    }
 
-    Expr expr_of_kind(const std::string& kind, Scalar type, const json& j,
-                      const std::string& path) const {
+    Expr constant(const Type& type, const json& j, const std::string& path) const {
+        keys(j, path, {"expr", "type", "value"});
+        const json& v = field(j, path, "value");
+        if (!type.is_scalar()) fail(path + ".type", "a constant of " + to_string(type) + " (constants are scalars)");
+        const Scalar t = type.scalar();
+        return checked(path, [&] {
+            if (is_float(t)) {
+                if (v.is_number()) return Const::make_float(t, v.get<double>());
+                if (v == "nan") return Const::make_float(t, NAN);
+                if (v == "inf") return Const::make_float(t, INFINITY);
+                if (v == "-inf") return Const::make_float(t, -INFINITY);
+                fail(path + ".value", "expected a number, \"nan\", \"inf\" or \"-inf\"");
+            }
+            if (t == Scalar::Bool) {
+                if (!v.is_boolean()) fail(path + ".value", "expected true or false");
+                return Const::make_bool(v.get<bool>());
+            }
+            if (!v.is_number_integer()) fail(path + ".value", "expected an integer, found " + kind_of(v));
+            if (t == Scalar::U64) return Const::make_int(t, static_cast<int64_t>(v.get<uint64_t>()));
+            return Const::make_int(t, v.get<int64_t>());
+        });
+    }
+
+    Expr expr_of_kind(const std::string& kind, const Type& type, const json& j, const std::string& path) {
         auto sub = [&](const char* key) { return expr(field(j, path, key), path + "." + key); };
-        if (kind == "Const") {
-            keys(j, path, {"expr", "type", "value"});
-            const json& v = field(j, path, "value");
-            return checked(path, [&] {
-                if (is_float(type)) {
-                    if (v.is_number()) return Const::make_float(type, v.get<double>());
-                    if (v == "nan") return Const::make_float(type, NAN);
-                    if (v == "inf") return Const::make_float(type, INFINITY);
-                    if (v == "-inf") return Const::make_float(type, -INFINITY);
-                    fail(path + ".value", "expected a number, \"nan\", \"inf\" or \"-inf\"");
-                }
-                if (type == Scalar::Bool) {
-                    if (!v.is_boolean()) fail(path + ".value", "expected true or false");
-                    return Const::make_bool(v.get<bool>());
-                }
-                if (!v.is_number_integer())
-                    fail(path + ".value", "expected an integer, found " + kind_of(v));
-                if (type == Scalar::U64)
-                    return Const::make_int(type, static_cast<int64_t>(v.get<uint64_t>()));
-                return Const::make_int(type, v.get<int64_t>());
-            });
-        }
+        if (kind == "Const") return constant(type, j, path);
         if (kind == "Var") {
             keys(j, path, {"expr", "type", "name"});
             return checked(path, [&] { return Var::make(str(j, path, "name"), type); });
@@ -234,11 +351,13 @@ struct Reader {
             std::string op = str(j, path, "op");
             auto o = binary_op_from_string(op);
             if (!o) fail(path + ".op", "unknown binary op \"" + op + "\"");
-            return checked(path, [&] { return Binary::make(*o, sub("a"), sub("b")); });
+            Expr a = sub("a"), b = sub("b");
+            return checked(path, [&] { return Binary::make(*o, a, b); });
         }
         if (kind == "Select") {
             keys(j, path, {"expr", "type", "cond", "a", "b"});
-            return checked(path, [&] { return Select::make(sub("cond"), sub("a"), sub("b")); });
+            Expr c = sub("cond"), a = sub("a"), b = sub("b");
+            return checked(path, [&] { return Select::make(c, a, b); });
         }
         if (kind == "Cast") {
             keys(j, path, {"expr", "type", "a"});
@@ -246,88 +365,120 @@ struct Reader {
         }
         if (kind == "Load") {
             keys(j, path, {"expr", "type", "array", "space", "index"});
-            return checked(path, [&] {
-                return Load::make(str(j, path, "array"), space(j, path), type, sub("index"));
-            });
+            return checked(path, [&] { return Load::make(str(j, path, "array"), space(j, path), type, sub("index")); });
         }
         if (kind == "Call") {
             keys(j, path, {"expr", "type", "name", "args"});
-            const json& args = field(j, path, "args");
-            if (!args.is_array()) fail(path + ".args", "expected an array");
-            std::vector<Expr> a;
-            for (size_t i = 0; i < args.size(); ++i)
-                a.push_back(expr(args[i], path + ".args[" + std::to_string(i) + "]"));
+            std::vector<Expr> a = exprs(j, path, "args");
             return checked(path, [&] { return Call::make(str(j, path, "name"), std::move(a)); });
         }
         if (kind == "Atomic") {
             keys(j, path, {"expr", "type", "op", "array", "space", "index", "value", "compare"});
             std::string op = str(j, path, "op");
+            if (!type.is_scalar()) fail(path + ".type", "an atomic on " + to_string(type));
             for (int i = 0; i <= int(AtomicOp::CmpXchg); ++i) {
                 auto o = static_cast<AtomicOp>(i);
-                if (op == to_string(o))
-                    return checked(path, [&] {
-                        return Atomic::make(o, str(j, path, "array"), space(j, path), type,
-                                            sub("index"), sub("value"),
-                                            opt_expr(j, path, "compare"));
-                    });
+                if (op != to_string(o)) continue;
+                Expr index = sub("index"), value = sub("value"), compare = opt_expr(j, path, "compare");
+                return checked(path, [&] {
+                    return Atomic::make(o, str(j, path, "array"), space(j, path), type.scalar(), index, value, compare);
+                });
             }
             fail(path + ".op", "unknown atomic op \"" + op + "\"");
+        }
+        if (!v2) fail(path + ".expr", "unknown expression kind \"" + kind + "\" (in schema " + schema_v1 + ")");
+        if (kind == "Field") {
+            keys(j, path, {"expr", "type", "base", "field"});
+            Expr base = sub("base");
+            if (!base->type.is_record()) fail(path + ".base", "a field of " + to_string(base->type) + ", which is not a record");
+            return checked(path, [&] { return Field::make(base, member(base->type, j, path, "field")); });
+        }
+        if (kind == "Swizzle") {
+            keys(j, path, {"expr", "type", "base", "lanes"});
+            Expr base = sub("base");
+            std::vector<uint8_t> lanes;
+            const json& a = array(j, path, "lanes");
+            for (size_t i = 0; i < a.size(); ++i) {
+                if (!a[i].is_number_unsigned() || a[i].get<uint64_t>() > 7)
+                    fail(path + ".lanes[" + std::to_string(i) + "]", "expected a lane from 0 to 7, found " + a[i].dump());
+                lanes.push_back(a[i].get<uint8_t>());
+            }
+            return checked(path, [&] { return Swizzle::make(base, lanes); });
+        }
+        if (kind == "Broadcast") {
+            keys(j, path, {"expr", "type", "value"});
+            if (!type.is_vector()) fail(path + ".type", "a broadcast to " + to_string(type) + ", which is not a vector");
+            return checked(path, [&] { return Broadcast::make(sub("value"), type.lanes()); });
+        }
+        if (kind == "Construct") {
+            keys(j, path, {"expr", "type", "args"});
+            std::vector<Expr> a = exprs(j, path, "args");
+            return checked(path, [&] { return Construct::make(type, std::move(a)); });
+        }
+        if (kind == "MakeVariant") {
+            keys(j, path, {"expr", "type", "case", "payload"});
+            if (!type.is_variant()) fail(path + ".type", to_string(type) + " is not a variant");
+            uint32_t c = member(type, j, path, "case");
+            Expr payload = opt_expr(j, path, "payload");
+            return checked(path, [&] { return MakeVariant::make(type, c, payload); });
         }
         fail(path + ".expr", "unknown expression kind \"" + kind + "\"");
     }
 
-    Stmt stmt(const json& j, const std::string& path) const {
+    Stmt stmt(const json& j, const std::string& path) {
+        Nesting nesting(*this, path);
         std::string kind = str(j, path, "stmt");
         auto sub = [&](const char* key) { return expr(field(j, path, key), path + "." + key); };
         auto body = [&](const char* key) { return stmt(field(j, path, key), path + "." + key); };
-        auto opt_body = [&](const char* key) {
-            return j.contains(key) ? stmt(j[key], path + "." + key) : nullptr;
-        };
+        auto opt_body = [&](const char* key) { return j.contains(key) ? stmt(j[key], path + "." + key) : nullptr; };
         if (kind == "Block") {
             keys(j, path, {"stmt", "body"});
-            const json& b = field(j, path, "body");
-            if (!b.is_array()) fail(path + ".body", "expected an array, found " + kind_of(b));
+            const json& b = array(j, path, "body");
             std::vector<Stmt> v;
-            for (size_t i = 0; i < b.size(); ++i)
-                v.push_back(stmt(b[i], path + ".body[" + std::to_string(i) + "]"));
+            for (size_t i = 0; i < b.size(); ++i) v.push_back(stmt(b[i], path + ".body[" + std::to_string(i) + "]"));
             return Block::make(std::move(v));
         }
         if (kind == "Let") {
             keys(j, path, {"stmt", "name", "type", "init"});
-            Scalar t = scalar(j, path);
+            Type t = type(j, path);
             Expr init = sub("init");
-            if (init->type != t)
-                fail(path + ".type", std::string("declared ") + to_string(t) +
-                                         " but the initializer has type " + to_string(init->type));
+            if (!(init->type == t))
+                fail(path + ".type", "declared " + to_string(t) + " but the initializer has type " + to_string(init->type));
             return checked(path, [&] { return Let::make(str(j, path, "name"), init); });
         }
         if (kind == "Assign") {
-            keys(j, path, {"stmt", "name", "value"});
-            return checked(path, [&] { return Assign::make(str(j, path, "name"), sub("value")); });
+            keys(j, path, v2 ? std::initializer_list<const char*>{"stmt", "name", "value", "path"}
+                             : std::initializer_list<const char*>{"stmt", "name", "value"});
+            Expr value = sub("value");
+            return checked(path, [&] { return Assign::make(str(j, path, "name"), value, path_of(j, path)); });
         }
         if (kind == "Store") {
-            keys(j, path, {"stmt", "array", "space", "index", "value"});
+            keys(j, path, v2 ? std::initializer_list<const char*>{"stmt", "array", "space", "index", "value", "path"}
+                             : std::initializer_list<const char*>{"stmt", "array", "space", "index", "value"});
+            Expr index = sub("index"), value = sub("value");
             return checked(path, [&] {
-                return Store::make(str(j, path, "array"), space(j, path), sub("index"), sub("value"));
+                return Store::make(str(j, path, "array"), space(j, path), index, value, path_of(j, path));
             });
         }
         if (kind == "If") {
             keys(j, path, {"stmt", "cond", "then", "else"});
-            return checked(path, [&] { return If::make(sub("cond"), body("then"), opt_body("else")); });
+            Expr c = sub("cond");
+            Stmt t = body("then"), e = opt_body("else");
+            return checked(path, [&] { return If::make(c, t, e); });
         }
         if (kind == "For") {
             keys(j, path, {"stmt", "var", "type", "begin", "end", "step", "body"});
-            Scalar t = scalar(j, path);
-            Stmt s = checked(path, [&] {
-                return For::make(str(j, path, "var"), sub("begin"), sub("end"), sub("step"),
-                                 body("body"));
-            });
-            if (as<For>(s)->type != t) fail(path + ".type", "does not match the loop bounds' type");
+            Type t = type(j, path);
+            Expr begin = sub("begin"), end = sub("end"), step = sub("step");
+            Stmt b = body("body");
+            Stmt s = checked(path, [&] { return For::make(str(j, path, "var"), begin, end, step, b); });
+            if (!(Type(as<For>(s)->type) == t)) fail(path + ".type", "does not match the loop bounds' type");
             return s;
         }
         if (kind == "While") {
             keys(j, path, {"stmt", "cond", "body"});
-            return checked(path, [&] { return While::make(sub("cond"), body("body")); });
+            Expr c = sub("cond");
+            return checked(path, [&] { return While::make(c, body("body")); });
         }
         if (kind == "Break" || kind == "Continue" || kind == "Return" || kind == "Barrier") {
             keys(j, path, {"stmt"});
@@ -356,30 +507,120 @@ struct Reader {
                 if (!text.is_string()) fail(path + ".code." + backend, "expected a string");
                 m[backend] = text.get<std::string>();
             }
-            return checked(path, [&] { return Native::make(std::move(m), opt_body("fallback")); });
+            Stmt f = opt_body("fallback");
+            return checked(path, [&] { return Native::make(std::move(m), f); });
         }
+        if (kind == "Match" && v2) return match(j, path);
         fail(path + ".stmt", "unknown statement kind \"" + kind + "\"");
+    }
+
+    Stmt match(const json& j, const std::string& path) {
+        keys(j, path, {"stmt", "value", "cases", "otherwise"});
+        Expr value = expr(field(j, path, "value"), path + ".value");
+        if (!value->type.is_variant()) fail(path + ".value", "a match on " + to_string(value->type) + ", which is not a variant");
+        const json& cases = array(j, path, "cases");
+        std::vector<MatchCase> out;
+        for (size_t i = 0; i < cases.size(); ++i) {
+            const std::string at = path + ".cases[" + std::to_string(i) + "]";
+            keys(cases[i], at, {"case", "var", "body"});
+            MatchCase c;
+            c.index = member(value->type, cases[i], at, "case");
+            if (cases[i].contains("var")) c.var = str(cases[i], at, "var");
+            c.body = stmt(field(cases[i], at, "body"), at + ".body");
+            out.push_back(std::move(c));
+        }
+        Stmt otherwise = j.contains("otherwise") ? stmt(j["otherwise"], path + ".otherwise") : nullptr;
+        return checked(path, [&] { return Match::make(value, std::move(out), otherwise); });
+    }
+
+    // A declared record or variant; the layout, when given, must be the one plexus computes.
+    void type_decl(const json& j, const std::string& path) {
+        std::string kind = str(j, path, "kind");
+        const bool record = kind == "record";
+        if (!record && kind != "variant") fail(path + ".kind", "unknown kind \"" + kind + "\" (expected record or variant)");
+        const char* list = record ? "fields" : "cases";
+        keys(j, path, {"name", "kind", list, "size", "align", record ? "offsets" : "payload_offset"});
+        const json& members = array(j, path, list);
+        std::vector<Member> ms;
+        for (size_t i = 0; i < members.size(); ++i) {
+            const std::string at = path + "." + list + "[" + std::to_string(i) + "]";
+            keys(members[i], at, {"name", "type"});
+            Member m{str(members[i], at, "name"), Type()};
+            if (record || members[i].contains("type")) m.type = type(members[i], at);
+            ms.push_back(std::move(m));
+        }
+        std::string name = str(j, path, "name");
+        for (auto& d : decls)
+            if (d->name == name) fail(path + ".name", "the type \"" + name + "\" is declared twice");
+        auto d = checked(path, [&] {
+            return record ? TypeDecl::make_record(name, std::move(ms)) : TypeDecl::make_variant(name, std::move(ms));
+        });
+        auto expect = [&](const char* key, uint64_t computed) {
+            if (j.contains(key) && count(j, path, key, UINT64_MAX) != computed)
+                fail(path + "." + key, "layout mismatch: plexus computes " + std::string(key) + " " +
+                                           std::to_string(computed) + " for \"" + name + "\" (docs/ir.md, Memory layout)");
+        };
+        expect("size", d->size);
+        expect("align", d->align);
+        if (!record) expect("payload_offset", d->payload_offset);
+        if (record && j.contains("offsets")) {
+            const json& offsets = array(j, path, "offsets");
+            if (offsets.size() != d->offsets.size()) fail(path + ".offsets", "expected one offset per field");
+            for (size_t i = 0; i < offsets.size(); ++i)
+                if (!offsets[i].is_number_unsigned() || offsets[i].get<uint64_t>() != d->offsets[i])
+                    fail(path + ".offsets[" + std::to_string(i) + "]",
+                         "layout mismatch: plexus puts field \"" + d->members[i].name + "\" at byte " +
+                             std::to_string(d->offsets[i]) + ", found " + offsets[i].dump());
+        }
+        decls.push_back(std::move(d));
+    }
+
+    std::vector<ArrayDecl> arrays(const json& j, const char* key) {
+        std::vector<ArrayDecl> out;
+        if (!j.contains(key)) return out;
+        const json& a = array(j, "", key);
+        for (size_t i = 0; i < a.size(); ++i) {
+            std::string p = std::string(key) + "[" + std::to_string(i) + "]";
+            keys(a[i], p, v2 ? std::initializer_list<const char*>{"name", "type", "count", "dims", "pad"}
+                             : std::initializer_list<const char*>{"name", "type", "count"});
+            ArrayDecl d{str(a[i], p, "name"), type(a[i], p), uint32_t(count(a[i], p, "count", UINT32_MAX)), {}, 0};
+            if (d.count == 0) fail(p + ".count", "expected a positive integer below 2^32");
+            if (a[i].contains("dims"))
+                for (auto& x : array(a[i], p, "dims")) {
+                    if (!x.is_number_unsigned() || x.get<uint64_t>() > UINT32_MAX) fail(p + ".dims", "expected integers below 2^32");
+                    d.dims.push_back(x.get<uint32_t>());
+                }
+            if (a[i].contains("pad")) d.pad = uint32_t(count(a[i], p, "pad", UINT32_MAX));
+            out.push_back(std::move(d));
+        }
+        return out;
     }
 
     Kernel kernel_of(const json& j) {
         if (!j.is_object()) fail("", "expected a JSON object, found " + kind_of(j));
-        keys(j, "", {"schema", "name", "params", "shared", "body"});
         std::string schema = str(j, "", "schema");
-        if (schema != schema_name)
-            fail("schema", "unsupported schema \"" + schema + "\" (this plexus reads " +
-                               schema_name + ")");
+        if (schema != schema_name && schema != schema_v1)
+            fail("schema", "unsupported schema \"" + schema + "\" (this plexus reads " + schema_name + " and " +
+                               schema_v1 + ")");
+        v2 = schema == schema_name;
+        if (v2) keys(j, "", {"schema", "name", "types", "params", "shared", "private", "body"});
+        else keys(j, "", {"schema", "name", "params", "shared", "body"});
         Kernel k;
         k.name = str(j, "", "name");
         kernel = k.name;
-        const json& params = field(j, "", "params");
-        if (!params.is_array()) fail("params", "expected an array");
+        if (v2 && j.contains("types")) {
+            const json& types = array(j, "", "types");
+            for (size_t i = 0; i < types.size(); ++i) type_decl(types[i], "types[" + std::to_string(i) + "]");
+            k.types = decls;
+        }
+        const json& params = array(j, "", "params");
         for (size_t i = 0; i < params.size(); ++i) {
             std::string p = "params[" + std::to_string(i) + "]";
             const json& jp = params[i];
             Param param;
             param.name = str(jp, p, "name");
             std::string kind = str(jp, p, "kind");
-            param.type = scalar(jp, p);
+            param.type = type(jp, p);
             if (kind == "buffer") {
                 keys(jp, p, {"name", "kind", "type", "access"});
                 param.kind = Param::Kind::Buffer;
@@ -395,18 +636,9 @@ struct Reader {
             }
             k.params.push_back(param);
         }
-        const json& shared = field(j, "", "shared");
-        if (!shared.is_array()) fail("shared", "expected an array");
-        for (size_t i = 0; i < shared.size(); ++i) {
-            std::string p = "shared[" + std::to_string(i) + "]";
-            keys(shared[i], p, {"name", "type", "count"});
-            const json& count = field(shared[i], p, "count");
-            if (!count.is_number_unsigned() || count.get<uint64_t>() == 0 ||
-                count.get<uint64_t>() > UINT32_MAX)
-                fail(p + ".count", "expected a positive integer below 2^32");
-            k.shared.push_back({str(shared[i], p, "name"), scalar(shared[i], p),
-                                count.get<uint32_t>()});
-        }
+        field(j, "", "shared");
+        k.shared = arrays(j, "shared");
+        k.privates = arrays(j, "private");
         k.body = stmt(field(j, "", "body"), "body");
         if (!as<Block>(k.body)) fail("body", "the kernel body must be a Block");
         return k;
@@ -424,7 +656,8 @@ Kernel from_json(std::string_view text, const std::string& origin) {
         ctx.file = origin;
         throw Error(ErrorCode::InvalidIR, std::string("not valid JSON: ") + e.what(), ctx);
     }
-    Reader r{origin, ""};
+    Reader r;
+    r.origin = origin;
     return r.kernel_of(j);
 }
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 namespace plexus::ir {
@@ -12,6 +13,10 @@ namespace {
 struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
     std::ostringstream out;
     int depth = 0;
+    const Kernel* kernel = nullptr;
+    // The type of each name declared so far, to print paths by field name (names are unique
+    // while visible, and a later declaration of a name replaces the earlier).
+    std::map<std::string, Type> types;
 
     std::string expr(const Expr& e) { return ExprVisitor::dispatch(e); }
     void line(const std::string& s) { out << std::string(depth * 2, ' ') << s << '\n'; }
@@ -31,12 +36,13 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
             std::snprintf(buf, sizeof buf, "%.9g", n.f);
             std::string s = buf;
             if (std::isfinite(n.f) && s.find_first_of(".en") == std::string::npos) s += ".0";
-            return s + (n.type == Scalar::F32 ? "f" : "");
+            return s + (n.type == Scalar::F32 ? "f" : n.type == Scalar::F16 ? "h" : n.type == Scalar::BF16 ? "bf" : "");
         }
         if (n.type == Scalar::U64) return std::to_string(static_cast<uint64_t>(n.i)) + "ul";
         if (n.type == Scalar::U32) return std::to_string(n.i) + "u";
         if (n.type == Scalar::I64) return std::to_string(n.i) + "l";
-        return std::to_string(n.i);
+        if (n.type == Scalar::I32) return std::to_string(n.i);
+        return std::string(to_string(n.type)) + "(" + std::to_string(n.i) + ")";
     }
     std::string visit(const Var& n) { return n.name; }
     std::string visit(const Unary& n) {
@@ -64,15 +70,60 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
         if (n.compare) s += expr(n.compare) + ", ";
         return s + expr(n.value) + ")";
     }
+    std::string visit(const Field& n) { return expr(n.base) + "." + n.base->type.decl()->members[n.index].name; }
+    std::string visit(const Swizzle& n) {
+        static const char names[] = "xyzwabcd"; // lanes 4..7 of an 8-lane vector print as a..d
+        std::string s = expr(n.base) + ".";
+        for (uint8_t l : n.lanes) s += names[l];
+        return s;
+    }
+    std::string visit(const Broadcast& n) { return to_string(n.type) + "(" + expr(n.value) + ")"; }
+    std::string visit(const Construct& n) { return to_string(n.type) + "{" + list(n.args) + "}"; }
+    std::string visit(const MakeVariant& n) {
+        return to_string(n.type) + "::" + n.type.decl()->members[n.index].name + "(" +
+               (n.payload ? expr(n.payload) : std::string()) + ")";
+    }
+    std::string list(const std::vector<Expr>& v) {
+        std::string s;
+        for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + expr(v[i]);
+        return s;
+    }
+    // ".pos.x": field names of records, x y z w (a b c d) for lanes.
+    static std::string path(Type t, const Path& p) {
+        static const char lanes[] = "xyzwabcd";
+        std::string s;
+        for (uint32_t step : p) {
+            s += '.';
+            if (t.is_record() && step < t.decl()->members.size()) {
+                s += t.decl()->members[step].name;
+                t = t.decl()->members[step].type;
+            } else {
+                s += step < 8 ? std::string(1, lanes[step]) : std::to_string(step);
+                t = t.element();
+            }
+        }
+        return s;
+    }
+    Type array_type(const std::string& name, Space space) const {
+        if (!kernel) return {};
+        if (space == Space::Global) return kernel->param(name) ? kernel->param(name)->type : Type();
+        const ArrayDecl* a = space == Space::Local ? kernel->shared_array(name) : kernel->private_array(name);
+        return a ? a->type : Type();
+    }
 
     void visit(const Block& n) {
         line("{");
         nested(std::make_shared<Block>(n));
         line("}");
     }
-    void visit(const Let& n) { line(std::string(to_string(n.type)) + " " + n.name + " = " + expr(n.init) + ";"); }
-    void visit(const Assign& n) { line(n.name + " = " + expr(n.value) + ";"); }
-    void visit(const Store& n) { line(n.array + "[" + expr(n.index) + "] = " + expr(n.value) + ";"); }
+    void visit(const Let& n) {
+        types[n.name] = n.type;
+        line(std::string(to_string(n.type)) + " " + n.name + " = " + expr(n.init) + ";");
+    }
+    void visit(const Assign& n) { line(n.name + path(types[n.name], n.path) + " = " + expr(n.value) + ";"); }
+    void visit(const Store& n) {
+        line(n.array + "[" + expr(n.index) + "]" + path(array_type(n.array, n.space), n.path) + " = " + expr(n.value) + ";");
+    }
     void visit(const If& n) {
         line("if " + expr(n.cond) + " {");
         nested(n.then_body);
@@ -99,6 +150,22 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
     void visit(const Barrier&) { line("barrier();"); }
     void visit(const Fence& n) { line(n.intrinsic() + "();"); }
     void visit(const Eval& n) { line(expr(n.value) + ";"); }
+    void visit(const Match& n) {
+        const TypeDecl& d = *n.value->type.decl();
+        line("match " + expr(n.value) + " {");
+        for (auto& c : n.cases) {
+            if (!c.var.empty()) types[c.var] = d.members[c.index].type;
+            line(d.members[c.index].name + (c.var.empty() ? "" : "(" + c.var + ")") + " => {");
+            nested(c.body);
+            line("}");
+        }
+        if (n.otherwise) {
+            line("otherwise => {");
+            nested(n.otherwise);
+            line("}");
+        }
+        line("}");
+    }
     void visit(const Native& n) {
         line("native {");
         ++depth;
@@ -118,6 +185,16 @@ std::string print(const Expr& e) { return Printer().expr(e); }
 
 std::string print(const Kernel& k) {
     Printer p;
+    p.kernel = &k;
+    for (auto& prm : k.params) p.types[prm.name] = prm.type;
+    for (auto& d : k.types) {
+        const bool record = d->kind == TypeDecl::Kind::Record;
+        std::string members;
+        for (auto& m : d->members)
+            members += (members.empty() ? "" : ", ") + m.name + (m.type.is_void() ? "" : ": " + to_string(m.type));
+        p.line((record ? "record " : "variant ") + d->name + " { " + members + " }  // " +
+               std::to_string(d->size) + " bytes, align " + std::to_string(d->align));
+    }
     std::string sig = "kernel " + k.name + "(";
     for (size_t i = 0; i < k.params.size(); ++i) {
         auto& prm = k.params[i];
@@ -129,8 +206,17 @@ std::string print(const Kernel& k) {
     }
     p.line(sig + ") {");
     p.depth = 1;
-    for (auto& s : k.shared)
-        p.line("local " + std::string(to_string(s.type)) + " " + s.name + "[" + std::to_string(s.count) + "];");
+    auto arrays = [&](const std::vector<ArrayDecl>& list, const char* space) {
+        for (auto& a : list) {
+            std::string shape;
+            for (auto d : a.dims) shape.append("[").append(std::to_string(d)).append("]");
+            if (a.pad) shape.append(" pad ").append(std::to_string(a.pad));
+            p.line(std::string(space) + " " + to_string(a.type) + " " + a.name + "[" + std::to_string(a.count) + "];" +
+                   (shape.empty() ? "" : "  // " + shape));
+        }
+    };
+    arrays(k.shared, "local");
+    arrays(k.privates, "private");
     p.depth = 0;
     if (k.body) p.nested(k.body);
     p.line("}");

@@ -11,12 +11,6 @@
 namespace plexus::ir {
 namespace {
 
-bool is_identifier(const std::string& s) {
-    if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-    return std::all_of(s.begin(), s.end(),
-                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
 // Names that would collide with a keyword or builtin of a generated language.
 bool is_reserved(const std::string& s) {
     static const std::set<std::string> words = {
@@ -32,7 +26,7 @@ bool is_reserved(const std::string& s) {
 
 struct Scope {
     std::string name;
-    Scalar type;
+    Type type;
     bool read_only;
 };
 
@@ -43,37 +37,42 @@ public:
     void run() {
         if (!is_identifier(k_.name) || is_reserved(k_.name))
             fail("", "the kernel name '" + k_.name + "' is not a usable identifier");
+        check_type_list();
         std::set<std::string> names;
-        for (auto& p : k_.params) {
-            check_name(p.name, "parameter", "");
-            if (!names.insert(p.name).second) fail("", "two parameters named '" + p.name + "'");
-            if (p.type == Scalar::Void || p.type == Scalar::Bool)
-                fail("", "parameter '" + p.name + "' has type " + to_string(p.type));
+        for (size_t i = 0; i < k_.params.size(); ++i) {
+            const Param& p = k_.params[i];
+            const std::string where = "params[" + std::to_string(i) + "]";
+            check_name(p.name, "parameter", where);
+            if (!names.insert(p.name).second) fail(where, "two parameters named '" + p.name + "'");
+            check_type(p.type, where);
+            if (p.kind == Param::Kind::Buffer && !is_storable(p.type))
+                fail(where, "buffer parameter '" + p.name + "' of " + to_string(p.type) + " elements");
+            if (p.kind == Param::Kind::Scalar && (!p.type.is_scalar() || p.type == Scalar::Bool))
+                fail(where, "scalar parameter '" + p.name + "' has type " + to_string(p.type) +
+                                " (scalar parameters are numbers; pass vectors and records in a buffer)");
         }
-        for (auto& s : k_.shared) {
-            check_name(s.name, "shared array", "");
-            if (!names.insert(s.name).second) fail("", "the name '" + s.name + "' is declared twice");
-            if (s.count == 0 || s.type == Scalar::Void || s.type == Scalar::Bool)
-                fail("", "shared array '" + s.name + "' must have a positive count of numbers");
-        }
+        check_arrays(k_.shared, "shared", names);
+        check_arrays(k_.privates, "private", names);
         if (limits_.local_memory_bytes && k_.shared_bytes() > limits_.local_memory_bytes)
             fail("", "shared memory of " + std::to_string(k_.shared_bytes()) +
                          " bytes is over the device's limit of " +
                          std::to_string(limits_.local_memory_bytes) + " bytes");
         if (!as<Block>(k_.body)) fail("body", "the kernel body must be a block");
+        has_barrier_ = collect_uses(k_).barrier;
         for (auto& p : k_.params)
             if (p.kind == Param::Kind::Scalar) scopes_.push_back({p.name, p.type, false});
         // Which variables hold work-item-dependent values: iterate to a fixed point, since a
         // loop can carry a varying value back into an earlier assignment.
+        const size_t base = scopes_.size();
         do {
             changed_ = false;
-            scopes_.resize(count_scalar_params());
+            scopes_.resize(base);
             loop_depth_ = 0;
             divergent_ = 0;
             barrier_check_ = false;
             stmt(k_.body, "body");
         } while (changed_);
-        scopes_.resize(count_scalar_params());
+        scopes_.resize(base);
         barrier_check_ = true;
         stmt(k_.body, "body");
     }
@@ -85,14 +84,10 @@ private:
     std::set<std::string> varying_;
     bool changed_ = false;
     bool barrier_check_ = false;
+    bool has_barrier_ = false;
     int loop_depth_ = 0;
     int divergent_ = 0; // > 0 inside control flow that depends on the work-item
     std::string divergence_reason_;
-
-    size_t count_scalar_params() const {
-        return std::count_if(k_.params.begin(), k_.params.end(),
-                             [](auto& p) { return p.kind == Param::Kind::Scalar; });
-    }
 
     [[noreturn]] void fail(const std::string& where, const std::string& what) const {
         ErrorContext ctx;
@@ -108,15 +103,73 @@ private:
                             "' is reserved (a keyword of a generated language, or plx_ / __)");
     }
 
+    // Records and variants: each declared once, after the types it contains.
+    void check_type_list() const {
+        for (size_t i = 0; i < k_.types.size(); ++i) {
+            const TypeDecl& d = *k_.types[i];
+            const std::string where = "types[" + std::to_string(i) + "]";
+            check_name(d.name, d.kind == TypeDecl::Kind::Record ? "record" : "variant", where);
+            for (size_t j = 0; j < i; ++j)
+                if (k_.types[j]->name == d.name) fail(where, "the type '" + d.name + "' is declared twice");
+            for (auto& m : d.members) {
+                if (!m.type.is_aggregate()) continue;
+                const TypeDecl* inner = nullptr;
+                for (size_t j = 0; j < i; ++j)
+                    if (k_.types[j]->name == m.type.decl()->name) inner = k_.types[j].get();
+                if (!inner)
+                    fail(where, "'" + d.name + "." + m.name + "' is a " + m.type.decl()->name +
+                                    ", which is not declared before '" + d.name + "'");
+                if (!(*inner == *m.type.decl()))
+                    fail(where, "'" + d.name + "." + m.name + "' is a " + inner->name +
+                                    " that differs from the declared one");
+            }
+        }
+    }
+    // A record or variant must be the one the kernel declares under its name.
+    void check_type(const Type& t, const std::string& where) const {
+        if (!t.is_aggregate()) return;
+        const TypeDecl* d = k_.type_decl(t.decl()->name);
+        if (!d) fail(where, "the type '" + t.decl()->name + "' is not declared in the kernel's types");
+        if (!(*d == *t.decl()))
+            fail(where, "a value of type '" + t.decl()->name + "' does not match the declaration of that name "
+                        "(another record or variant with the same name)");
+    }
+
+    void check_arrays(const std::vector<ArrayDecl>& arrays, const char* space, std::set<std::string>& names) const {
+        for (size_t i = 0; i < arrays.size(); ++i) {
+            const ArrayDecl& a = arrays[i];
+            const std::string where = std::string(space) + "[" + std::to_string(i) + "]";
+            check_name(a.name, (std::string(space) + " array").c_str(), where);
+            if (!names.insert(a.name).second) fail(where, "the name '" + a.name + "' is declared twice");
+            check_type(a.type, where);
+            if (a.count == 0 || !is_storable(a.type))
+                fail(where, std::string(space) + " array '" + a.name + "' must have a positive count of " +
+                                "values that can live in memory, not " + std::to_string(a.count) + " of " +
+                                to_string(a.type));
+            if (a.dims.empty()) {
+                if (a.pad) fail(where, "array '" + a.name + "' has row padding but no shape");
+                continue;
+            }
+            if (a.dims.size() > 3 || std::count(a.dims.begin(), a.dims.end(), 0u))
+                fail(where, "array '" + a.name + "' must have 1 to 3 positive dimensions");
+            uint64_t count = uint64_t(a.dims.back()) + a.pad;
+            for (size_t d = 0; d + 1 < a.dims.size(); ++d) count *= a.dims[d];
+            if (count != a.count)
+                fail(where, "array '" + a.name + "' holds " + std::to_string(a.count) + " elements, its shape " +
+                                std::to_string(count));
+        }
+    }
+
     const Scope* lookup(const std::string& n) const {
         for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
             if (it->name == n) return &*it;
         return nullptr;
     }
-    void declare(const std::string& n, Scalar t, bool read_only, const std::string& where) {
+    void declare(const std::string& n, const Type& t, bool read_only, const std::string& where) {
         check_name(n, "variable", where);
-        if (lookup(n) || k_.param(n) || k_.shared_array(n))
+        if (lookup(n) || k_.param(n) || k_.shared_array(n) || k_.private_array(n))
             fail(where, "'" + n + "' is declared again while an earlier one is visible");
+        check_type(t, where);
         scopes_.push_back({n, t, read_only});
     }
     void mark_varying(const std::string& n) {
@@ -124,48 +177,45 @@ private:
     }
 
     // The element type of an array access, after checking the array exists in that space.
-    Scalar array_type(const std::string& array, Space space, const std::string& where) const {
+    Type array_type(const std::string& array, Space space, const std::string& where) const {
         if (space == Space::Global) {
             const Param* p = k_.param(array);
-            if (!p || p->kind != Param::Kind::Buffer)
-                fail(where, "'" + array + "' is not a buffer parameter");
+            if (!p || p->kind != Param::Kind::Buffer) fail(where, "'" + array + "' is not a buffer parameter");
             return p->type;
         }
-        const SharedArray* s = k_.shared_array(array);
-        if (!s) fail(where, "'" + array + "' is not a declared shared array");
-        return s->type;
+        const ArrayDecl* a = space == Space::Local ? k_.shared_array(array) : k_.private_array(array);
+        if (!a) fail(where, "'" + array + "' is not a declared " + to_string(space) + " array");
+        return a->type;
+    }
+    bool read_only(const std::string& array, Space space) const {
+        return space == Space::Global && k_.param(array)->access == Access::Read;
+    }
+    void check_path(const Type& root, const Path& path, const Expr& value, const std::string& target,
+                    const std::string& where) const {
+        auto t = path_type(root, path);
+        if (!t) fail(where, "the path into '" + target + "' (" + to_string(root) + ") does not fit its type");
+        if (!(*t == value->type))
+            fail(where, "assignment of " + to_string(value->type) + " to '" + target + "'" +
+                            (path.empty() ? "" : " (a part of it)") + " of " + to_string(*t) + " (cast it)");
     }
 
     // Returns whether the expression's value may differ between the work-items of a group.
     bool expr(const Expr& e, const std::string& where) {
+        check_type(e->type, where);
         switch (e->kind) {
-        case ExprKind::Const: return false;
         case ExprKind::Var: {
             auto& n = static_cast<const Var&>(*e);
             const Scope* s = lookup(n.name);
             if (!s) fail(where, "'" + n.name + "' is not declared here");
-            if (s->type != n.type)
+            if (!(s->type == n.type))
                 fail(where, "'" + n.name + "' is " + to_string(s->type) + ", used as " + to_string(n.type));
             return varying_.count(n.name) > 0;
         }
-        case ExprKind::Unary: return expr(static_cast<const Unary&>(*e).a, where);
-        case ExprKind::Binary: {
-            auto& n = static_cast<const Binary&>(*e);
-            bool a = expr(n.a, where);
-            return expr(n.b, where) || a;
-        }
-        case ExprKind::Select: {
-            auto& n = static_cast<const Select&>(*e);
-            bool c = expr(n.cond, where), a = expr(n.a, where);
-            return expr(n.b, where) || a || c;
-        }
-        case ExprKind::Cast: return expr(static_cast<const Cast&>(*e).a, where);
         case ExprKind::Load: {
             auto& n = static_cast<const Load&>(*e);
-            Scalar t = array_type(n.array, n.space, where);
-            if (t != n.type)
-                fail(where, "load of " + std::string(to_string(n.type)) + " from '" + n.array +
-                                "' of " + to_string(t));
+            Type t = array_type(n.array, n.space, where);
+            if (!(t == n.type))
+                fail(where, "load of " + to_string(n.type) + " from '" + n.array + "' of " + to_string(t));
             return expr(n.index, where);
         }
         case ExprKind::Call: {
@@ -178,18 +228,21 @@ private:
         }
         case ExprKind::Atomic: {
             auto& n = static_cast<const Atomic&>(*e);
-            Scalar t = array_type(n.array, n.space, where);
-            if (t != n.type)
+            Type t = array_type(n.array, n.space, where);
+            if (!(t == n.type))
                 fail(where, "atomic on '" + n.array + "' of " + to_string(t) + " with " + to_string(n.type));
-            if (n.space == Space::Global && k_.param(n.array)->access == Access::Read)
+            if (read_only(n.array, n.space))
                 fail(where, "atomic update of '" + n.array + "', which is read-only (In<T>)");
-            expr(n.index, where);
-            expr(n.value, where);
-            if (n.compare) expr(n.compare, where);
+            children(*e, where);
             return true;
         }
+        default: return children(*e, where);
         }
-        return true;
+    }
+    bool children(const ExprNode& e, const std::string& where) {
+        bool v = false;
+        for_each_child(e, [&](const Expr& c) { v = expr(c, where) || v; });
+        return v;
     }
 
     void body(const Stmt& s, const std::string& where) {
@@ -201,49 +254,34 @@ private:
     // True when a Break / Continue / Return sits under work-item-dependent control in s,
     // outside any nested loop: such a loop leaves some work-items behind.
     bool exits_divergently(const Stmt& s, bool under_varying) {
-        if (!s) return false;
         switch (s->kind) {
         case StmtKind::Break: case StmtKind::Continue: case StmtKind::Return: return under_varying;
-        case StmtKind::Block:
-            for (auto& x : static_cast<const Block&>(*s).body)
-                if (exits_divergently(x, under_varying)) return true;
-            return false;
-        case StmtKind::If: {
-            auto& n = static_cast<const If&>(*s);
-            bool v = under_varying || cond_varying(n.cond);
-            return exits_divergently(n.then_body, v) || exits_divergently(n.else_body, v);
+        case StmtKind::For: case StmtKind::While: return false;
+        default: break;
         }
-        case StmtKind::Native: return exits_divergently(static_cast<const Native&>(*s).fallback, under_varying);
-        default: return false;
-        }
+        bool v = under_varying;
+        if (auto n = as<If>(s)) v = v || cond_varying(n->cond);
+        if (auto n = as<Match>(s)) v = v || cond_varying(n->value);
+        bool exits = false;
+        for_each_part(*s, [](const Expr&) {}, [&](const Stmt& c) { exits = exits || exits_divergently(c, v); });
+        return exits;
     }
-    // A syntactic check of whether a condition may vary, without scope checks (those happen
-    // when the statement itself is validated).
+    // A syntactic check of whether a value may vary, without scope checks (those happen when
+    // the statement itself is validated).
     bool cond_varying(const Expr& e) {
         switch (e->kind) {
-        case ExprKind::Const: return false;
         case ExprKind::Var: return varying_.count(static_cast<const Var&>(*e).name) > 0;
-        case ExprKind::Unary: return cond_varying(static_cast<const Unary&>(*e).a);
-        case ExprKind::Binary: {
-            auto& n = static_cast<const Binary&>(*e);
-            return cond_varying(n.a) || cond_varying(n.b);
-        }
-        case ExprKind::Select: {
-            auto& n = static_cast<const Select&>(*e);
-            return cond_varying(n.cond) || cond_varying(n.a) || cond_varying(n.b);
-        }
-        case ExprKind::Cast: return cond_varying(static_cast<const Cast&>(*e).a);
-        case ExprKind::Load: return cond_varying(static_cast<const Load&>(*e).index);
-        case ExprKind::Call: {
-            auto& n = static_cast<const Call&>(*e);
-            const IntrinsicInfo* info = find_intrinsic(n.name);
-            bool v = !info || info->convergence == Convergence::Varying;
-            for (auto& a : n.args) v = v || cond_varying(a);
-            return v;
-        }
         case ExprKind::Atomic: return true;
+        case ExprKind::Call: {
+            const IntrinsicInfo* info = find_intrinsic(static_cast<const Call&>(*e).name);
+            if (!info || info->convergence == Convergence::Varying) return true;
+            break;
         }
-        return true;
+        default: break;
+        }
+        bool v = false;
+        for_each_child(*e, [&](const Expr& c) { v = v || cond_varying(c); });
+        return v;
     }
 
     void enter_divergence(bool varying, const std::string& why) {
@@ -258,15 +296,14 @@ private:
         case StmtKind::Block: {
             auto& n = static_cast<const Block&>(*s);
             size_t mark = scopes_.size();
-            for (size_t i = 0; i < n.body.size(); ++i)
-                stmt(n.body[i], where + "[" + std::to_string(i) + "]");
+            for (size_t i = 0; i < n.body.size(); ++i) stmt(n.body[i], where + "[" + std::to_string(i) + "]");
             scopes_.resize(mark);
             return;
         }
         case StmtKind::Let: {
             auto& n = static_cast<const Let&>(*s);
             bool v = expr(n.init, where + ".init");
-            if (n.init->type != n.type) fail(where, "'" + n.name + "' declared with another type than its value");
+            if (!(n.init->type == n.type)) fail(where, "'" + n.name + "' declared with another type than its value");
             declare(n.name, n.type, false, where);
             if (v || divergent_) mark_varying(n.name);
             return;
@@ -277,22 +314,17 @@ private:
             const Scope* sc = lookup(n.name);
             if (!sc) fail(where, "assignment to '" + n.name + "', which is not declared here");
             if (sc->read_only) fail(where, "assignment to the loop variable '" + n.name + "'");
-            if (sc->type != n.value->type)
-                fail(where, "assignment of " + std::string(to_string(n.value->type)) + " to '" +
-                                n.name + "' of " + to_string(sc->type) + " (cast it)");
+            check_path(sc->type, n.path, n.value, n.name, where);
             if (v || divergent_) mark_varying(n.name);
             return;
         }
         case StmtKind::Store: {
             auto& n = static_cast<const Store&>(*s);
-            Scalar t = array_type(n.array, n.space, where);
-            if (n.space == Space::Global && k_.param(n.array)->access == Access::Read)
-                fail(where, "store to '" + n.array + "', which is read-only (In<T>)");
-            if (n.value->type != t)
-                fail(where, "store of " + std::string(to_string(n.value->type)) + " into '" +
-                                n.array + "' of " + to_string(t));
+            Type t = array_type(n.array, n.space, where);
+            if (read_only(n.array, n.space)) fail(where, "store to '" + n.array + "', which is read-only (In<T>)");
             expr(n.index, where + ".index");
             expr(n.value, where + ".value");
+            check_path(t, n.path, n.value, n.array, where);
             return;
         }
         case StmtKind::If: {
@@ -313,30 +345,23 @@ private:
             size_t mark = scopes_.size();
             declare(n.var, n.type, true, where);
             if (v || divergent_) mark_varying(n.var);
-            enter_divergence(v, "the loop at " + where + " runs a work-item-dependent number of times");
-            ++loop_depth_;
-            body(n.body, where + ".body");
-            --loop_depth_;
-            leave_divergence(v);
+            loop(n.body, v, where);
             scopes_.resize(mark);
             return;
         }
         case StmtKind::While: {
             auto& n = static_cast<const While&>(*s);
             bool v = expr(n.cond, where + ".cond") || exits_divergently(n.body, false);
-            enter_divergence(v, "the loop at " + where + " runs a work-item-dependent number of times");
-            ++loop_depth_;
-            body(n.body, where + ".body");
-            --loop_depth_;
-            leave_divergence(v);
+            loop(n.body, v, where);
             return;
         }
+        case StmtKind::Match: match(static_cast<const Match&>(*s), where); return;
         case StmtKind::Break: case StmtKind::Continue:
             if (!loop_depth_)
                 fail(where, std::string(s->kind == StmtKind::Break ? "break" : "continue") + " outside a loop");
             return;
         case StmtKind::Return:
-            if (collect_uses(k_).barrier)
+            if (has_barrier_)
                 fail(where, "return in a kernel with a barrier: the work-item would leave its group behind");
             return;
         case StmtKind::Barrier:
@@ -352,6 +377,49 @@ private:
             return;
         }
         }
+    }
+
+    void loop(const Stmt& b, bool varying, const std::string& where) {
+        enter_divergence(varying, "the loop at " + where + " runs a work-item-dependent number of times");
+        ++loop_depth_;
+        body(b, where + ".body");
+        --loop_depth_;
+        leave_divergence(varying);
+    }
+
+    void match(const Match& n, const std::string& where) {
+        bool v = expr(n.value, where + ".value");
+        const TypeDecl& d = *n.value->type.decl();
+        std::vector<bool> seen(d.members.size(), false);
+        for (size_t i = 0; i < n.cases.size(); ++i) {
+            const MatchCase& c = n.cases[i];
+            if (seen[c.index])
+                fail(where + ".cases[" + std::to_string(i) + "]", "case '" + d.members[c.index].name +
+                                                                      "' of '" + d.name + "' is matched twice");
+            seen[c.index] = true;
+        }
+        if (!n.otherwise) {
+            std::string missing;
+            for (size_t i = 0; i < seen.size(); ++i)
+                if (!seen[i]) missing += (missing.empty() ? "" : ", ") + d.members[i].name;
+            if (!missing.empty())
+                fail(where, "the match on '" + d.name + "' is not exhaustive: no case for " + missing +
+                                " (add them, or an otherwise)");
+        }
+        enter_divergence(v, "the match at " + where + " depends on the work-item");
+        for (size_t i = 0; i < n.cases.size(); ++i) {
+            const MatchCase& c = n.cases[i];
+            const std::string at = where + ".cases[" + std::to_string(i) + "]";
+            size_t mark = scopes_.size();
+            if (!c.var.empty()) {
+                declare(c.var, d.members[c.index].type, false, at);
+                if (v || divergent_) mark_varying(c.var);
+            }
+            body(c.body, at + ".body");
+            scopes_.resize(mark);
+        }
+        if (n.otherwise) body(n.otherwise, where + ".otherwise");
+        leave_divergence(v);
     }
 };
 

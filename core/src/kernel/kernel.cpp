@@ -20,6 +20,12 @@ Tracer& Tracer::current() {
 
 std::string Tracer::fresh(const char* prefix) { return prefix + std::to_string(next_++); }
 
+void Tracer::fail(const std::string& what) const {
+    ErrorContext ctx;
+    ctx.kernel = kernel_.name;
+    throw Error(ErrorCode::InvalidKernel, "kernel '" + kernel_.name + "': " + what, ctx);
+}
+
 void Tracer::emit(ir::Stmt s) {
     if (blocks_.empty())
         throw Error(ErrorCode::Internal, "kernel tracer: a statement outside any block");
@@ -54,7 +60,118 @@ ir::Expr index_call(const char* base, int dim) {
     return ir::Call::make(std::string(base) + "_" + axes[dim], {});
 }
 
+ir::Expr convert(const ir::Expr& e, const ir::Type& to, const char* what) {
+    if (e->type == to) return e;
+    if (e->type.is_scalar() && to.is_scalar() && ir::widens_exactly(e->type.scalar(), to.scalar()))
+        return ir::Cast::make(to, e);
+    Tracer::current().fail(std::string(what) + " converts " + to_string(e->type) + " to " + to_string(to) +
+                           ", which may lose range or precision: convert explicitly with px::cast");
+}
+
+ir::Expr zero(const ir::Type& t) {
+    if (t.is_vector()) return ir::Broadcast::make(zero(t.scalar()), t.lanes());
+    if (t.is_record()) {
+        std::vector<ir::Expr> fields;
+        for (auto& m : t.decl()->members) fields.push_back(zero(m.type));
+        return ir::Construct::make(t, std::move(fields));
+    }
+    if (t.is_variant()) {
+        const ir::Member& first = t.decl()->members[0];
+        return ir::MakeVariant::make(t, 0, first.type.is_void() ? nullptr : zero(first.type));
+    }
+    if (t == ir::Scalar::Bool) return ir::Const::make_bool(false);
+    if (ir::is_float(t)) return ir::Const::make_float(t.scalar(), 0.0);
+    return ir::Const::make_int(t.scalar(), 0);
+}
+
+ir::Expr flat_index(const ir::Expr& row, uint64_t pitch, const ir::Expr& col) {
+    const bool wide = ir::size_of(row->type) == 8 || ir::size_of(col->type) == 8;
+    const ir::Scalar t = wide ? ir::Scalar::I64 : ir::Scalar::I32;
+    auto as_t = [&](const ir::Expr& e) { return e->type == t ? e : ir::Cast::make(t, e); };
+    return ir::Binary::make(ir::BinaryOp::Add,
+                            ir::Binary::make(ir::BinaryOp::Mul, as_t(row), ir::Const::make_int(t, int64_t(pitch))),
+                            as_t(col));
+}
+
+Place element_place(std::string array, ir::Space space, ir::Type elem, ir::Expr index) {
+    Place p;
+    p.array = true;
+    p.name = std::move(array);
+    p.space = space;
+    p.index = std::move(index);
+    p.root = std::move(elem);
+    return p;
+}
+
+ir::Expr Place::read() const {
+    ir::Expr e = array ? ir::Load::make(name, space, root, index) : ir::Var::make(name, root);
+    ir::Type t = root;
+    for (uint32_t step : path) {
+        e = t.is_record() ? ir::Field::make(e, step) : ir::Swizzle::make(e, {uint8_t(step)});
+        t = e->type;
+    }
+    return e;
+}
+
+void Place::write(const ir::Expr& value) const {
+    auto& t = Tracer::current();
+    t.emit(array ? ir::Store::make(name, space, index, value, path) : ir::Assign::make(name, value, path));
+}
+
+const Place& atomic_place(const Place& p) {
+    if (!p.array || !p.path.empty() || p.space == ir::Space::Private)
+        Tracer::current().fail("an atomic needs a whole element of a buffer or shared array, not " +
+                               (p.array ? "a part of '" + p.name + "'" : "the variable '" + p.name + "'"));
+    return p;
+}
+
+std::string declare_array(ir::Space space, const ir::Type& t, std::vector<uint32_t> dims, uint32_t pad) {
+    auto& tr = Tracer::current();
+    ir::ArrayDecl a;
+    a.name = tr.fresh(space == ir::Space::Local ? "shared" : "priv");
+    a.type = t;
+    a.pad = pad;
+    uint64_t count = uint64_t(dims.back()) + pad;
+    for (size_t d = 0; d + 1 < dims.size(); ++d) count *= dims[d];
+    if (count == 0 || count > UINT32_MAX)
+        tr.fail("an array of " + std::to_string(count) + " elements (between 1 and 2^32 - 1)");
+    a.count = uint32_t(count);
+    if (dims.size() > 1) a.dims = std::move(dims);
+    (space == ir::Space::Local ? tr.kernel().shared : tr.kernel().privates).push_back(a);
+    return a.name;
+}
+
+ir::Type record_type(std::string_view text, std::vector<ir::Member> fields, uint64_t size,
+                     const std::vector<uint64_t>& offsets) {
+    // text is "ns::Name:f1, f2, f3" (PLEXUS_RECORD's stringified arguments).
+    std::string_view type = text.substr(0, text.find(':', text.rfind("::") == std::string_view::npos ? 0 : text.rfind("::") + 2));
+    std::string_view list = text.substr(type.size() + 1);
+    if (auto colons = type.rfind("::"); colons != std::string_view::npos) type = type.substr(colons + 2);
+    for (auto& f : fields) {
+        size_t comma = list.find(',');
+        std::string_view name = list.substr(0, comma);
+        while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+        while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+        f.name = std::string(name);
+        list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    }
+    auto decl = ir::TypeDecl::make_record(std::string(type), std::move(fields));
+    if (decl->size != size || decl->offsets != offsets)
+        throw Error(ErrorCode::Internal, "record '" + decl->name + "': the IR's layout differs from the C++ "
+                                         "struct although PLEXUS_RECORD checked it (a bug in plexus)");
+    return ir::Type::aggregate(decl);
+}
+
+ir::Type variant_type(std::string_view name, std::vector<ir::Member> cases, uint64_t size) {
+    auto decl = ir::TypeDecl::make_variant(std::string(name), std::move(cases));
+    if (decl->size != size)
+        throw Error(ErrorCode::Internal, "variant '" + decl->name + "': the IR's size differs from the C++ "
+                                         "px::Variant's (a bug in plexus)");
+    return ir::Type::aggregate(decl);
+}
+
 std::shared_ptr<const ir::Kernel> finish_kernel(ir::Kernel k) {
+    ir::collect_types(k);
     ir::validate(k);
     return std::make_shared<const ir::Kernel>(std::move(k));
 }

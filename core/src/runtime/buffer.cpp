@@ -81,10 +81,11 @@ void BufferState::written_on(DeviceContext* ctx) {
 
 } // namespace detail
 
-BufferBase::BufferBase(Runtime& rt, ir::Scalar element, size_t count)
+BufferBase::BufferBase(Runtime& rt, ir::Type element, size_t count)
     : state_(std::make_unique<detail::BufferState>()) {
-    if (element == ir::Scalar::Void || element == ir::Scalar::Bool)
-        throw Error(ErrorCode::InvalidArgument, "a buffer must hold numbers");
+    if (!ir::is_storable(element))
+        throw Error(ErrorCode::InvalidArgument, "a buffer of " + to_string(element) + " (buffers hold numbers, "
+                                                "vectors, records and variants; use u8 for flags)");
     state_->exec = &rt.impl().executor();
     state_->element = element;
     state_->count = count;
@@ -96,7 +97,7 @@ BufferBase::~BufferBase() = default;
 
 size_t BufferBase::size() const { return state_->count; }
 size_t BufferBase::bytes() const { return state_->bytes; }
-ir::Scalar BufferBase::element() const { return state_->element; }
+const ir::Type& BufferBase::element() const { return state_->element; }
 
 static void check_range(size_t offset, size_t bytes, size_t size, const char* what) {
     if (offset > size || bytes > size - offset)

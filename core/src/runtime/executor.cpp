@@ -308,7 +308,8 @@ Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Ker
                         (is_buffer ? "a buffer" : "a scalar"), where);
         if (args[i].type != p.type)
             throw Error(ErrorCode::InvalidArgument, which() + ": expected " + to_string(p.type) +
-                        (is_buffer ? " elements" : "") + ", got " + to_string(args[i].type), where);
+                        (is_buffer ? " elements" : "") + ", got " + to_string(args[i].type) +
+                        (to_string(p.type) == to_string(args[i].type) ? " declared with other members" : ""), where);
         if (is_buffer && args[i].buffer->size() == 0)
             throw Error(ErrorCode::InvalidArgument, which() + ": the buffer is empty", where);
     }

@@ -41,7 +41,7 @@ struct DeviceCopy {
 // Where a buffer's contents are. No valid copy anywhere means all zeros.
 struct BufferState {
     class Executor* exec = nullptr;
-    ir::Scalar element = ir::Scalar::F32;
+    ir::Type element = ir::Scalar::F32;
     size_t count = 0, bytes = 0;
     std::vector<unsigned char> host;
     bool host_valid = false;

@@ -11,31 +11,12 @@ namespace plexus::codegen::clike {
 namespace {
 
 bool has_atomic(const ir::Expr& e) {
-    using ir::ExprKind;
     if (!e) return false;
-    switch (e->kind) {
-    case ExprKind::Const:
-    case ExprKind::Var: return false;
-    case ExprKind::Unary: return has_atomic(static_cast<const ir::Unary&>(*e).a);
-    case ExprKind::Binary: {
-        auto& n = static_cast<const ir::Binary&>(*e);
-        return has_atomic(n.a) || has_atomic(n.b);
-    }
-    case ExprKind::Select: {
-        auto& n = static_cast<const ir::Select&>(*e);
-        return has_atomic(n.cond) || has_atomic(n.a) || has_atomic(n.b);
-    }
-    case ExprKind::Cast: return has_atomic(static_cast<const ir::Cast&>(*e).a);
-    case ExprKind::Load: return has_atomic(static_cast<const ir::Load&>(*e).index);
-    case ExprKind::Call:
-        for (auto& a : static_cast<const ir::Call&>(*e).args)
-            if (has_atomic(a)) return true;
-        return false;
-    case ExprKind::Atomic: return true;
-    }
-    return true;
+    if (e->kind == ir::ExprKind::Atomic) return true;
+    bool found = false;
+    ir::for_each_child(*e, [&](const ir::Expr& c) { found = found || has_atomic(c); });
+    return found;
 }
-
 
 class Emitter : public ir::ExprVisitor<Emitter, std::string>, public ir::StmtVisitor<Emitter> {
 public:
@@ -47,6 +28,7 @@ public:
 
     std::string run() {
         ir::validate(k_);
+        if (!k_.privates.empty()) unsupported("private arrays");
         if (d_.is_reserved(k_.name) || builtins_.count(k_.name))
             fail("the kernel name '" + k_.name + "' is reserved in " + d_.language_name() +
                  "; rename the kernel");
@@ -85,7 +67,7 @@ public:
     std::string expr(const ir::Expr& e) { return dispatch(e); }
 
     std::string visit(const ir::Const& n) {
-        return ir::is_float(n.type) ? float_literal(d_, n.type, n.f) : int_literal(d_, n.type, n.i);
+        return ir::is_float(n.type) ? float_literal(d_, n.type.scalar(), n.f) : int_literal(d_, n.type.scalar(), n.i);
     }
     std::string visit(const ir::Var& n) { return name(n.name); }
     std::string visit(const ir::Unary& n) {
@@ -127,6 +109,18 @@ public:
         return code;
     }
     std::string visit(const ir::Atomic& n) { return atomic(n, false); }
+    std::string visit(const ir::Field&) { unsupported("records"); }
+    std::string visit(const ir::Swizzle&) { unsupported("vectors"); }
+    std::string visit(const ir::Broadcast&) { unsupported("vectors"); }
+    std::string visit(const ir::Construct&) { unsupported("vectors and records"); }
+    std::string visit(const ir::MakeVariant&) { unsupported("variants"); }
+    void visit(const ir::Match&) { unsupported("variants"); }
+    [[noreturn]] void unsupported(const char* what) const {
+        ErrorContext ctx;
+        ctx.kernel = k_.name;
+        throw Error(ErrorCode::Unsupported, std::string(d_.language_name()) + " generation of " + what +
+                                                " is not built yet (kernel '" + k_.name + "')", ctx);
+    }
 
     // ---- statements -------------------------------------------------------------------------
 
@@ -144,11 +138,13 @@ public:
         line(d_.type_name(n.type) + " " + name(n.name) + " = " + full_expression(init) + ";");
     }
     void visit(const ir::Assign& n) {
+        if (!n.path.empty()) unsupported("assignments to a part of a value");
         std::string value = expr(n.value);
         flush();
         line(name(n.name) + " = " + full_expression(value) + ";");
     }
     void visit(const ir::Store& n) {
+        if (!n.path.empty()) unsupported("stores to a part of an element");
         std::string target = element(n.array, n.index), value = expr(n.value);
         flush();
         line(target + " = " + full_expression(value) + ";");
@@ -305,7 +301,7 @@ private:
     // Signed overflow is undefined in C and compilers exploit it (Clang turns x + INT_MIN
     // into x | INT_MIN), while the IR wraps: signed +, -, *, << and negation are computed in
     // the unsigned type of the same width and converted back, which wraps everywhere.
-    static bool wraps(ir::Scalar t) { return t == ir::Scalar::I32 || t == ir::Scalar::I64; }
+    static bool wraps(const ir::Type& t) { return t == ir::Scalar::I32 || t == ir::Scalar::I64; }
     static bool wraps(const ir::Binary& n) {
         using ir::BinaryOp;
         return wraps(n.type) && (n.op == BinaryOp::Add || n.op == BinaryOp::Sub ||
@@ -330,13 +326,13 @@ private:
     }
     // The IR takes a shift amount modulo the bit width; C leaves a wider shift undefined.
     std::string shift_amount(const ir::Expr& amount) {
-        ir::Scalar t = amount->type;
+        ir::Scalar t = amount->type.scalar();
         int64_t mask = int64_t(ir::size_of(t) * 8 - 1);
         if (auto c = ir::as<ir::Const>(amount)) return int_literal(d_, t, c->i & mask);
         return cat("(", prefix_operand(expr(amount)), " & ", int_literal(d_, t, mask), ")");
     }
 
-    std::string hoist(ir::Scalar type, const std::string& code, std::string& first) {
+    std::string hoist(const ir::Type& type, const std::string& code, std::string& first) {
         std::string t = cat("plx_arm_", std::to_string(temps_++));
         pending_.push_back(d_.type_name(type) + " " + t + ";");
         first += cat(t, " = ", code, ", ");

@@ -35,7 +35,7 @@ public:
     virtual ~Dialect() = default;
     // "OpenCL C 1.2": for the header comment and for error messages.
     virtual const char* language_name() const = 0;
-    virtual std::string type_name(ir::Scalar t) const = 0;
+    virtual std::string type_name(const ir::Type& t) const = 0;
     // Suffix that gives an integer literal exactly type t ("u", "L", "ULL"...).
     virtual const char* int_suffix(ir::Scalar t) const = 0;
     // A float constant with the given IEEE bit pattern (used for NaN and infinities).
@@ -45,7 +45,7 @@ public:
     // the catalog's (OpenCL's size_t work-item functions): the emitter then casts the result.
     virtual bool cast_integer_calls() const = 0;
     // Function names for Min/Max of a type.
-    virtual std::string min_max_function(bool is_min, ir::Scalar t) const = 0;
+    virtual std::string min_max_function(bool is_min, const ir::Type& t) const = 0;
     // Adjusts the operands of an atomic (pointer and value casts the language needs).
     virtual void atomic_operands(const ir::Atomic& a, AtomicCode& code) const = 0;
     // Pragmas and helper functions that go before the kernel ("" when none).

@@ -5,6 +5,8 @@
 // C++ leaves signed overflow undefined, compilers exploit that, and the IR wraps.
 #include "../clike/clike.hpp"
 
+#include "plexus/error.hpp"
+
 #include <cstdio>
 #include <set>
 
@@ -17,8 +19,10 @@ class CudaDialect final : public clike::Dialect {
 public:
     const char* language_name() const override { return "CUDA C"; }
 
-    std::string type_name(Scalar t) const override {
-        switch (t) {
+    std::string type_name(const ir::Type& type) const override {
+        if (!type.is_scalar() && !type.is_void())
+            throw Error(ErrorCode::Unsupported, "CUDA C generation of " + type.name() + " is not built yet");
+        switch (type.scalar()) {
         case Scalar::Bool: return "bool";
         case Scalar::I32: return "int";
         case Scalar::U32: return "unsigned";
@@ -27,6 +31,8 @@ public:
         case Scalar::F32: return "float";
         case Scalar::F64: return "double";
         case Scalar::Void: break;
+        default:
+            throw Error(ErrorCode::Unsupported, std::string(language_name()) + " generation of " + type.name() + " is not built yet");
         }
         return "void";
     }
@@ -46,7 +52,7 @@ public:
         return info.cuda_c;
     }
     bool cast_integer_calls() const override { return false; } // spellings have exact types
-    std::string min_max_function(bool is_min, Scalar t) const override {
+    std::string min_max_function(bool is_min, const ir::Type& t) const override {
         if (t == Scalar::F32) return is_min ? "fminf" : "fmaxf";
         if (t == Scalar::F64) return is_min ? "fmin" : "fmax";
         // CUDA overloads min / max for int, unsigned, long long and unsigned long long.

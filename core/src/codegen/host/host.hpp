@@ -32,7 +32,7 @@ struct Layout {
     // One entry per declaration: the kernel's parameters in order (buffers are Value), then
     // each Let and For in pre-order, the order in which the lowering meets them.
     std::vector<Storage> decls;
-    std::vector<ir::Scalar> decl_types;
+    std::vector<ir::Type> decl_types;
     // PerItem declarations: the offset of the variable's array is prefix * padded group size.
     std::vector<uint64_t> per_item_prefix;
     uint64_t per_item_bytes = 0; // one work-item's share: the sum of PerItem variable sizes
@@ -46,7 +46,7 @@ struct Layout {
 };
 
 // Bytes a variable of this type takes in memory (bool is one byte).
-uint64_t memory_size(ir::Scalar t);
+uint64_t memory_size(const ir::Type& t);
 
 Layout analyze(const ir::Kernel& kernel);
 

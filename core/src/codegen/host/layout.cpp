@@ -11,7 +11,7 @@
 namespace plexus::codegen {
 namespace host {
 
-uint64_t memory_size(ir::Scalar t) { return t == ir::Scalar::Bool ? 1 : ir::size_of(t); }
+uint64_t memory_size(const ir::Type& t) { return t == ir::Scalar::Bool ? 1 : ir::size_of(t); }
 
 bool contains_barrier(const ir::Stmt& s) {
     using namespace ir;
@@ -103,7 +103,7 @@ public:
 private:
     enum class Kind { Buffer, Param, Var, GroupLoop };
     struct Decl {
-        Scalar type;
+        Type type;
         Kind kind;
         int region = -2; // the first region touching it; -2: none yet
         bool shared_between_regions = false;
@@ -117,7 +117,7 @@ private:
     int region_ = kGroup;
     int next_region_ = 0;
 
-    size_t declare(const std::string& name, Scalar t, Kind kind) {
+    size_t declare(const std::string& name, const Type& t, Kind kind) {
         decls_.push_back({t, kind});
         scope_.emplace_back(name, decls_.size() - 1);
         return decls_.size() - 1;
@@ -201,6 +201,8 @@ private:
             break;
         }
         case StmtKind::Native: item_stmt(static_cast<const Native&>(*s).fallback); break;
+        case StmtKind::Match:
+            throw Error(ErrorCode::Unsupported, "host code generation of variants is not built yet");
         default: item_stmt_in_block(s); break;
         }
         scope_.resize(mark);

@@ -12,20 +12,21 @@ using llvm::Value;
 
 // ---- types and variables -----------------------------------------------------------------
 
-llvm::Type* Lowering::reg_type(Scalar t) const {
-    switch (t) {
+llvm::Type* Lowering::reg_type(const Type& type) const {
+    if (!type.is_scalar()) unsupported("non-scalar types");
+    switch (type.scalar()) {
     case Scalar::Bool: return i1_;
     case Scalar::I32: case Scalar::U32: return i32_;
     case Scalar::I64: case Scalar::U64: return i64_;
     case Scalar::F32: return f32_;
     case Scalar::F64: return f64_;
-    case Scalar::Void: break;
+    default: break;
     }
-    internal("a value of type void");
+    unsupported(to_string(type.scalar()));
 }
-llvm::Type* Lowering::mem_type(Scalar t) const { return t == Scalar::Bool ? i8_ : reg_type(t); }
-Value* Lowering::to_mem(Value* v, Scalar t) { return t == Scalar::Bool ? b_.CreateZExt(v, i8_) : v; }
-Value* Lowering::from_mem(Value* v, Scalar t) { return t == Scalar::Bool ? b_.CreateTrunc(v, i1_) : v; }
+llvm::Type* Lowering::mem_type(const Type& t) const { return t == Scalar::Bool ? i8_ : reg_type(t); }
+Value* Lowering::to_mem(Value* v, const Type& t) { return t == Scalar::Bool ? b_.CreateZExt(v, i8_) : v; }
+Value* Lowering::from_mem(Value* v, const Type& t) { return t == Scalar::Bool ? b_.CreateTrunc(v, i1_) : v; }
 
 const Lowering::Slot& Lowering::lookup(const std::string& name) const {
     for (auto it = scope_.rbegin(); it != scope_.rend(); ++it)
@@ -55,7 +56,7 @@ void Lowering::declare(const std::string& name, Value* init) {
     write(slots_[d], init);
 }
 
-Value* Lowering::element_ptr(const std::string& array, Space space, Scalar elem, const Expr& index) {
+Value* Lowering::element_ptr(const std::string& array, Space space, const Type& elem, const Expr& index) {
     Value* base = nullptr;
     if (space == Space::Global) {
         for (size_t i = 0; i < k_.params.size(); ++i)
@@ -90,7 +91,7 @@ Value* Lowering::visit(const Unary& n) {
     internal("unknown unary operator");
 }
 
-Value* Lowering::compare(BinaryOp op, Value* a, Value* b, Scalar t) {
+Value* Lowering::compare(BinaryOp op, Value* a, Value* b, const Type& t) {
     using P = llvm::CmpInst::Predicate;
     int k = static_cast<int>(op) - static_cast<int>(BinaryOp::Eq); // Eq Ne Lt Le Gt Ge
     // Ordered float comparisons are false on NaN; != is the unordered one, as in C.
@@ -104,7 +105,7 @@ Value* Lowering::compare(BinaryOp op, Value* a, Value* b, Scalar t) {
 
 // Division by zero is undefined in the IR, as in C; here it yields a / 1 rather than a
 // SIGFPE that would take the whole process down, and INT_MIN / -1 wraps.
-Value* Lowering::divide(Value* a, Value* b, Scalar t, bool remainder) {
+Value* Lowering::divide(Value* a, Value* b, const Type& t, bool remainder) {
     llvm::Type* ty = reg_type(t);
     Value* zero = b_.CreateICmpEQ(b, llvm::ConstantInt::get(ty, 0));
     if (!is_signed(t)) {
@@ -142,7 +143,7 @@ Value* Lowering::visit(const Binary& n) {
     }
     Value* a = expr(n.a);
     Value* b = expr(n.b);
-    Scalar t = n.a->type;
+    Type t = n.a->type;
     bool fp = is_float(t), sg = is_signed(t);
     switch (n.op) {
     case BinaryOp::Add: return fp ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b);
@@ -178,7 +179,7 @@ Value* Lowering::visit(const Select& n) {
     return b_.CreateSelect(c, a, b);
 }
 
-Value* Lowering::cast(Value* v, Scalar from, Scalar to) {
+Value* Lowering::cast(Value* v, const Type& from, const Type& to) {
     if (from == to) return v;
     llvm::Type* t = reg_type(to);
     if (to == Scalar::Bool)
@@ -213,7 +214,7 @@ Value* Lowering::visit(const Atomic& n) {
         Value* pair = b_.CreateAtomicCmpXchg(p, cmp, v, align, order, order);
         return b_.CreateExtractValue(pair, 0);
     }
-    return b_.CreateAtomicRMW(atomic_rmw_op(n.op, n.type), p, v, align, order);
+    return b_.CreateAtomicRMW(atomic_rmw_op(n.op, n.type.scalar()), p, v, align, order);
 }
 
 // ---- intrinsics ------------------------------------------------------------------------------

@@ -183,6 +183,7 @@ void Lowering::item_stmt(const Stmt& s) {
         item_stmt(n.fallback);
         break;
     }
+    case StmtKind::Match: unsupported("variants");
     default: item_stmt_in_block(s); break;
     }
     scope_.resize(mark);
@@ -197,12 +198,14 @@ void Lowering::item_stmt_in_block(const Stmt& s) {
     }
     case StmtKind::Assign: {
         auto& n = static_cast<const Assign&>(*s);
+        if (!n.path.empty()) unsupported("assignments to a part of a value");
         Value* v = expr(n.value);
         write(lookup(n.name), v);
         return;
     }
     case StmtKind::Store: {
         auto& n = static_cast<const Store&>(*s);
+        if (!n.path.empty()) unsupported("stores to a part of an element");
         Value* p = element_ptr(n.array, n.space, n.value->type, n.index);
         Value* v = expr(n.value);
         b_.CreateAlignedStore(v, p, llvm::Align(size_of(n.value->type)));
@@ -405,6 +408,7 @@ void Lowering::prologue() {
 }
 
 std::unique_ptr<llvm::Module> Lowering::run() {
+    if (!k_.privates.empty()) unsupported("private arrays");
     m_->setTargetTriple(target_.triple);
     m_->setDataLayout(target_.data_layout);
     prologue();

@@ -30,6 +30,14 @@ public:
     llvm::Value* visit(const ir::Load& n);
     llvm::Value* visit(const ir::Call& n);
     llvm::Value* visit(const ir::Atomic& n);
+    llvm::Value* visit(const ir::Field&) { unsupported("records"); }
+    llvm::Value* visit(const ir::Swizzle&) { unsupported("vectors"); }
+    llvm::Value* visit(const ir::Broadcast&) { unsupported("vectors"); }
+    llvm::Value* visit(const ir::Construct&) { unsupported("vectors and records"); }
+    llvm::Value* visit(const ir::MakeVariant&) { unsupported("variants"); }
+    [[noreturn]] void unsupported(const char* what) const {
+        throw Error(ErrorCode::Unsupported, std::string("host code generation of ") + what + " is not built yet");
+    }
 
 private:
     // The work-item being lowered: its local ids (i32), its index in the group (i64), and
@@ -41,7 +49,7 @@ private:
     };
     struct Slot {
         Storage storage;
-        ir::Scalar type;
+        ir::Type type;
         llvm::Value* ptr; // the alloca, the per-item array, or the value itself (Storage::Value)
     };
     struct Loop {
@@ -80,24 +88,24 @@ private:
     [[noreturn]] void invalid(const std::string& what) const;
 
     // ---- types and memory ----
-    llvm::Type* reg_type(ir::Scalar t) const;
-    llvm::Type* mem_type(ir::Scalar t) const;
-    llvm::Value* to_mem(llvm::Value* v, ir::Scalar t);
-    llvm::Value* from_mem(llvm::Value* v, ir::Scalar t);
+    llvm::Type* reg_type(const ir::Type& t) const;
+    llvm::Type* mem_type(const ir::Type& t) const;
+    llvm::Value* to_mem(llvm::Value* v, const ir::Type& t);
+    llvm::Value* from_mem(llvm::Value* v, const ir::Type& t);
     const Slot& lookup(const std::string& name) const;
     llvm::Value* slot_address(const Slot& s);
     llvm::Value* read(const Slot& s);
     void write(const Slot& s, llvm::Value* v);
     void declare(const std::string& name, llvm::Value* init);
-    llvm::Value* element_ptr(const std::string& array, ir::Space space, ir::Scalar elem, const ir::Expr& index);
+    llvm::Value* element_ptr(const std::string& array, ir::Space space, const ir::Type& elem, const ir::Expr& index);
 
     // ---- expressions helpers ----
     llvm::Value* call_intrinsic(llvm::Intrinsic::ID id, llvm::Type* t, std::vector<llvm::Value*> args);
     llvm::Value* math(const std::string& base, ir::Scalar t, std::vector<llvm::Value*> args);
     llvm::Value* index_call(const std::string& name);
-    llvm::Value* cast(llvm::Value* v, ir::Scalar from, ir::Scalar to);
-    llvm::Value* divide(llvm::Value* a, llvm::Value* b, ir::Scalar t, bool remainder);
-    llvm::Value* compare(ir::BinaryOp op, llvm::Value* a, llvm::Value* b, ir::Scalar t);
+    llvm::Value* cast(llvm::Value* v, const ir::Type& from, const ir::Type& to);
+    llvm::Value* divide(llvm::Value* a, llvm::Value* b, const ir::Type& t, bool remainder);
+    llvm::Value* compare(ir::BinaryOp op, llvm::Value* a, llvm::Value* b, const ir::Type& t);
 
     // ---- structure (lower_stmt.cpp) ----
     void prologue();

@@ -5,6 +5,8 @@
 // OpenCL C leaves signed overflow undefined, compilers exploit that, and the IR wraps.
 #include "../clike/clike.hpp"
 
+#include "plexus/error.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -19,8 +21,10 @@ class OpenClDialect final : public clike::Dialect {
 public:
     const char* language_name() const override { return "OpenCL C 1.2"; }
 
-    std::string type_name(Scalar t) const override {
-        switch (t) {
+    std::string type_name(const ir::Type& type) const override {
+        if (!type.is_scalar() && !type.is_void())
+            throw Error(ErrorCode::Unsupported, "OpenCL C generation of " + type.name() + " is not built yet");
+        switch (type.scalar()) {
         case Scalar::Bool: return "bool";
         case Scalar::I32: return "int";
         case Scalar::U32: return "uint";
@@ -29,6 +33,8 @@ public:
         case Scalar::F32: return "float";
         case Scalar::F64: return "double";
         case Scalar::Void: break;
+        default:
+            throw Error(ErrorCode::Unsupported, std::string(language_name()) + " generation of " + type.name() + " is not built yet");
         }
         return "void";
     }
@@ -49,7 +55,7 @@ public:
     // get_local_id() and friends return size_t: cast to the catalog's type so that, say,
     // lid - 1u wraps at 32 bits as the IR says.
     bool cast_integer_calls() const override { return true; }
-    std::string min_max_function(bool is_min, Scalar t) const override {
+    std::string min_max_function(bool is_min, const ir::Type& t) const override {
         if (ir::is_float(t)) return is_min ? "fmin" : "fmax";
         return is_min ? "min" : "max"; // overloaded on the signedness of the operands
     }

@@ -39,6 +39,7 @@ public:
           libdevice_(libdevice) {}
 
     void run() {
+        if (!k_.privates.empty()) unsupported("private arrays");
         std::vector<llvm::Type*> params;
         for (auto& p : k_.params)
             params.push_back(p.kind == Param::Kind::Buffer ? b_.getPtrTy(global_space)
@@ -119,7 +120,7 @@ public:
         if (n.op == BinaryOp::LogicalAnd || n.op == BinaryOp::LogicalOr) return short_circuit(n);
         Value* a = emit(n.a);
         Value* b = emit(n.b);
-        const Scalar t = n.a->type;
+        const Type t = n.a->type;
         const bool fp = is_float(t), sg = is_signed(t);
         using llvm::Intrinsic::ID;
         switch (n.op) {
@@ -214,7 +215,17 @@ public:
                                                 order, order);
             return b_.CreateExtractValue(pair, 0);
         }
-        return b_.CreateAtomicRMW(atomic_rmw_op(n.op, n.type), pointer, value, llvm::MaybeAlign(), order);
+        return b_.CreateAtomicRMW(atomic_rmw_op(n.op, n.type.scalar()), pointer, value, llvm::MaybeAlign(), order);
+    }
+
+    Value* visit(const Field&) { unsupported("records"); }
+    Value* visit(const Swizzle&) { unsupported("vectors"); }
+    Value* visit(const Broadcast&) { unsupported("vectors"); }
+    Value* visit(const Construct&) { unsupported("vectors and records"); }
+    Value* visit(const MakeVariant&) { unsupported("variants"); }
+    void visit(const Match&) { unsupported("variants"); }
+    [[noreturn]] void unsupported(const char* what) const {
+        fail(ErrorCode::Unsupported, std::string("PTX generation of ") + what + " is not built yet");
     }
 
     // ---- statements ------------------------------------------------------------------------
@@ -232,9 +243,13 @@ public:
         scopes_.back()[n.name] = {slot, n.type};
     }
 
-    void visit(const Assign& n) { b_.CreateStore(emit(n.value), variable(n.name).slot); }
+    void visit(const Assign& n) {
+        if (!n.path.empty()) unsupported("assignments to a part of a value");
+        b_.CreateStore(emit(n.value), variable(n.name).slot);
+    }
 
     void visit(const Store& n) {
+        if (!n.path.empty()) unsupported("stores to a part of an element");
         const Array& array = find_array(n.array);
         Value* pointer = element(array, n.index, n.space);
         Value* value = emit(n.value);
@@ -337,11 +352,11 @@ public:
 private:
     struct Variable {
         llvm::AllocaInst* slot = nullptr;
-        Scalar type = Scalar::Void;
+        Type type;
     };
     struct Array {
         Value* base = nullptr; // an addrspace(1) argument or an addrspace(3) global
-        Scalar type = Scalar::Void;
+        Type type;
     };
     struct Loop {
         llvm::BasicBlock* exit;
@@ -357,8 +372,9 @@ private:
         throw Error(code, "PTX generation for kernel '" + k_.name + "': " + what, context);
     }
 
-    llvm::Type* type_of(Scalar t) {
-        switch (t) {
+    llvm::Type* type_of(const Type& type) {
+        if (!type.is_scalar() && !type.is_void()) unsupported("non-scalar types");
+        switch (type.scalar()) {
         case Scalar::Void: return b_.getVoidTy();
         case Scalar::Bool: return b_.getInt1Ty();
         case Scalar::I32:
@@ -367,13 +383,14 @@ private:
         case Scalar::U64: return b_.getInt64Ty();
         case Scalar::F32: return b_.getFloatTy();
         case Scalar::F64: return b_.getDoubleTy();
+        default: break;
         }
-        fail(ErrorCode::Internal, "unknown scalar type");
+        unsupported(to_string(type.scalar()));
     }
     // A bool in memory is a byte, as in C.
-    llvm::Type* memory_type(Scalar t) { return t == Scalar::Bool ? b_.getInt8Ty() : type_of(t); }
+    llvm::Type* memory_type(const Type& t) { return t == Scalar::Bool ? b_.getInt8Ty() : type_of(t); }
 
-    llvm::AllocaInst* make_slot(Scalar t, const std::string& name) {
+    llvm::AllocaInst* make_slot(const Type& t, const std::string& name) {
         llvm::IRBuilder<> at_entry(entry_, entry_->begin());
         return at_entry.CreateAlloca(type_of(t), nullptr, name);
     }
@@ -435,7 +452,7 @@ private:
         return phi;
     }
 
-    Value* convert(Value* v, Scalar from, Scalar to) {
+    Value* convert(Value* v, const Type& from, const Type& to) {
         if (from == to) return v;
         llvm::Type* target = type_of(to);
         if (to == Scalar::Bool)
@@ -456,7 +473,7 @@ private:
         return b_.CreateZExt(v, b_.getInt64Ty());
     }
 
-    Value* call_intrinsic(const std::string& name, Scalar result, llvm::ArrayRef<Value*> args) {
+    Value* call_intrinsic(const std::string& name, const Type& result, llvm::ArrayRef<Value*> args) {
         llvm::Intrinsic::ID id = llvm::Function::lookupIntrinsicID(name);
         if (id == llvm::Intrinsic::not_intrinsic)
             fail(ErrorCode::Internal, "LLVM 19 has no intrinsic " + name);
@@ -465,7 +482,7 @@ private:
         return b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, id, overloads), args);
     }
 
-    Value* call_function(const std::string& name, Scalar result, llvm::ArrayRef<Value*> args) {
+    Value* call_function(const std::string& name, const Type& result, llvm::ArrayRef<Value*> args) {
         std::vector<llvm::Type*> types;
         for (Value* a : args) types.push_back(a->getType());
         auto callee = m_.getOrInsertFunction(
