@@ -2,6 +2,7 @@
 // statements are group control, which variables need one copy per work-item, where the shared
 // arrays and those copies sit in group-local memory.
 #include "codegen/host/host.hpp"
+#include "codegen/llvm/memory_form.hpp"
 
 #include "plexus/error.hpp"
 
@@ -10,8 +11,6 @@
 
 namespace plexus::codegen {
 namespace host {
-
-uint64_t memory_size(ir::Scalar t) { return t == ir::Scalar::Bool ? 1 : ir::size_of(t); }
 
 bool contains_barrier(const ir::Stmt& s) {
     using namespace ir;
@@ -89,12 +88,12 @@ public:
             out.decls.push_back(s);
             out.decl_types.push_back(d.type);
             out.per_item_prefix.push_back(s == Storage::PerItem ? out.per_item_bytes : 0);
-            if (s == Storage::PerItem) out.per_item_bytes += memory_size(d.type);
+            if (s == Storage::PerItem) out.per_item_bytes += memory_form(d.type).size;
         }
         uint64_t at = 0;
         for (auto& a : k_.shared) {
             out.shared_offset.push_back(at);
-            at = (at + uint64_t(a.count) * size_of(a.type) + 63) & ~uint64_t(63);
+            at = (at + uint64_t(a.count) * memory_form(a.type).size + 63) & ~uint64_t(63);
         }
         out.shared_bytes = at;
         return out;

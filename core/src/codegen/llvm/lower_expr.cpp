@@ -2,7 +2,6 @@
 // width, fmin/fmax, ordered float comparisons but !=, short-circuit and/or, C casts, relaxed
 // atomics. Intrinsic calls are in lower_call.cpp.
 #include "codegen/llvm/lowering.hpp"
-#include "codegen/llvm_atomic.hpp"
 
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Intrinsics.h>
@@ -11,6 +10,28 @@ namespace plexus::codegen {
 
 using namespace ir;
 using llvm::Value;
+
+namespace {
+
+// The read-modify-write operation of an atomic; CmpXchg has none, it lowers to cmpxchg.
+llvm::AtomicRMWInst::BinOp atomic_rmw_op(AtomicOp op, Scalar type) {
+    using Op = llvm::AtomicRMWInst::BinOp;
+    const bool sg = is_signed(type);
+    switch (op) {
+    case AtomicOp::Add: return is_float(type) ? Op::FAdd : Op::Add;
+    case AtomicOp::Sub: return Op::Sub;
+    case AtomicOp::Min: return sg ? Op::Min : Op::UMin;
+    case AtomicOp::Max: return sg ? Op::Max : Op::UMax;
+    case AtomicOp::And: return Op::And;
+    case AtomicOp::Or: return Op::Or;
+    case AtomicOp::Xor: return Op::Xor;
+    case AtomicOp::Xchg: return Op::Xchg;
+    case AtomicOp::CmpXchg: break;
+    }
+    return Op::BAD_BINOP;
+}
+
+} // namespace
 
 Value* LlvmLowering::element_address(const std::string& array, Space space, Scalar elem,
                                      const Expr& index) {
