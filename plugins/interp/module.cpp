@@ -475,7 +475,7 @@ uint32_t Loader::stmt(const json& j, const std::string& jp, const std::string& s
 
 void Loader::kernel(const json& j) {
     if (!j.is_object()) fail("", std::string("expected a JSON object, found ") + j.type_name());
-    keys(j, "", {"schema", "name", "types", "params", "shared", "private", "body"});
+    keys(j, "", {"schema", "name", "types", "params", "shared", "private", "work_group", "body"});
     const std::string schema = str(j, "", "schema");
     if (schema != "plexus-ir/1" && schema != "plexus-ir/2")
         fail("schema", "unsupported schema \"" + schema + "\" (the interpreter reads plexus-ir/1 and /2)");
@@ -554,10 +554,10 @@ plx_status module_load(plx_device device, plx_language language, const char* sou
     if (!valid_device(device))
         return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: module_load: not an interp device");
     if (!module) return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: module_load: module is NULL");
-    if (language != PLX_LANG_PLEXUS_IR_JSON)
+    if (language != PLX_LANG_PLEXUS_IR_JSON && language != PLX_LANG_PLEXUS_IR2_JSON)
         return fail(PLX_ERROR_UNSUPPORTED,
                     "interp: module_load: language " + std::to_string(language) +
-                        " is not PLX_LANG_PLEXUS_IR_JSON, the only one the interpreter reads");
+                        " is neither PLX_LANG_PLEXUS_IR_JSON nor PLX_LANG_PLEXUS_IR2_JSON");
     if (!source && source_bytes)
         return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: module_load: source is NULL");
     json j;

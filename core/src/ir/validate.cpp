@@ -53,6 +53,7 @@ public:
         }
         check_arrays(k_.shared, "shared", names);
         check_arrays(k_.privates, "private", names);
+        check_work_group();
         if (limits_.local_memory_bytes && k_.shared_bytes() > limits_.local_memory_bytes)
             fail("", "shared memory of " + std::to_string(k_.shared_bytes()) +
                          " bytes is over the device's limit of " +
@@ -158,6 +159,20 @@ private:
                 fail(where, "array '" + a.name + "' holds " + std::to_string(a.count) + " elements, its shape " +
                                 std::to_string(count));
         }
+    }
+
+    void check_work_group() const {
+        const WorkGroupBound& w = k_.work_group;
+        const bool some = w.required[0] || w.required[1] || w.required[2];
+        if (!some) return;
+        uint64_t items = 1;
+        for (uint32_t d : w.required) {
+            if (d == 0) fail("work_group", "a required work-group size with a dimension of 0");
+            items *= d;
+        }
+        if (w.max && items > w.max)
+            fail("work_group", "a required work-group of " + std::to_string(items) + " work-items above its own maximum of " +
+                                   std::to_string(w.max));
     }
 
     const Scope* lookup(const std::string& n) const {
