@@ -1,6 +1,7 @@
 // launch: checks the grid and binds the arguments to the kernel's parameters, then runs the
 // whole grid before returning (the event is complete when it is made).
 #include "interp.hpp"
+#include "ops.hpp"
 
 #include <cstring>
 
@@ -62,7 +63,7 @@ plx_status bind(const Program& p, const plx_arg* args, uint32_t num_args,
         const plx_arg& a = args[i];
         const std::string which =
             kernel + "argument " + std::to_string(i) + " (\"" + param.name + "\", " +
-            (param.buffer ? "buffer of " : "scalar ") + ty_name(param.type) + ")";
+            (param.buffer ? "buffer of " : "scalar ") + param.type_name + ")";
         if (a.struct_size < offsetof(plx_arg, size) + sizeof(size_t))
             return fail(PLX_ERROR_INVALID_ARGUMENT,
                         which + ": struct_size " + std::to_string(a.struct_size) + " is too small");
@@ -82,14 +83,8 @@ plx_status bind(const Program& p, const plx_arg* args, uint32_t num_args,
                             which + ": the value has " + std::to_string(a.size) +
                                 " bytes, the parameter's type has " + std::to_string(size));
             if (!a.value) return fail(PLX_ERROR_INVALID_ARGUMENT, which + ": value is NULL");
-            // A register holds a 4-byte value in its low half (little- or big-endian alike).
-            if (size == 4) {
-                uint32_t v;
-                std::memcpy(&v, a.value, 4);
-                bound[i].scalar = v;
-            } else {
-                std::memcpy(&bound[i].scalar, a.value, 8);
-            }
+            // As a register holds it: f16 and bf16 as the f32 of their value.
+            bound[i].scalar = read_scalar(static_cast<const std::byte*>(a.value), param.type);
         }
     }
     return PLX_OK;
