@@ -9,6 +9,12 @@
 namespace plx_interp {
 namespace {
 
+// fmin / fmax as docs/ir.md states them: a NaN operand yields the other. std::fmin alone
+// does not do it for a signaling NaN (glibc follows IEEE 754-2008's minNum and returns a
+// NaN), and a bf16 or f32 NaN read from memory may be signaling.
+template <class C> C min_of(C x, C y) { return std::isnan(x) ? y : std::isnan(y) ? x : std::fmin(x, y); }
+template <class C> C max_of(C x, C y) { return std::isnan(x) ? y : std::isnan(y) ? x : std::fmax(x, y); }
+
 template <class C> void arithmetic(BinaryOp op, const uint64_t* a, const uint64_t* b,
                                    uint64_t* out, uint32_t n) {
     using U = wrap_t<C>;
@@ -31,10 +37,10 @@ template <class C> void arithmetic(BinaryOp op, const uint64_t* a, const uint64_
     case BinaryOp::Ne: PLX_LANES(x != y);
     case BinaryOp::Min:
         if constexpr (integral) { PLX_LANES(x < y ? x : y); }
-        else { PLX_LANES(std::fmin(x, y)); }
+        else { PLX_LANES(min_of(x, y)); }
     case BinaryOp::Max:
         if constexpr (integral) { PLX_LANES(x > y ? x : y); }
-        else { PLX_LANES(std::fmax(x, y)); }
+        else { PLX_LANES(max_of(x, y)); }
     default: break;
     }
     if constexpr (integral) {
@@ -78,9 +84,9 @@ template <class C> void math(Fn fn, const uint64_t* a, const uint64_t* b, const 
     case Fn::Floor: PLX_LANES(std::floor(x));
     case Fn::Ceil: PLX_LANES(std::ceil(x));
     case Fn::Fma: PLX_LANES(std::fma(x, get<C>(b[l]), get<C>(c[l])));
-    case Fn::Min: PLX_LANES(std::fmin(x, get<C>(b[l])));
-    case Fn::Max: PLX_LANES(std::fmax(x, get<C>(b[l])));
-    case Fn::Clamp: PLX_LANES(std::fmin(std::fmax(x, get<C>(b[l])), get<C>(c[l])));
+    case Fn::Min: PLX_LANES(min_of(x, get<C>(b[l])));
+    case Fn::Max: PLX_LANES(max_of(x, get<C>(b[l])));
+    case Fn::Clamp: PLX_LANES(min_of(max_of(x, get<C>(b[l])), get<C>(c[l])));
     default: break;
     }
 #undef PLX_LANES

@@ -45,6 +45,11 @@ template <class R> bool matches(R want, R got, double tolerance) {
     }
 }
 
+// min / max as docs/ir.md states them: a NaN operand yields the other, a signaling one too
+// (std::fmin alone returns a NaN for that on glibc).
+template <class F> F ir_min(F x, F y) { return std::isnan(x) ? y : std::isnan(y) ? x : std::fmin(x, y); }
+template <class F> F ir_max(F x, F y) { return std::isnan(x) ? y : std::isnan(y) ? x : std::fmax(x, y); }
+
 // Runs out[i * K + j] = op_j(x[i], y[i], z[i]) for K ops and compares each element.
 template <class T, class R>
 void check_elementwise(const std::string& name, const std::vector<Op<T, R>>& ops,

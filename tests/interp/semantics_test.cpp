@@ -5,6 +5,7 @@
 
 #include <plexus/catalog.hpp>
 
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -189,15 +190,16 @@ TEST_CASE("math intrinsics: every catalog entry in f32 and f64 against <cmath>")
     check_math<double>("f64");
 }
 
-TEST_CASE("float min / max follow fmin / fmax: a NaN operand yields the other operand") {
+TEST_CASE("float min / max follow fmin / fmax: a NaN operand, even a signaling one, yields the other") {
     const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float snan = std::bit_cast<float>(0x7f800001u), negative_snan = std::bit_cast<float>(0xff812345u);
     std::vector<Op<float, float>> ops = {
-        {"min", [](E x, E y, E) { return bin(B::Min, x, y); }, [](float x, float y, float) { return std::fmin(x, y); }},
-        {"max", [](E x, E y, E) { return bin(B::Max, x, y); }, [](float x, float y, float) { return std::fmax(x, y); }},
+        {"min", [](E x, E y, E) { return bin(B::Min, x, y); }, [](float x, float y, float) { return ir_min(x, y); }},
+        {"max", [](E x, E y, E) { return bin(B::Max, x, y); }, [](float x, float y, float) { return ir_max(x, y); }},
         {"div", [](E x, E y, E) { return bin(B::Div, x, y); }, [](float x, float y, float) { return x / y; }},
     };
-    std::vector<float> xs = {nan, 1.f, nan, -0.f, 3.f, 2.f, 1.f};
-    std::vector<float> ys = {2.f, nan, nan, 0.f, -3.f, 0.f, -0.f};
+    std::vector<float> xs = {nan, 1.f, nan, -0.f, 3.f, 2.f, 1.f, snan, 5.f, negative_snan};
+    std::vector<float> ys = {2.f, nan, nan, 0.f, -3.f, 0.f, -0.f, 4.f, snan, snan};
     check_elementwise<float, float>("float_min_max", ops, xs, ys, ys, 0.0);
 }
 
