@@ -1,6 +1,5 @@
-// Expressions on the SIMT machine: every node computes one scalar per lane. Pure operations run
-// on every lane (an inactive lane computes a harmless value nobody reads); anything that can
-// fail or touch memory runs on active lanes only.
+// Expressions on the SIMT machine, one scalar per lane: pure operations run on every lane (an
+// inactive lane computes a value nobody reads); what can fail or touch memory, on active ones.
 #include "machine.hpp"
 #include "ops.hpp"
 

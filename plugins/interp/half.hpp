@@ -1,6 +1,5 @@
-// f16 and bf16 as the interpreter holds them: an f32 in a register, 2 bytes in memory. Written
-// here from the IEEE rules rather than taken from the core, so the interpreter stays a second,
-// independent implementation; tests/interp compares these with plexus/half.hpp.
+// f16 and bf16 conversions written here from the IEEE rules, not taken from the core, so the
+// interpreter stays an independent implementation; tests/interp checks them against half.hpp.
 #pragma once
 
 #include <bit>

@@ -1,6 +1,5 @@
-// Memory layout and leaves of the IR's types, computed from docs/ir.md's rules alone (the
-// interpreter does not use the core's types.hpp): C layout for records, { u32 tag; union }
-// for variants, 3-lane vectors in the room of 4.
+// Layout and leaves of the IR's types from docs/ir.md's rules alone (no core types.hpp): C layout
+// for records, { u32 tag; union } for variants, 3-lane vectors in the room of 4.
 #include "layout.hpp"
 
 #include <algorithm>

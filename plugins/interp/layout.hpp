@@ -1,6 +1,5 @@
-// The loader's table of IR types: scalars, vectors and the records and variants a kernel
-// declares, each with its memory layout (docs/ir.md, Memory layout) and its leaves, the scalars
-// a value of the type is scalarized into.
+// The loader's table of IR types: scalars, vectors, declared records and variants, each with its
+// memory layout (docs/ir.md) and its leaves, the scalars a value of the type is made of.
 #pragma once
 
 #include "program.hpp"

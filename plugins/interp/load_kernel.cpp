@@ -1,6 +1,5 @@
-// The loader's outer layer: JSON access with path-naming errors, the kernel's declarations
-// (types with their layout checked, parameters, shared and private arrays) and the finishing
-// pass that gives registers to the nodes a statement can reach.
+// The loader's outer layer: JSON access with path-naming errors, the kernel's declarations (types
+// with their layout checked, parameters, arrays) and the pass that gives nodes registers.
 #include "loader.hpp"
 
 #include <algorithm>

@@ -1,7 +1,5 @@
-// The loader: reads IR JSON (docs/ir.md, schemas plexus-ir/1 and /2) into a Program, checking
-// every node as the core's make() factories and validator do, and scalarizing vectors, records
-// and variants into their leaves. Errors name the JSON path. Split by role: load_kernel.cpp
-// (declarations, finishing), load_expr.cpp, load_stmt.cpp.
+// The loader: IR JSON (docs/ir.md) to a Program, checked as the core's make() and validator
+// check, aggregates scalarized into leaves; errors name the JSON path. Parts: load_*.cpp.
 #pragma once
 
 #include "interp.hpp"

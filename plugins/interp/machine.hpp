@@ -1,6 +1,5 @@
-// The SIMT machine that runs a Program: one lane per work-item of a group, an 8-byte register
-// per scalar node per lane, a slot per variable leaf per lane, and the group's shared and
-// private memory. Statements are in exec.cpp, expressions in eval.cpp.
+// The SIMT machine: one lane per work-item of a group, an 8-byte register per scalar node and a
+// slot per variable leaf per lane. Statements in exec.cpp, expressions in eval.cpp.
 #pragma once
 
 #include "interp.hpp"

@@ -1,8 +1,5 @@
-// The interpreter's compiled form of one IR kernel: flat vectors of typed scalar nodes whose
-// variable names are resolved to slots and array names to indices at load time, so that running
-// a kernel never looks at a string. Vectors, records and variants are scalarized by the loader:
-// a value of such a type is the list of its leaf scalars (docs in README.md). Built by the
-// loader (load_*.cpp), run by exec.cpp and eval.cpp.
+// The interpreter's compiled form of a kernel: flat vectors of scalar nodes and statements, with
+// names resolved to slots and indices at load (aggregates are scalarized, see README.md).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,5 @@
-// One kernel that applies K operations to the elements of three input buffers and checks every
-// output element against a host reference: shared by the scalar semantics tests and the f16 /
-// bf16 and small-integer tests.
+// One kernel applying K operations to the elements of three buffers, every output checked against
+// a host reference: shared by the scalar, small-integer and f16 / bf16 tests.
 #pragma once
 
 #include "fixture.hpp"

@@ -1,6 +1,5 @@
-// The narrow scalars on the interpreter: its own f16 / bf16 conversions against the core's
-// plexus/half.hpp on every 16-bit pattern and the rounding boundaries around each; f16 / bf16
-// arithmetic, constants and casts bit-exact against the host; small-integer conversions.
+// Narrow scalars: the plugin's f16 / bf16 conversions against plexus/half.hpp on every boundary,
+// f16 / bf16 arithmetic, constants and casts bit-exact against the host, small-integer casts.
 #include "elementwise.hpp"
 
 #include "half.hpp" // the plugin's own conversions (plugins/interp)

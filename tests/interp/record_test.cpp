@@ -1,7 +1,5 @@
-// Records on the interpreter, written in the kernel language: whole values and parts (paths)
-// read and written in buffers, shared memory, private arrays and variables, nested records with
-// padding, and select of records; every field is checked against the host's C++ struct, whose
-// layout PLEXUS_RECORD ties to docs/ir.md.
+// Records in kernel-language kernels: whole and by path in buffers, shared and private arrays and
+// variables, nested with padding, select; every field checked against the host's struct.
 #include "fixture.hpp"
 
 #include <plexus/kernel.hpp>

@@ -1,7 +1,5 @@
-// What the interpreter must refuse about types, naming where: at load a layout that is not
-// docs/ir.md's, an unknown type, a path that does not fit, a match that is not exhaustive, a
-// shape that does not hold the count; at run time an out-of-bounds private access and a
-// variant tag in memory that names no case. After each, the plugin runs good work again.
+// What the interpreter refuses about types, and where it says so: at load (layout, names, paths,
+// matches, shapes) and at run time (private bounds, invalid tags); the plugin works afterwards.
 #include "fixture.hpp"
 
 #include <plexus/kernel.hpp>

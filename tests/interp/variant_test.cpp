@@ -1,7 +1,5 @@
-// Variants on the interpreter, written in the kernel language: made and stored (only the tag
-// and the active payload are written), loaded and matched (with otherwise, payload variables,
-// break and continue inside a match inside a loop), nested in records and in other variants,
-// in shared memory, private arrays and variables; inactive payload bytes may hold anything.
+// Variants in kernel-language kernels: made, stored (tag and active payload only), loaded and
+// matched, nested, in every kind of memory and variable; inactive payload bytes may be garbage.
 #include "fixture.hpp"
 
 #include <plexus/kernel.hpp>

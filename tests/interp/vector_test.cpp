@@ -1,6 +1,5 @@
-// Vectors on the interpreter, written in the kernel language: lane-wise arithmetic with
-// broadcast scalars, swizzles, constructors, casts, writes of one lane (paths), values that
-// read what they overwrite, and the 3-lane layout (12 bytes used of 16), checked lane by lane.
+// Vectors in kernel-language kernels: lane-wise ops with broadcasts, swizzles, constructors,
+// casts, one-lane writes, self-overwriting values and the 3-lane layout, checked lane by lane.
 #include "fixture.hpp"
 
 #include <plexus/kernel.hpp>
