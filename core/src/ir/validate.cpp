@@ -151,8 +151,9 @@ private:
                 if (a.pad) fail(where, "array '" + a.name + "' has row padding but no shape");
                 continue;
             }
-            if (a.dims.size() > 3 || std::count(a.dims.begin(), a.dims.end(), 0u))
-                fail(where, "array '" + a.name + "' must have 1 to 3 positive dimensions");
+            if (std::string(space) == "private") fail(where, "private array '" + a.name + "' has a shape (only shared arrays have one)");
+            if (a.dims.size() < 2 || a.dims.size() > 3 || std::count(a.dims.begin(), a.dims.end(), 0u))
+                fail(where, "array '" + a.name + "' must have 2 or 3 positive dimensions");
             uint64_t count = uint64_t(a.dims.back()) + a.pad;
             for (size_t d = 0; d + 1 < a.dims.size(); ++d) count *= a.dims[d];
             if (count != a.count)
