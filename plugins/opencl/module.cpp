@@ -1,5 +1,7 @@
-// Modules: OpenCL C source built with clBuildProgram through a per-device program cache keyed
-// by (options, source), and kernel lookup with the kernel's own limits read once.
+// Modules: OpenCL C source, or a program binary this device produced before, built with
+// clBuildProgram through a per-device program cache keyed by (options, source or binary);
+// the binaries handed back for the core's disk cache; kernel lookup with the kernel's own
+// limits read once.
 #include "plx_opencl.hpp"
 
 #include <chrono>
@@ -31,16 +33,29 @@ std::string build_log(const plx_device_s& dev, cl_program program) {
     return text;
 }
 
-// Builds one program; on failure returns the status with last_error set.
-plx_status build(plx_device_s& dev, const char* source, size_t bytes, const std::string& options,
-                 std::shared_ptr<Program>* out) {
-    cl_int err = CL_SUCCESS;
+// Builds one program from OpenCL C source, or from a binary of this device (which a driver
+// still "builds": it links and finalizes it); on failure returns the status with last_error set.
+plx_status build(plx_device_s& dev, bool binary, const char* source, size_t bytes,
+                 const std::string& options, std::shared_ptr<Program>* out) {
+    cl_int err = CL_SUCCESS, binary_status = CL_SUCCESS;
     auto program = std::make_shared<Program>();
-    program->program = cl().clCreateProgramWithSource(dev.context, 1, &source, &bytes, &err);
-    if (program->program == nullptr || err != CL_SUCCESS) {
+    const char* create = binary ? "clCreateProgramWithBinary" : "clCreateProgramWithSource";
+    if (binary) {
+        const auto* bits = reinterpret_cast<const unsigned char*>(source);
+        program->program =
+            cl().clCreateProgramWithBinary(dev.context, 1, &dev.id, &bytes, &bits, &binary_status, &err);
+    } else {
+        program->program = cl().clCreateProgramWithSource(dev.context, 1, &source, &bytes, &err);
+    }
+    if (program->program == nullptr || err != CL_SUCCESS || binary_status != CL_SUCCESS) {
+        if (program->program == nullptr) err = err != CL_SUCCESS ? err : binary_status;
         program->program = nullptr;
-        return fail_cl(err == CL_OUT_OF_HOST_MEMORY ? PLX_ERROR_OUT_OF_MEMORY : PLX_ERROR_DEVICE,
-                       "clCreateProgramWithSource", err, strf("device '%s'", dev.info.name));
+        // A binary from another driver or version: the caller compiles the source again.
+        if (binary && (err == CL_INVALID_BINARY || binary_status == CL_INVALID_BINARY))
+            return fail(PLX_ERROR_COMPILE, strf("%s: the program binary is not one this driver loads (%s)",
+                                                dev.info.name, cl_error_text(create, CL_INVALID_BINARY).c_str()));
+        return fail_cl(err == CL_OUT_OF_HOST_MEMORY ? PLX_ERROR_OUT_OF_MEMORY : PLX_ERROR_DEVICE, create, err,
+                       strf("device '%s'", dev.info.name));
     }
     const auto start = std::chrono::steady_clock::now();
     err = cl().clBuildProgram(program->program, 1, &dev.id, options.c_str(), nullptr, nullptr);
@@ -64,9 +79,10 @@ plx_status build(plx_device_s& dev, const char* source, size_t bytes, const std:
     const uint64_t builds = ++dev.stats.builds;
     // The tests count these lines to see the cache work; keep "built program" in the text.
     log(PLX_LOG_DEBUG,
-        strf("%s: built program (%zu bytes of source, options '%s') in %.1f ms; "
+        strf("%s: built program (%zu bytes of %s, options '%s') in %.1f ms; "
              "%llu build(s) on this device",
-             dev.info.name, bytes, options.c_str(), ms, static_cast<unsigned long long>(builds)));
+             dev.info.name, bytes, binary ? "binary" : "source", options.c_str(), ms,
+             static_cast<unsigned long long>(builds)));
     if (!log_text.empty())
         log(PLX_LOG_DEBUG, strf("%s: build log:\n%s", dev.info.name, log_text.c_str()));
     *out = std::move(program);
@@ -75,9 +91,9 @@ plx_status build(plx_device_s& dev, const char* source, size_t bytes, const std:
 
 // The cached program for (options, source), building it when absent. Failed builds are not
 // cached: the slot stays empty and the next load tries again.
-plx_status cached_program(plx_device_s& dev, const char* source, size_t bytes,
+plx_status cached_program(plx_device_s& dev, bool binary, const char* source, size_t bytes,
                           const std::string& options, std::shared_ptr<Program>* out) {
-    std::string key = options;
+    std::string key = binary ? "binary:" + options : options;
     key.push_back('\0');
     key.append(source, bytes);
     std::shared_ptr<CacheSlot> slot;
@@ -97,7 +113,7 @@ plx_status cached_program(plx_device_s& dev, const char* source, size_t bytes,
         *out = slot->program;
         return PLX_OK;
     }
-    const plx_status status = build(dev, source, bytes, options, &slot->program);
+    const plx_status status = build(dev, binary, source, bytes, options, &slot->program);
     if (status == PLX_OK) *out = slot->program;
     return status;
 }
@@ -127,16 +143,17 @@ plx_status module_load(plx_device device, plx_language language, const char* sou
     if (bad_handle(device, Tag::device))
         return fail(PLX_ERROR_INVALID_ARGUMENT, "module_load: not a device of the opencl plugin");
     if (module == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "module_load: module is NULL");
-    if (language != PLX_LANG_OPENCL_C)
+    if (language != PLX_LANG_OPENCL_C && language != PLX_LANG_OPENCL_BINARY)
         return fail(PLX_ERROR_UNSUPPORTED,
-                    strf("module_load: language %d is not accepted, the opencl plugin takes only "
-                         "OpenCL C (PLX_LANG_OPENCL_C)",
+                    strf("module_load: language %d is not accepted, the opencl plugin takes OpenCL C "
+                         "(PLX_LANG_OPENCL_C) and its own program binaries (PLX_LANG_OPENCL_BINARY)",
                          static_cast<int>(language)));
     if (source == nullptr || source_bytes == 0)
         return fail(PLX_ERROR_INVALID_ARGUMENT, "module_load: the source is empty");
     std::shared_ptr<Program> program;
-    if (plx_status s =
-            cached_program(*device, source, source_bytes, build_options(options), &program);
+    const bool binary = language == PLX_LANG_OPENCL_BINARY;
+    if (plx_status s = cached_program(*device, binary, source, source_bytes,
+                                      binary ? std::string(options ? options : "") : build_options(options), &program);
         s != PLX_OK)
         return s;
     auto* m = new (std::nothrow) plx_module_s;
@@ -144,6 +161,33 @@ plx_status module_load(plx_device device, plx_language language, const char* sou
     m->device = device;
     m->program = std::move(program);
     *module = m;
+    return PLX_OK;
+}
+
+// The program's binary for its one device (what clBuildProgram produced), so that a later
+// process loads it instead of compiling the source again.
+plx_status module_get_binary(plx_module module, plx_language* language, void* data, size_t* bytes) {
+    if (bad_handle(module, Tag::module))
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "module_get_binary: not a live module of the opencl plugin");
+    if (language == nullptr || bytes == nullptr)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "module_get_binary: language or bytes is NULL");
+    cl_program program = module->program->program;
+    size_t size = 0;
+    if (cl_int err = cl().clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
+        err != CL_SUCCESS)
+        return fail_cl(PLX_ERROR_DEVICE, "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)", err, "");
+    if (size == 0) return fail(PLX_ERROR_UNSUPPORTED, "module_get_binary: the driver gives no program binary");
+    *language = PLX_LANG_OPENCL_BINARY;
+    if (data == nullptr) {
+        *bytes = size;
+        return PLX_OK;
+    }
+    if (*bytes < size)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, strf("module_get_binary: %zu bytes of room for a %zu-byte binary", *bytes, size));
+    unsigned char* out = static_cast<unsigned char*>(data);
+    if (cl_int err = cl().clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof out, &out, nullptr); err != CL_SUCCESS)
+        return fail_cl(PLX_ERROR_DEVICE, "clGetProgramInfo(CL_PROGRAM_BINARIES)", err, "");
+    *bytes = size;
     return PLX_OK;
 }
 

@@ -66,7 +66,7 @@ plx_plugin make_descriptor() {
     d.queue_destroy = &queue_destroy;
     d.module_load = &module_load;
     d.module_unload = &module_unload;
-    d.module_get_binary = nullptr; // the core caches source; OpenCL binaries are not portable
+    d.module_get_binary = &module_get_binary; // the device's own binary, for the disk cache
     d.kernel_get = &kernel_get;
     d.launch = &launch;
     d.launch_host = nullptr;

@@ -39,6 +39,7 @@
     X(clEnqueueFillBuffer)                                                                         \
     X(clEnqueueMarkerWithWaitList)                                                                 \
     X(clCreateProgramWithSource)                                                                   \
+    X(clCreateProgramWithBinary)                                                                   \
     X(clBuildProgram)                                                                              \
     X(clGetProgramInfo)                                                                            \
     X(clGetProgramBuildInfo)                                                                       \
@@ -208,6 +209,7 @@ plx_status check_queue(plx_queue queue, const char* fn);
 
 plx_status module_load(plx_device device, plx_language language, const char* source,
                        size_t source_bytes, const char* options, plx_module* module);
+plx_status module_get_binary(plx_module module, plx_language* language, void* data, size_t* bytes);
 void module_unload(plx_module module);
 plx_status kernel_get(plx_module module, const char* name, plx_kernel* kernel);
 

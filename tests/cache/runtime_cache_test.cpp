@@ -1,6 +1,7 @@
 // The runtime's use of the disk cache, on the OpenCL backend (PoCL here): a second Runtime
-// loads the module from the cache instead of generating it, and a corrupt entry is rebuilt.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+// loads the module from the cache instead of generating it, a corrupt entry is rebuilt, and a
+// second process loads the program binary the first one stored, compiling nothing.
+#define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
 #include "cache/disk_cache.hpp"
@@ -8,10 +9,13 @@
 #include "plexus/codegen.hpp"
 #include "plexus/plexus.hpp"
 
+#include <cstdio>
 #include <filesystem>
-#include <unistd.h>
 #include <fstream>
 #include <random>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace px = plexus;
 namespace fs = std::filesystem;
@@ -94,9 +98,83 @@ TEST_CASE("a second runtime takes the module from the disk cache; a corrupt entr
         px::Runtime rt(config(dir.string()));
         CHECK(count_mismatches(run(rt, a, b), a, b, 1.0f) == 0);
     }
+    // The rewritten entry is the program's binary (the plugin hands it back), and it computes a + b.
     auto rebuilt = cache.load(key);
     REQUIRE(rebuilt.has_value());
-    std::string text(rebuilt->begin() + 1, rebuilt->end());
-    CHECK(text.find("] + ") != std::string::npos);
+    CHECK((*rebuilt)[0] == PLX_LANG_OPENCL_BINARY);
+    {
+        px::Runtime rt(config(dir.string()));
+        CHECK(count_mismatches(run(rt, a, b), a, b, 1.0f) == 0);
+        REQUIRE(rt.compile_reports().size() == 1);
+        CHECK(rt.compile_reports()[0].from_disk_cache);
+        CHECK(rt.compile_reports()[0].language == "opencl_binary");
+    }
     fs::remove_all(dir);
+}
+
+namespace {
+std::string self_path;
+
+// In a child process: one Runtime, vector_add once, then "<language> <from disk cache> <wrong
+// elements>" on stdout.
+int child(const std::string& dir) {
+    px::Runtime rt(config(dir));
+    std::vector<float> a(500, 1.5f), b(500, 2.25f);
+    size_t bad = count_mismatches(run(rt, a, b), a, b, 1.0f);
+    auto reports = rt.compile_reports();
+    if (reports.size() != 1) return 3;
+    std::printf("%s %d %zu\n", reports[0].language.c_str(), int(reports[0].from_disk_cache), bad);
+    return 0;
+}
+
+// Runs this test program as a child and returns what it printed.
+std::string run_child(const std::string& dir) {
+    int out[2];
+    REQUIRE(pipe(out) == 0);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    std::vector<std::string> args = {self_path, "--child", dir};
+    std::vector<char*> argv;
+    for (auto& s : args) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    REQUIRE(posix_spawn(&pid, self_path.c_str(), &actions, nullptr, argv.data(), environ) == 0);
+    posix_spawn_file_actions_destroy(&actions);
+    close(out[1]);
+    std::string text;
+    char buf[256];
+    for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) text.append(buf, size_t(n));
+    close(out[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    return text;
+}
+} // namespace
+
+TEST_CASE("a second process loads the program binary the first stored: no OpenCL C is compiled") {
+    {
+        px::Runtime rt(config(""));
+        bool found = false;
+        for (auto* be : rt.backends()) found = found || (be->name() == "opencl" && !be->devices().empty());
+        if (!found) {
+            MESSAGE("SKIP: no OpenCL device, the runtime cache test needs one");
+            return;
+        }
+    }
+    fs::path dir = fs::temp_directory_path() / ("plexus-cache-process-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    CHECK(run_child(dir.string()) == "opencl_c 0 0\n");     // compiled the generated source
+    CHECK(run_child(dir.string()) == "opencl_binary 1 0\n"); // loaded the stored binary
+    fs::remove_all(dir);
+}
+
+int main(int argc, char** argv) {
+    self_path = fs::canonical("/proc/self/exe").string();
+    if (argc == 3 && std::string(argv[1]) == "--child") return child(argv[2]);
+    doctest::Context context(argc, argv);
+    return context.run();
 }

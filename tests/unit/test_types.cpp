@@ -334,6 +334,14 @@ TEST_CASE("the validator rejects each misuse of the new constructs") {
         expect_invalid(kernel_of("h1", {buf("h", Scalar::F16)}, {ir::Store::make("h", ir::Space::Global, ir::Const::make_int(Scalar::I32, 0), ir::Const::make_float(Scalar::F32, 1))}),
                        {"assignment of f32", "of f16"});
     }
+    SUBCASE("a barrier under a condition read from a private array (each work-item's own value)") {
+        ir::Kernel k = kernel_of("pv", {}, {});
+        k.privates.push_back({"mine", Scalar::I32, 4, {}, 0});
+        ir::Expr first = ir::Load::make("mine", ir::Space::Private, Scalar::I32, ir::Const::make_int(Scalar::I32, 0));
+        k.body = ir::Block::make({ir::If::make(ir::Binary::make(ir::BinaryOp::Gt, first, ir::Const::make_int(Scalar::I32, 0)),
+                                               ir::Block::make({ir::Barrier::make()}))});
+        expect_invalid(k, {"barrier in divergent control flow"});
+    }
     SUBCASE("a shaped array whose count is not its shape") {
         ir::Kernel k = kernel_of("s1", {}, {});
         k.shared.push_back({"tile", Scalar::F32, 256, {16, 16}, 1});

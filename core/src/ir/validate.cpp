@@ -232,7 +232,8 @@ private:
             Type t = array_type(n.array, n.space, where);
             if (!(t == n.type))
                 fail(where, "load of " + to_string(n.type) + " from '" + n.array + "' of " + to_string(t));
-            return expr(n.index, where);
+            // A private array holds each work-item's own values, whatever the index.
+            return expr(n.index, where) || n.space == Space::Private;
         }
         case ExprKind::Call: {
             auto& n = static_cast<const Call&>(*e);
@@ -288,6 +289,9 @@ private:
         switch (e->kind) {
         case ExprKind::Var: return varying_.count(static_cast<const Var&>(*e).name) > 0;
         case ExprKind::Atomic: return true;
+        case ExprKind::Load:
+            if (static_cast<const Load&>(*e).space == Space::Private) return true;
+            break;
         case ExprKind::Call: {
             const IntrinsicInfo* info = find_intrinsic(static_cast<const Call&>(*e).name);
             if (!info || info->convergence == Convergence::Varying) return true;

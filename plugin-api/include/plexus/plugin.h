@@ -64,10 +64,12 @@ typedef enum plx_language {
     PLX_LANG_OPENCL_C = 3,
     PLX_LANG_PLEXUS_IR_JSON = 4, /* schema "plexus-ir/1", see docs/ir.md */
     PLX_LANG_CUDA_BINARY = 5,    /* a linked cubin as returned by module_get_binary */
-    PLX_LANG_PLEXUS_IR2_JSON = 6 /* schema "plexus-ir/2" (types, records, variants, ...; docs/ir.md).
-                                  * A Custom plugin that lists it gets every kernel: those that
-                                  * "plexus-ir/1" can express as "plexus-ir/1" documents. One that
-                                  * lists only PLX_LANG_PLEXUS_IR_JSON gets only those. */
+    PLX_LANG_PLEXUS_IR2_JSON = 6, /* schema "plexus-ir/2" (types, records, variants, ...; docs/ir.md).
+                                   * A Custom plugin that lists it gets every kernel: those that
+                                   * "plexus-ir/1" can express as "plexus-ir/1" documents. One that
+                                   * lists only PLX_LANG_PLEXUS_IR_JSON gets only those. */
+    PLX_LANG_OPENCL_BINARY = 7    /* an OpenCL program binary for one device, as module_get_binary
+                                   * returned it (clGetProgramInfo(CL_PROGRAM_BINARIES)) */
 } plx_language;
 
 typedef enum plx_device_type {
