@@ -12,9 +12,9 @@ namespace plexus::codegen {
 // The bytes of group-local memory (plx_launch_dims::dynamic_local_bytes, ctx->local_mem) that
 // the work-group function of `kernel` wants for a group of `work_group_size` work-items: the
 // shared arrays, each at a 64-byte-aligned offset, then the per-work-item copies of variables
-// that live across a barrier. When ctx->local_mem_bytes is smaller, the function takes the
-// memory from the heap for each group instead (correct, but slower), so this is a performance
-// rule, never a safety one. 0 for a kernel without shared arrays or barriers.
+// and private arrays that live across a barrier. When ctx->local_mem_bytes is smaller, the
+// function takes the memory from the heap for each group instead (correct, but slower), so this
+// is a performance rule, never a safety one. 0 for a kernel without shared arrays or barriers.
 uint64_t host_local_bytes(const ir::Kernel& kernel, uint32_t work_group_size);
 
 namespace host {
@@ -35,7 +35,12 @@ struct Layout {
     std::vector<ir::Type> decl_types;
     // PerItem declarations: the offset of the variable's array is prefix * padded group size.
     std::vector<uint64_t> per_item_prefix;
-    uint64_t per_item_bytes = 0; // one work-item's share: the sum of PerItem variable sizes
+    // Per private array (kernel.privates): Private (one stack array that each work-item uses
+    // in turn: it is used within one region) or PerItem (one copy per work-item), and for
+    // PerItem its prefix, as for variables.
+    std::vector<Storage> privates;
+    std::vector<uint64_t> private_prefix;
+    uint64_t per_item_bytes = 0; // one work-item's share: its PerItem variables and arrays
     std::vector<uint64_t> shared_offset; // per shared array, 64-byte aligned
     uint64_t shared_bytes = 0;           // end of the shared arrays, rounded up to 64
 

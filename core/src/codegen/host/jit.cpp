@@ -14,6 +14,7 @@
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/PassManager.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -95,8 +96,10 @@ std::unique_ptr<HostKernel> compile_host(const ir::Kernel& kernel, const Options
     std::unique_ptr<llvm::TargetMachine> tm = take(kernel, "no target machine for the host", jtmb.createTargetMachine());
 
     host::Layout layout = host::analyze(kernel);
+    // The subtarget resolves the feature list: a later "-f16c" wins, and turns off what
+    // implies it.
     host::Target target{tm->getTargetTriple().str(), jtmb.getCPU(), jtmb.getFeatures().getString(),
-                        tm->createDataLayout()};
+                        tm->createDataLayout(), tm->getMCSubtargetInfo()->checkFeatures("+f16c")};
     auto context = std::make_unique<llvm::LLVMContext>();
     // A library must not print LLVM's remarks and warnings ("loop not vectorized"); errors
     // are kept and reported as a Compile error once the code is built.
