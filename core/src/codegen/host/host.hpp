@@ -2,9 +2,12 @@
 // run once per group, where each variable lives) and the group-local memory rule for the runtime.
 #pragma once
 
+#include "plexus/codegen.hpp"
 #include "plexus/ir.hpp"
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace plexus::codegen {
@@ -60,6 +63,11 @@ bool contains_barrier(const ir::Stmt& s);
 // barrier, a statement holding one, or a break / continue of a loop holding one
 // (`in_barrier_loop`: the innermost enclosing loop holds a barrier).
 bool is_group_stmt(const ir::Stmt& s, bool in_barrier_loop);
+
+// compile_host with host CPU features switched on or off ("-f16c"): how the tests reach the
+// code that a CPU without them gets. Throws as compile_host does.
+std::unique_ptr<HostKernel> compile_with_features(const ir::Kernel& kernel, const Options& options,
+                                                  const std::vector<std::string>& feature_changes);
 
 } // namespace host
 } // namespace plexus::codegen
