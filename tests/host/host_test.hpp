@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -121,6 +122,11 @@ inline std::unique_ptr<plexus::codegen::HostKernel> compile(const ir::Kernel& k)
     return plexus::codegen::compile_host(k, o);
 }
 
+// min / max of floats as the IR has them: a NaN operand, signaling or quiet, yields the other
+// (libm's fmin turns a signaling NaN into NaN).
+inline float ir_min(float x, float y) { return std::isnan(x) ? y : std::isnan(y) ? x : std::fmin(x, y); }
+inline float ir_max(float x, float y) { return std::isnan(x) ? y : std::isnan(y) ? x : std::fmax(x, y); }
+
 inline std::mt19937_64& rng() {
     static std::mt19937_64 r(20240601);
     return r;
@@ -131,8 +137,10 @@ template <class T> std::vector<T> random_vec(size_t n, T lo, T hi) {
         std::uniform_real_distribution<T> d(lo, hi);
         for (auto& x : v) x = d(rng());
     } else {
-        std::uniform_int_distribution<T> d(lo, hi);
-        for (auto& x : v) x = d(rng());
+        // The distribution is not defined for 8-bit types: draw in 32 bits.
+        using Draw = std::conditional_t<(sizeof(T) < 4), std::conditional_t<std::is_signed_v<T>, int32_t, uint32_t>, T>;
+        std::uniform_int_distribution<Draw> d(lo, hi);
+        for (auto& x : v) x = T(d(rng()));
     }
     return v;
 }

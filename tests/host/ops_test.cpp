@@ -14,7 +14,11 @@ using namespace host_test;
 namespace {
 
 template <class T> constexpr Scalar scalar_of() {
-    if constexpr (std::is_same_v<T, float>) return Scalar::F32;
+    if constexpr (std::is_same_v<T, int8_t>) return Scalar::I8;
+    else if constexpr (std::is_same_v<T, uint8_t>) return Scalar::U8;
+    else if constexpr (std::is_same_v<T, int16_t>) return Scalar::I16;
+    else if constexpr (std::is_same_v<T, uint16_t>) return Scalar::U16;
+    else if constexpr (std::is_same_v<T, float>) return Scalar::F32;
     else if constexpr (std::is_same_v<T, double>) return Scalar::F64;
     else if constexpr (std::is_same_v<T, int32_t>) return Scalar::I32;
     else if constexpr (std::is_same_v<T, uint32_t>) return Scalar::U32;
@@ -139,7 +143,7 @@ template <class T> void check_int_ops() {
     run(*hk, k, {a.data(), b.data(), out.data(), &nn}, grid1(n, 100));
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < no; ++j) {
-            INFO(ir::to_string(S) << " op " << j << " a=" << a[i] << " b=" << b[i]);
+            INFO(ir::to_string(S) << " op " << j << " a=" << +a[i] << " b=" << +b[i]);
             REQUIRE(out[size_t(i) * no + j] == ops[j].second(a[i], b[i]));
         }
 }
@@ -151,6 +155,13 @@ TEST_CASE("integer operators, exact: i32 u32 i64 u64") {
     check_int_ops<uint32_t>();
     check_int_ops<int64_t>();
     check_int_ops<uint64_t>();
+}
+
+TEST_CASE("integer operators, exact: i8 u8 i16 u16 wrap at their width, nothing promoted") {
+    check_int_ops<int8_t>();
+    check_int_ops<uint8_t>();
+    check_int_ops<int16_t>();
+    check_int_ops<uint16_t>();
 }
 
 TEST_CASE("integer division by zero or INT_MIN / -1 does not trap") {

@@ -39,7 +39,7 @@ Expr gid() { return var("gid", Scalar::I32); }
 
 Kernel make_kernel(std::string name, std::vector<Param> params, std::vector<SharedArray> shared,
                    std::vector<Stmt> body) {
-    Kernel k{std::move(name), std::move(params), std::move(shared), block(std::move(body))};
+    Kernel k{std::move(name), std::move(params), std::move(shared), block(std::move(body)), {}, {}};
     validate(k);
     return k;
 }

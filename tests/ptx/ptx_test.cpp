@@ -5,7 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "kernels.hpp"
-#include "ptxas.hpp"
+#include "ptx_check.hpp"
 
 #include "plexus/catalog.hpp"
 #include "plexus/codegen.hpp"
@@ -21,34 +21,12 @@ using ptxtest::Kernel;
 
 namespace {
 
-std::string generate(const Kernel& k, const std::string& arch = "sm_90") {
-    codegen::Options options;
-    options.backend = "cuda";
-    options.arch = arch;
-    return codegen::make_ptx_codegen()->generate(k, options);
-}
-
-bool has(const std::string& text, const std::string& piece) {
-    return text.find(piece) != std::string::npos;
-}
-[[maybe_unused]] size_t count(const std::string& text, const std::regex& pattern) {
-    return size_t(std::distance(std::sregex_iterator(text.begin(), text.end(), pattern),
-                                std::sregex_iterator()));
-}
-
-[[maybe_unused]] bool without_libdevice() {
-    const char* v = std::getenv("PLEXUS_LIBDEVICE");
-    return v && std::string(v) == "none";
-}
-
-const std::string ptxas = PLEXUS_TEST_PTXAS;
-
-[[maybe_unused]] void check_assembles(const std::string& name, const std::string& ptx, const std::string& arch) {
-    if (ptxas.empty()) return;
-    auto result = ptxtest::run_ptxas(ptxas, ptx, arch);
-    INFO("kernel ", name, " for ", arch, "; ptxas said:\n", result.output, "\nPTX:\n", ptx);
-    CHECK(result.status == 0);
-}
+using ptxtest::check_assembles;
+using ptxtest::count;
+using ptxtest::generate;
+using ptxtest::has;
+using ptxtest::ptxas;
+using ptxtest::without_libdevice;
 
 template <class F> ErrorCode error_of(F&& f, std::string& message) {
     try {

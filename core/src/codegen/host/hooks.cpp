@@ -37,10 +37,27 @@ Value* HostLowering::read_variable(size_t id) {
 void HostLowering::write_variable(size_t id, Value* v) {
     switch (storage_[id]) {
     case Storage::Value: internal("assignment to a parameter kept as a value");
-    case Storage::PerItem: store(per_item_address(id), variables_[id].type, v); return;
+    case Storage::PerItem:
+        // Group control writes for the whole group (a match's payload, which is uniform):
+        // every work-item's copy gets the value.
+        if (item_ == &group_item_) {
+            item_loops([&] { store(per_item_address(id), variables_[id].type, v); });
+            return;
+        }
+        store(per_item_address(id), variables_[id].type, v);
+        return;
     case Storage::Private: case Storage::Group: break;
     }
     LlvmLowering::write_variable(id, v);
+}
+
+// One stack array that the work-items of a region use in turn, or this work-item's copy in
+// group-local memory.
+Value* HostLowering::private_array(size_t i) {
+    if (layout_.privates.at(i) != Storage::PerItem) return LlvmLowering::private_array(i);
+    const ArrayDecl& a = k_.privates[i];
+    return b_.CreateInBoundsGEP(array_of(a.type, a.count), private_copies_.at(i), item_->linear,
+                                a.name);
 }
 
 // ---- the work-item and its group ----------------------------------------------------------------
@@ -74,6 +91,21 @@ void HostLowering::check_native(const Native& n) {
     LlvmLowering::check_native(n);
 }
 
+// ---- f16 ----------------------------------------------------------------------------------------
+
+// With F16C, LLVM's half conversions are single instructions; without it they would be calls of
+// __truncsfhf2 / __extendhfsf2, which the JIT cannot count on finding, so the integer code
+// runs instead. bf16 is always integer code: a few vectorizable integer operations.
+Value* HostLowering::half_from_f32(Value* f, Scalar t) {
+    if (t == Scalar::F16 && target_.f16c) return half_by_fptrunc(f, t);
+    return LlvmLowering::half_from_f32(f, t);
+}
+
+Value* HostLowering::half_to_f32(Value* bits, Scalar t) {
+    if (t == Scalar::F16 && target_.f16c) return half_by_fpext(bits, t);
+    return LlvmLowering::half_to_f32(bits, t);
+}
+
 // ---- arithmetic -----------------------------------------------------------------------------
 
 // Division by zero is undefined in the IR, as in C; here it yields a / 1 rather than a
@@ -81,7 +113,7 @@ void HostLowering::check_native(const Native& n) {
 Value* HostLowering::int_divide(Value* a, Value* b, const Type& t, bool remainder) {
     llvm::Type* ty = reg_type(t);
     Value* zero = b_.CreateICmpEQ(b, llvm::ConstantInt::get(ty, 0));
-    if (!is_signed(t)) {
+    if (!ir::is_signed(t.scalar())) { // of the lanes, for a vector
         Value* d = b_.CreateSelect(zero, llvm::ConstantInt::get(ty, 1), b);
         return remainder ? b_.CreateURem(a, d) : b_.CreateUDiv(a, d);
     }

@@ -2,9 +2,12 @@
 // run once per group, where each variable lives) and the group-local memory rule for the runtime.
 #pragma once
 
+#include "plexus/codegen.hpp"
 #include "plexus/ir.hpp"
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace plexus::codegen {
@@ -12,9 +15,9 @@ namespace plexus::codegen {
 // The bytes of group-local memory (plx_launch_dims::dynamic_local_bytes, ctx->local_mem) that
 // the work-group function of `kernel` wants for a group of `work_group_size` work-items: the
 // shared arrays, each at a 64-byte-aligned offset, then the per-work-item copies of variables
-// that live across a barrier. When ctx->local_mem_bytes is smaller, the function takes the
-// memory from the heap for each group instead (correct, but slower), so this is a performance
-// rule, never a safety one. 0 for a kernel without shared arrays or barriers.
+// and private arrays that live across a barrier. When ctx->local_mem_bytes is smaller, the
+// function takes the memory from the heap for each group instead (correct, but slower), so this
+// is a performance rule, never a safety one. 0 for a kernel without shared arrays or barriers.
 uint64_t host_local_bytes(const ir::Kernel& kernel, uint32_t work_group_size);
 
 namespace host {
@@ -35,7 +38,12 @@ struct Layout {
     std::vector<ir::Type> decl_types;
     // PerItem declarations: the offset of the variable's array is prefix * padded group size.
     std::vector<uint64_t> per_item_prefix;
-    uint64_t per_item_bytes = 0; // one work-item's share: the sum of PerItem variable sizes
+    // Per private array (kernel.privates): Private (one stack array that each work-item uses
+    // in turn: it is used within one region) or PerItem (one copy per work-item), and for
+    // PerItem its prefix, as for variables.
+    std::vector<Storage> privates;
+    std::vector<uint64_t> private_prefix;
+    uint64_t per_item_bytes = 0; // one work-item's share: its PerItem variables and arrays
     std::vector<uint64_t> shared_offset; // per shared array, 64-byte aligned
     uint64_t shared_bytes = 0;           // end of the shared arrays, rounded up to 64
 
@@ -55,6 +63,11 @@ bool contains_barrier(const ir::Stmt& s);
 // barrier, a statement holding one, or a break / continue of a loop holding one
 // (`in_barrier_loop`: the innermost enclosing loop holds a barrier).
 bool is_group_stmt(const ir::Stmt& s, bool in_barrier_loop);
+
+// compile_host with host CPU features switched on or off ("-f16c"): how the tests reach the
+// code that a CPU without them gets. Throws as compile_host does.
+std::unique_ptr<HostKernel> compile_with_features(const ir::Kernel& kernel, const Options& options,
+                                                  const std::vector<std::string>& feature_changes);
 
 } // namespace host
 } // namespace plexus::codegen

@@ -1,5 +1,6 @@
 // compile_host: lowers a kernel for the host CPU, optimizes it at O3 with the host's target
 // info (so the work-item loops vectorize) and JIT-compiles it with ORC LLJIT.
+#include "codegen/host/host.hpp"
 #include "codegen/host/lower.hpp"
 
 #include "plexus/error.hpp"
@@ -14,6 +15,7 @@
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/PassManager.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -75,9 +77,25 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
     pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
 }
 
+// The conversions LLVM calls for f16 and bf16 where the CPU has no instruction. The lowering
+// never asks for them (integer code instead); refusing them in the JIT keeps it so.
+bool half_libcall(llvm::StringRef name) {
+    static const char* const names[] = {"__truncsfhf2",   "__truncdfhf2",   "__extendhfsf2",
+                                        "__extendhfdf2",  "__gnu_f2h_ieee", "__gnu_h2f_ieee",
+                                        "__truncsfbf2",   "__truncdfbf2"};
+    for (const char* n : names)
+        if (name == n) return true;
+    return false;
+}
+
 } // namespace
 
 std::unique_ptr<HostKernel> compile_host(const ir::Kernel& kernel, const Options& options) {
+    return host::compile_with_features(kernel, options, {});
+}
+
+std::unique_ptr<HostKernel> host::compile_with_features(
+    const ir::Kernel& kernel, const Options& options, const std::vector<std::string>& feature_changes) {
     // The lowering relies on the validator's guarantees (declared names, uniform barriers).
     ir::validate(kernel);
     static std::once_flag once;
@@ -90,13 +108,16 @@ std::unique_ptr<HostKernel> compile_host(const ir::Kernel& kernel, const Options
     jtmb.setCPU(llvm::sys::getHostCPUName().str());
     llvm::SubtargetFeatures features;
     for (auto& f : llvm::sys::getHostCPUFeatures()) features.AddFeature(f.getKey(), f.getValue());
+    for (auto& f : feature_changes) features.AddFeature(f);
     jtmb.addFeatures(features.getFeatures());
     jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
     std::unique_ptr<llvm::TargetMachine> tm = take(kernel, "no target machine for the host", jtmb.createTargetMachine());
 
     host::Layout layout = host::analyze(kernel);
+    // The subtarget resolves the feature list: a later "-f16c" wins, and turns off what
+    // implies it.
     host::Target target{tm->getTargetTriple().str(), jtmb.getCPU(), jtmb.getFeatures().getString(),
-                        tm->createDataLayout()};
+                        tm->createDataLayout(), tm->getMCSubtargetInfo()->checkFeatures("+f16c")};
     auto context = std::make_unique<llvm::LLVMContext>();
     // A library must not print LLVM's remarks and warnings ("loop not vectorized"); errors
     // are kept and reported as a Compile error once the code is built.
@@ -124,12 +145,22 @@ std::unique_ptr<HostKernel> compile_host(const ir::Kernel& kernel, const Options
     llvm::raw_string_ostream text_os(text);
     module->print(text_os, nullptr);
 
-    std::unique_ptr<llvm::orc::LLJIT> jit =
-        take(kernel, "cannot create the JIT", llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create());
-    // libm (expf, tanf, ...), aligned_alloc and free come from the process.
-    jit->getMainJITDylib().addGenerator(take(
-        kernel, "cannot search the process for symbols",
-        llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit->getDataLayout().getGlobalPrefix())));
+    // libm (expf, tanf, ...), aligned_alloc and free come from the process; the f16 and bf16
+    // conversion routines do not, even where the process has them.
+    llvm::orc::LLJITBuilder builder;
+    builder.setJITTargetMachineBuilder(jtmb);
+    builder.setProcessSymbolsJITDylibSetup(
+        [](llvm::orc::LLJIT& j) -> llvm::Expected<llvm::orc::JITDylibSP> {
+            auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+                j.getDataLayout().getGlobalPrefix(),
+                [](const llvm::orc::SymbolStringPtr& name) { return !half_libcall(*name); });
+            if (!process) return process.takeError();
+            llvm::orc::JITDylib& symbols =
+                j.getExecutionSession().createBareJITDylib("<Process Symbols>");
+            symbols.addGenerator(std::move(*process));
+            return &symbols;
+        });
+    std::unique_ptr<llvm::orc::LLJIT> jit = take(kernel, "cannot create the JIT", builder.create());
     if (llvm::Error err = jit->addIRModule(
             llvm::orc::ThreadSafeModule(std::move(module), llvm::orc::ThreadSafeContext(std::move(context)))))
         compile_error(kernel, "the JIT refused the module", std::move(err));

@@ -12,6 +12,15 @@
 namespace plexus::codegen {
 namespace host {
 
+namespace {
+// Whether `f` holds for a case body or the otherwise of a match.
+template <class F> bool any_arm(const ir::Match& m, F&& f) {
+    for (auto& c : m.cases)
+        if (f(c.body)) return true;
+    return m.otherwise && f(m.otherwise);
+}
+} // namespace
+
 bool contains_barrier(const ir::Stmt& s) {
     using namespace ir;
     if (!s) return false;
@@ -28,6 +37,8 @@ bool contains_barrier(const ir::Stmt& s) {
     case StmtKind::For: return contains_barrier(static_cast<const For&>(*s).body);
     case StmtKind::While: return contains_barrier(static_cast<const While&>(*s).body);
     case StmtKind::Native: return contains_barrier(static_cast<const Native&>(*s).fallback);
+    case StmtKind::Match:
+        return any_arm(static_cast<const Match&>(*s), [](const Stmt& x) { return contains_barrier(x); });
     default: return false;
     }
 }
@@ -49,6 +60,10 @@ bool is_group_stmt(const ir::Stmt& s, bool in_barrier_loop) {
     // A break inside a loop leaves that loop, so only the loop's own barriers matter.
     case StmtKind::For: case StmtKind::While: return contains_barrier(s);
     case StmtKind::Native: return is_group_stmt(static_cast<const Native&>(*s).fallback, in_barrier_loop);
+    // A match on a uniform value may hold a barrier, or a break of a loop that holds one.
+    case StmtKind::Match:
+        return any_arm(static_cast<const Match&>(*s),
+                       [&](const Stmt& x) { return is_group_stmt(x, in_barrier_loop); });
     default: return false;
     }
 }
@@ -83,12 +98,24 @@ public:
             // body's regions all see it, so each work-item needs its own.
             case Kind::Param: s = !d.assigned ? Storage::Value : out.barrier ? Storage::PerItem : Storage::Private; break;
             case Kind::GroupLoop: s = Storage::Group; break;
+            // A payload bound by group control is uniform: one slot for the group, unless the
+            // case's work-items assign it.
+            case Kind::GroupMatch: s = d.assigned ? Storage::PerItem : Storage::Group; break;
             case Kind::Var: s = d.shared_between_regions ? Storage::PerItem : Storage::Private; break;
             }
             out.decls.push_back(s);
             out.decl_types.push_back(d.type);
             out.per_item_prefix.push_back(s == Storage::PerItem ? out.per_item_bytes : 0);
             if (s == Storage::PerItem) out.per_item_bytes += memory_form(d.type).size;
+        }
+        // A private array starts undefined for each work-item, so one used within one region
+        // can be one stack array that the work-items use in turn.
+        for (size_t i = 0; i < k_.privates.size(); ++i) {
+            Storage s = arrays_[i].shared_between_regions ? Storage::PerItem : Storage::Private;
+            out.privates.push_back(s);
+            out.private_prefix.push_back(s == Storage::PerItem ? out.per_item_bytes : 0);
+            const ArrayDecl& a = k_.privates[i];
+            if (s == Storage::PerItem) out.per_item_bytes += uint64_t(a.count) * memory_form(a.type).size;
         }
         uint64_t at = 0;
         for (auto& a : k_.shared) {
@@ -100,18 +127,23 @@ public:
     }
 
 private:
-    enum class Kind { Buffer, Param, Var, GroupLoop };
-    struct Decl {
-        Type type;
-        Kind kind;
+    enum class Kind { Buffer, Param, Var, GroupLoop, GroupMatch };
+    // Where a variable or private array is used: regions, group control.
+    struct Use {
         int region = -2; // the first region touching it; -2: none yet
         bool shared_between_regions = false;
+    };
+    struct Decl : Use {
+        Decl(Type t, Kind k) : type(std::move(t)), kind(k) {}
+        Type type;
+        Kind kind;
         bool assigned = false;
     };
     static constexpr int kGroup = -1; // "touched by group control"
 
     const Kernel& k_;
     std::vector<Decl> decls_;
+    std::vector<Use> arrays_ = std::vector<Use>(k_.privates.size()); // per private array
     std::vector<std::pair<std::string, size_t>> scope_;
     int region_ = kGroup;
     int next_region_ = 0;
@@ -121,23 +153,47 @@ private:
         scope_.emplace_back(name, decls_.size() - 1);
         return decls_.size() - 1;
     }
+    void use(Use& u) const {
+        if (region_ == kGroup) u.shared_between_regions = true;
+        else if (u.region == -2) u.region = region_;
+        else if (u.region != region_) u.shared_between_regions = true;
+    }
     void touch(const std::string& name, bool assign) {
         for (auto it = scope_.rbegin(); it != scope_.rend(); ++it) {
             if (it->first != name) continue;
             Decl& d = decls_[it->second];
             d.assigned = d.assigned || assign;
-            if (region_ == kGroup) d.shared_between_regions = true;
-            else if (d.region == -2) d.region = region_;
-            else if (d.region != region_) d.shared_between_regions = true;
+            use(d);
             return;
         }
         throw Error(ErrorCode::Internal, "host codegen: '" + name + "' is not declared in kernel '" +
                                              k_.name + "' although it validated");
     }
+    void touch_array(const std::string& name, Space space) {
+        if (space != Space::Private) return;
+        for (size_t i = 0; i < k_.privates.size(); ++i)
+            if (k_.privates[i].name == name) return use(arrays_[i]);
+    }
 
     void expr(const Expr& e) {
         if (auto v = as<Var>(e)) touch(v->name, false);
+        if (auto l = as<Load>(e)) touch_array(l->array, l->space);
         for_each_child(*e, [&](const Expr& c) { expr(c); });
+    }
+    // The cases of a match, each payload a declaration of `kind`, each body through `body`.
+    template <class F> void match(const Match& n, Kind kind, F&& body) {
+        expr(n.value);
+        const TypeDecl& d = *n.value->type.decl();
+        for (auto& c : n.cases) {
+            size_t mark = scope_.size();
+            if (!c.var.empty()) {
+                declare(c.var, d.members[c.index].type, kind);
+                if (kind == Kind::Var) touch(c.var, true);
+            }
+            body(c.body);
+            scope_.resize(mark);
+        }
+        body(n.otherwise);
     }
 
     // A statement run by each work-item inside the current region.
@@ -173,7 +229,8 @@ private:
         }
         case StmtKind::Native: item_stmt(static_cast<const Native&>(*s).fallback); break;
         case StmtKind::Match:
-            throw Error(ErrorCode::Unsupported, "host code generation: variants are not lowered yet");
+            match(static_cast<const Match&>(*s), Kind::Var, [&](const Stmt& x) { item_stmt(x); });
+            break;
         default: item_stmt_in_block(s); break;
         }
         scope_.resize(mark);
@@ -196,6 +253,7 @@ private:
         }
         case StmtKind::Store: {
             auto& n = static_cast<const Store&>(*s);
+            touch_array(n.array, n.space);
             expr(n.index);
             expr(n.value);
             return;
@@ -266,6 +324,10 @@ private:
             break;
         }
         case StmtKind::Native: group_body(static_cast<const Native&>(*s).fallback, in_loop_); break;
+        case StmtKind::Match:
+            match(static_cast<const Match&>(*s), Kind::GroupMatch,
+                  [&](const Stmt& x) { group_body(x, in_loop_); });
+            break;
         default: break; // Barrier, Break, Continue: nothing to note
         }
     }

@@ -17,6 +17,7 @@ struct Target {
     std::string cpu;
     std::string features;
     llvm::DataLayout data_layout;
+    bool f16c = false; // the CPU converts f16 itself (vcvtps2ph, vcvtph2ps)
 };
 
 // The name of the work-group function of a kernel; the validator keeps user names off plx_.

@@ -1,7 +1,7 @@
 // The host target of the shared LLVM lowering: a work-group function that reads the launch
 // context, runs the statements between barriers as loops over the group's work-items and keeps
-// each variable where the Layout puts it. work_group.cpp builds that structure, hooks.cpp
-// holds the hooks.
+// each variable and private array where the Layout puts it. work_group.cpp builds that
+// structure, hooks.cpp holds the hooks.
 #pragma once
 
 #include "codegen/host/lower.hpp"
@@ -44,6 +44,8 @@ private:
     llvm::BasicBlock* ret_ = nullptr;
     llvm::Value* on_heap_ = nullptr; // i1: group-local memory came from aligned_alloc
     llvm::Value* local_base_ = nullptr;
+    // Per private array kept per work-item: the first byte of its copies in group-local memory.
+    std::vector<llvm::Value*> private_copies_;
 
     // ---- hooks (hooks.cpp) ----
     size_t new_variable(const std::string& name, const ir::Type& t) override;
@@ -61,6 +63,9 @@ private:
                                 const std::vector<llvm::Value*>& args) override;
     llvm::Value* int_divide(llvm::Value* a, llvm::Value* b, const ir::Type& t, bool remainder) override;
     void check_native(const ir::Native& n) override;
+    llvm::Value* half_from_f32(llvm::Value* f, ir::Scalar t) override;
+    llvm::Value* half_to_f32(llvm::Value* bits, ir::Scalar t) override;
+    llvm::Value* private_array(size_t i) override;
 
     // ---- structure (work_group.cpp) ----
     void prologue();

@@ -1,5 +1,5 @@
 // compile_host for a plexus built without LLVM: host code generation is not available.
-#include "plexus/codegen.hpp"
+#include "codegen/host/host.hpp"
 #include "plexus/error.hpp"
 
 namespace plexus::codegen {
@@ -7,6 +7,11 @@ namespace plexus::codegen {
 std::unique_ptr<HostKernel> compile_host(const ir::Kernel&, const Options&) {
     throw Error(ErrorCode::Unsupported,
                 "host code generation was not built: reconfigure with -Dllvm=enabled");
+}
+
+std::unique_ptr<HostKernel> host::compile_with_features(const ir::Kernel& kernel, const Options& options,
+                                                        const std::vector<std::string>&) {
+    return compile_host(kernel, options);
 }
 
 } // namespace plexus::codegen

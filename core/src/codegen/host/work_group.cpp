@@ -114,6 +114,10 @@ void HostLowering::group_stmt(const Stmt& s, bool in_barrier_loop) {
     case StmtKind::While:
         while_stmt(static_cast<const While&>(*s), [&](const Stmt& x) { group_body(x, true); });
         return;
+    case StmtKind::Match:
+        match_stmt(static_cast<const Match&>(*s),
+                   [&](const Stmt& x) { group_body(x, in_barrier_loop); });
+        return;
     case StmtKind::Break: case StmtKind::Continue: leave_loop(s->kind == StmtKind::Break); return;
     // Each region already ran for every work-item before the next starts, and all of them
     // run on this thread: that is the barrier and its fence.
@@ -224,20 +228,26 @@ Value* HostLowering::group_local_memory(Value* ctx, Value* group_size) {
 }
 
 // A variable per Layout declaration (the per-item arrays placed now, so that they dominate
-// every region; the allocas come with their declarations), then the parameters, which are the
-// first declarations.
+// every region; the allocas come with their declarations), the per-item copies of private
+// arrays, then the parameters, which are the first declarations.
 void HostLowering::bind_params(Value* args, Value* group_size) {
     if (layout_.decls.size() < k_.params.size())
         internal("the layout has fewer declarations than parameters");
+    // The first of the per-work-item copies of a PerItem variable or private array.
+    auto copies = [&](uint64_t prefix) {
+        Value* array = b_.CreateMul(group_size, b_.getInt64(prefix));
+        Value* offset = b_.CreateAdd(b_.getInt64(layout_.shared_bytes), array);
+        return b_.CreateInBoundsGEP(b_.getInt8Ty(), local_base_, offset);
+    };
     for (size_t d = 0; d < layout_.decls.size(); ++d) {
         Variable v{layout_.decl_types[d], nullptr};
-        if (layout_.decls[d] == Storage::PerItem) {
-            Value* array = b_.CreateMul(group_size, b_.getInt64(layout_.per_item_prefix[d]));
-            Value* offset = b_.CreateAdd(b_.getInt64(layout_.shared_bytes), array);
-            v.home = b_.CreateInBoundsGEP(b_.getInt8Ty(), local_base_, offset);
-        }
+        if (layout_.decls[d] == Storage::PerItem) v.home = copies(layout_.per_item_prefix[d]);
         variables_.push_back(v);
         storage_.push_back(layout_.decls[d]);
+    }
+    for (size_t i = 0; i < k_.privates.size(); ++i) {
+        const bool per_item = layout_.privates.at(i) == Storage::PerItem;
+        private_copies_.push_back(per_item ? copies(layout_.private_prefix[i]) : nullptr);
     }
     for (size_t i = 0; i < k_.params.size(); ++i) {
         auto& p = k_.params[i];

@@ -33,22 +33,32 @@ llvm::AtomicRMWInst::BinOp atomic_rmw_op(AtomicOp op, Scalar type) {
 
 } // namespace
 
-Value* LlvmLowering::element_address(const std::string& array, Space space, const Type& elem,
-                                     const Expr& index) {
-    if (space == Space::Private) not_yet("private arrays");
+const Type& LlvmLowering::array_type(const std::string& array, Space space) const {
+    const Type* t = nullptr;
+    if (space == Space::Global) t = k_.param(array) ? &k_.param(array)->type : nullptr;
+    else if (auto* a = space == Space::Local ? k_.shared_array(array) : k_.private_array(array))
+        t = &a->type;
+    if (!t) internal("no array '" + array + "' in the " + to_string(space) + " space");
+    return *t;
+}
+
+Value* LlvmLowering::element_address(const std::string& array, Space space, const Expr& index) {
     Value* base = nullptr;
     if (space == Space::Global) {
         for (size_t i = 0; i < k_.params.size() && i < buffers_.size(); ++i)
             if (k_.params[i].name == array) base = buffers_[i];
-    } else {
+    } else if (space == Space::Local) {
         for (size_t i = 0; i < k_.shared.size() && i < shared_.size(); ++i)
             if (k_.shared[i].name == array) base = shared_[i];
+    } else {
+        for (size_t i = 0; i < k_.privates.size(); ++i)
+            if (k_.privates[i].name == array) base = private_array(i);
     }
     if (!base) internal("no array '" + array + "' in the " + to_string(space) + " space");
     Value* i = expr(index);
     llvm::Type* i64 = b_.getInt64Ty();
     i = is_signed(index->type) ? b_.CreateSExt(i, i64) : b_.CreateZExt(i, i64);
-    return b_.CreateInBoundsGEP(mem_type(elem), base, i, array + ".elem");
+    return b_.CreateInBoundsGEP(stride_type(array_type(array, space)), base, i, array + ".elem");
 }
 
 Value* LlvmLowering::visit(const Const& n) {
@@ -63,7 +73,8 @@ Value* LlvmLowering::visit(const Var& n) { return read_variable(lookup(n.name));
 Value* LlvmLowering::visit(const Unary& n) {
     Value* a = expr(n.a);
     switch (n.op) {
-    case UnaryOp::Neg: return is_float(n.type) ? b_.CreateFNeg(a) : b_.CreateNeg(a);
+    // Exact on f16 and bf16 too: the negation of a value of the type is one.
+    case UnaryOp::Neg: return elem_float(n.type) ? b_.CreateFNeg(a) : b_.CreateNeg(a);
     case UnaryOp::Not: case UnaryOp::BitNot: return b_.CreateNot(a);
     }
     internal("unknown unary operator");
@@ -85,7 +96,7 @@ Value* LlvmLowering::compare(BinaryOp op, Value* a, Value* b, const Type& t) {
 }
 
 Value* LlvmLowering::int_divide(Value* a, Value* b, const Type& t, bool remainder) {
-    if (is_signed(t)) return remainder ? b_.CreateSRem(a, b) : b_.CreateSDiv(a, b);
+    if (ir::is_signed(t.scalar())) return remainder ? b_.CreateSRem(a, b) : b_.CreateSDiv(a, b);
     return remainder ? b_.CreateURem(a, b) : b_.CreateUDiv(a, b);
 }
 
@@ -112,19 +123,22 @@ Value* LlvmLowering::visit(const Binary& n) {
     if (n.op == BinaryOp::LogicalAnd || n.op == BinaryOp::LogicalOr) return short_circuit(n);
     Value* a = expr(n.a);
     Value* b = expr(n.b);
-    const Type t = n.a->type;
-    const bool fp = is_float(t), sg = is_signed(t);
+    const Type t = n.a->type; // a scalar, or a vector whose lanes follow the same rules
+    const Scalar lane = t.scalar();
+    const bool fp = elem_float(t), sg = ir::is_signed(lane);
     using llvm::Intrinsic::ID;
     switch (n.op) {
-    // No nsw/nuw: integer arithmetic wraps.
-    case BinaryOp::Add: return fp ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b);
-    case BinaryOp::Sub: return fp ? b_.CreateFSub(a, b) : b_.CreateSub(a, b);
-    case BinaryOp::Mul: return fp ? b_.CreateFMul(a, b) : b_.CreateMul(a, b);
-    case BinaryOp::Div: return fp ? b_.CreateFDiv(a, b) : int_divide(a, b, t, false);
+    // No nsw/nuw: integer arithmetic wraps. f16 and bf16 round each f32 result to the type:
+    // the correctly rounded result, since f32 has more than twice their precision.
+    case BinaryOp::Add: return fp ? round(b_.CreateFAdd(a, b), lane) : b_.CreateAdd(a, b);
+    case BinaryOp::Sub: return fp ? round(b_.CreateFSub(a, b), lane) : b_.CreateSub(a, b);
+    case BinaryOp::Mul: return fp ? round(b_.CreateFMul(a, b), lane) : b_.CreateMul(a, b);
+    case BinaryOp::Div: return fp ? round(b_.CreateFDiv(a, b), lane) : int_divide(a, b, t, false);
     case BinaryOp::Rem: return int_divide(a, b, t, true);
     case BinaryOp::Min: case BinaryOp::Max: {
         const bool min = n.op == BinaryOp::Min;
-        // minnum/maxnum are fmin/fmax: a NaN operand yields the other operand.
+        // minnum/maxnum are fmin/fmax: a NaN operand yields the other operand. The result is
+        // an operand, so f16 and bf16 need no rounding.
         ID id = fp   ? (min ? llvm::Intrinsic::minnum : llvm::Intrinsic::maxnum)
                 : sg ? (min ? llvm::Intrinsic::smin : llvm::Intrinsic::smax)
                      : (min ? llvm::Intrinsic::umin : llvm::Intrinsic::umax);
@@ -153,17 +167,22 @@ Value* LlvmLowering::visit(const Select& n) {
     return b_.CreateSelect(c, a, b);
 }
 
-Value* LlvmLowering::cast(Value* v, Scalar from, Scalar to) {
+// Scalars, or vectors lane by lane (every instruction here takes vectors as they are). Into f16
+// and bf16 through f32; out of them, exact into f32 and f64 and through f32 into integers.
+Value* LlvmLowering::cast(Value* v, const Type& from_type, const Type& to_type) {
+    const Scalar from = from_type.scalar(), to = to_type.scalar();
     if (from == to) return v;
-    llvm::Type* t = reg_type(to);
+    llvm::Type* t = reg_type(to_type);
     if (to == Scalar::Bool)
         return is_float(from) ? b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0))
                               : b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
     if (from == Scalar::Bool) return is_float(to) ? b_.CreateUIToFP(v, t) : b_.CreateZExt(v, t);
     if (is_integer(from) && is_integer(to)) return b_.CreateIntCast(v, t, is_signed(from));
-    if (is_integer(from)) return is_signed(from) ? b_.CreateSIToFP(v, t) : b_.CreateUIToFP(v, t);
-    if (is_integer(to)) return float_to_int(v, to);
-    return b_.CreateFPCast(v, t);
+    if (is_integer(from))
+        return round(is_signed(from) ? b_.CreateSIToFP(v, t) : b_.CreateUIToFP(v, t), to);
+    if (is_integer(to)) return float_to_int(v, to_type);
+    if (is_half(to)) return round(b_.CreateFPCast(v, same_shape(v, b_.getFloatTy())), to);
+    return b_.CreateFPCast(v, t); // f16 and bf16 are already f32
 }
 
 // Out of range is undefined in the IR; saturating keeps it from becoming poison that the
@@ -174,10 +193,14 @@ Value* LlvmLowering::cast(Value* v, Scalar from, Scalar to) {
 // by fpext converts as the narrower one, and an integer that the same saturating conversion
 // made from a float of no more precision converts back to itself (it is exact in the wider
 // float, or the saturated bound, which saturates again).
-Value* LlvmLowering::float_to_int(Value* v, Scalar to) {
-    if (auto* ext = llvm::dyn_cast<llvm::FPExtInst>(v)) v = ext->getOperand(0);
-    const auto id = is_signed(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
-    const auto back = is_signed(to) ? llvm::Instruction::SIToFP : llvm::Instruction::UIToFP;
+Value* LlvmLowering::float_to_int(Value* v, const Type& to) {
+    // Not from a half or bfloat (an f16 load widened by fpext): they convert through f32.
+    auto* ext = llvm::dyn_cast<llvm::FPExtInst>(v);
+    if (ext && ext->getSrcTy()->getScalarSizeInBits() >= 32)
+        v = ext->getOperand(0);
+    const bool sg = ir::is_signed(to.scalar());
+    const auto id = sg ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+    const auto back = sg ? llvm::Instruction::SIToFP : llvm::Instruction::UIToFP;
     llvm::Type* t = reg_type(to);
     if (auto* wide = llvm::dyn_cast<llvm::CastInst>(v); wide && wide->getOpcode() == back) {
         auto* first = llvm::dyn_cast<llvm::IntrinsicInst>(wide->getOperand(0));
@@ -189,17 +212,14 @@ Value* LlvmLowering::float_to_int(Value* v, Scalar to) {
     return b_.CreateIntrinsic(id, {t, v->getType()}, {v});
 }
 
-Value* LlvmLowering::visit(const Cast& n) {
-    if (!n.type.is_scalar()) fail(ErrorCode::Unsupported, "vector casts are not lowered yet");
-    return cast(expr(n.a), n.a->type.scalar(), n.type.scalar());
-}
+Value* LlvmLowering::visit(const Cast& n) { return cast(expr(n.a), n.a->type, n.type); }
 
 Value* LlvmLowering::visit(const Load& n) {
-    return load(element_address(n.array, n.space, n.type, n.index), n.type, n.array);
+    return load(element_address(n.array, n.space, n.index), n.type, n.array);
 }
 
 Value* LlvmLowering::visit(const Atomic& n) {
-    Value* p = element_address(n.array, n.space, n.type, n.index);
+    Value* p = element_address(n.array, n.space, n.index);
     Value* v = expr(n.value);
     // Relaxed, like OpenCL's atomic_add and CUDA's atomicAdd; Fence statements order them.
     auto order = llvm::AtomicOrdering::Monotonic;

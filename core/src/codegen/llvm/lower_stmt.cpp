@@ -1,5 +1,6 @@
-// The statements of a work-item: scopes, variables, stores, and control flow as plain branches
-// (the optimizer sees ordinary loops). What ends a work-item, barriers and fences are hooks.
+// The statements of a work-item: scopes, variables, assignments and stores (whole or along a
+// path), and control flow as plain branches (the optimizer sees ordinary loops), the match a
+// switch on the tag. What ends a work-item, barriers and fences are hooks.
 #include "codegen/llvm/lowering.hpp"
 
 namespace plexus::codegen {
@@ -29,16 +30,22 @@ void LlvmLowering::visit(const Let& n) {
     declare(n.name, n.type, init);
 }
 
+// A part of a variable: the whole value with that part replaced (insertvalue, insertelement).
 void LlvmLowering::visit(const Assign& n) {
-    if (!n.path.empty()) not_yet("assignments to a part of a value");
     Value* v = expr(n.value);
-    write_variable(lookup(n.name), v);
+    const size_t id = lookup(n.name);
+    if (!n.path.empty()) v = insert_path(read_variable(id), variables_[id].type, n.path, 0, v);
+    write_variable(id, v);
 }
 
+// A part of an element: only that part's bytes are written.
 void LlvmLowering::visit(const Store& n) {
-    if (!n.path.empty()) not_yet("stores to a part of an element");
-    Type t = n.value->type;
-    Value* address = element_address(n.array, n.space, t, n.index);
+    Type t = array_type(n.array, n.space);
+    Value* address = element_address(n.array, n.space, n.index);
+    for (uint32_t step : n.path) {
+        address = part_address(address, t, step);
+        t = t.is_vector() ? Type(t.scalar()) : t.decl()->members.at(step).type;
+    }
     store(address, t, expr(n.value));
 }
 
@@ -51,6 +58,8 @@ void LlvmLowering::visit(const Continue&) { leave_loop(false); }
 void LlvmLowering::visit(const Return&) { return_from_item(); }
 void LlvmLowering::visit(const Barrier&) { barrier(); }
 void LlvmLowering::visit(const Fence& n) { fence(n); }
+
+void LlvmLowering::visit(const Match& n) { match_stmt(n, [&](const Stmt& s) { nested(s); }); }
 
 void LlvmLowering::visit(const Native& n) {
     check_native(n);
@@ -78,6 +87,42 @@ void LlvmLowering::if_stmt(const If& n, const Body& arm) {
         if (!terminated()) b_.CreateBr(merge);
     }
     b_.SetInsertPoint(merge);
+}
+
+// A variant in memory (an array element, or a field of one) gives its tag alone, and each case
+// loads only its own payload; any other value is computed once and taken apart.
+void LlvmLowering::match_stmt(const Match& n, const Body& arm) {
+    const Type& type = n.value->type;
+    const TypeDecl& d = *type.decl();
+    Value* address = address_of(n.value);
+    Value* whole = address ? nullptr : expr(n.value);
+    Value* tag = address ? b_.CreateAlignedLoad(b_.getInt32Ty(), address, llvm::Align(4), "tag")
+                         : b_.CreateExtractValue(whole, 0, "tag");
+    BasicBlock* end = new_block("match.end");
+    // A tag no case names (memory C++ left unset) runs otherwise, or nothing.
+    BasicBlock* rest = n.otherwise ? new_block("match.otherwise") : end;
+    llvm::SwitchInst* on_tag = b_.CreateSwitch(tag, rest, unsigned(n.cases.size()));
+    for (const MatchCase& c : n.cases) {
+        const Member& m = d.members.at(c.index);
+        BasicBlock* body = new_block("match." + m.name);
+        on_tag->addCase(b_.getInt32(c.index), body);
+        b_.SetInsertPoint(body);
+        const size_t mark = scope_.size();
+        if (!c.var.empty()) {
+            Value* payload = address ? load(byte_address(address, d.payload_offset), m.type, c.var)
+                                     : b_.CreateExtractValue(whole, payload_slot(d, c.index));
+            declare(c.var, m.type, payload);
+        }
+        arm(c.body);
+        scope_.resize(mark);
+        if (!terminated()) b_.CreateBr(end);
+    }
+    if (n.otherwise) {
+        b_.SetInsertPoint(rest);
+        arm(n.otherwise);
+        if (!terminated()) b_.CreateBr(end);
+    }
+    b_.SetInsertPoint(end);
 }
 
 void LlvmLowering::for_stmt(const For& n, const Body& body) {

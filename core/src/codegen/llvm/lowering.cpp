@@ -1,8 +1,8 @@
-// The pieces of LlvmLowering that every node uses: errors, the two type mappings and the
-// memory form, variables and their scopes, blocks and branches.
+// The pieces of LlvmLowering that every node uses: errors, variables and their scopes, private
+// arrays, blocks and branches.
 #include "codegen/llvm/lowering.hpp"
 
-#include "codegen/llvm/memory_form.hpp"
+#include <algorithm>
 
 namespace plexus::codegen {
 
@@ -23,45 +23,6 @@ void LlvmLowering::internal(const std::string& what) const {
     fail(ErrorCode::Internal, what + " (a bug in plexus)");
 }
 void LlvmLowering::invalid(const std::string& what) const { fail(ErrorCode::InvalidKernel, what); }
-
-// ---- types --------------------------------------------------------------------------------
-
-llvm::Type* LlvmLowering::reg_type(const Type& type) const {
-    if (!type.is_scalar() && !type.is_void()) fail(ErrorCode::Unsupported, to_string(type) + " values are not lowered yet");
-    switch (type.scalar()) {
-    case Scalar::Bool: return llvm::Type::getInt1Ty(c_);
-    case Scalar::I32: case Scalar::U32: return llvm::Type::getInt32Ty(c_);
-    case Scalar::I64: case Scalar::U64: return llvm::Type::getInt64Ty(c_);
-    case Scalar::F32: return llvm::Type::getFloatTy(c_);
-    case Scalar::F64: return llvm::Type::getDoubleTy(c_);
-    case Scalar::Void: internal("a value of type void");
-    default: break;
-    }
-    fail(ErrorCode::Unsupported, to_string(type) + " values are not lowered yet");
-}
-
-llvm::Type* LlvmLowering::mem_type(const Type& t) const {
-    return t == Scalar::Bool ? llvm::Type::getInt8Ty(c_) : reg_type(t);
-}
-
-llvm::Align LlvmLowering::align_of(const Type& t) const { return llvm::Align(memory_form(t).align); }
-
-Value* LlvmLowering::to_mem(Value* v, const Type& t) {
-    return t == Scalar::Bool ? b_.CreateZExt(v, mem_type(t)) : v;
-}
-
-// A bool byte holds 0 or 1 (this code wrote it, or C++ did), so its low bit is its value.
-Value* LlvmLowering::from_mem(Value* v, const Type& t) {
-    return t == Scalar::Bool ? b_.CreateTrunc(v, reg_type(t)) : v;
-}
-
-Value* LlvmLowering::load(Value* address, const Type& t, const llvm::Twine& name) {
-    return from_mem(b_.CreateAlignedLoad(mem_type(t), address, align_of(t), name), t);
-}
-
-void LlvmLowering::store(Value* address, const Type& t, Value* v) {
-    b_.CreateAlignedStore(to_mem(v, t), address, align_of(t));
-}
 
 // ---- variables ------------------------------------------------------------------------------
 
@@ -92,6 +53,18 @@ size_t LlvmLowering::lookup(const std::string& name) const {
 llvm::AllocaInst* LlvmLowering::entry_alloca(llvm::Type* t, const llvm::Twine& name) {
     llvm::IRBuilder<> at(alloca_block_, alloca_block_->begin());
     return at.CreateAlloca(t, nullptr, name);
+}
+
+// Made when first used, in the entry block: one per work-item, whichever block uses it.
+Value* LlvmLowering::private_array(size_t i) {
+    privates_.resize(k_.privates.size(), nullptr);
+    if (!privates_[i]) {
+        const ArrayDecl& a = k_.privates[i];
+        llvm::AllocaInst* array = entry_alloca(array_of(a.type, a.count), a.name);
+        array->setAlignment(std::max(align_of(a.type), llvm::Align(16)));
+        privates_[i] = array;
+    }
+    return privates_[i];
 }
 
 // ---- blocks -----------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #include <llvm/IR/Module.h>
 
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,29 +52,42 @@ public:
     void visit(const ir::Fence& n);
     void visit(const ir::Eval& n);
     void visit(const ir::Native& n);
-    llvm::Value* visit(const ir::Field&) { not_yet("records"); }
-    llvm::Value* visit(const ir::Swizzle&) { not_yet("vectors"); }
-    llvm::Value* visit(const ir::Broadcast&) { not_yet("vectors"); }
-    llvm::Value* visit(const ir::Construct&) { not_yet("vectors and records"); }
-    llvm::Value* visit(const ir::MakeVariant&) { not_yet("variants"); }
-    void visit(const ir::Match&) { not_yet("variants"); }
-    [[noreturn]] void not_yet(const char* what) const { fail(ErrorCode::Unsupported, std::string(what) + " are not lowered yet"); }
+    llvm::Value* visit(const ir::Field& n);
+    llvm::Value* visit(const ir::Swizzle& n);
+    llvm::Value* visit(const ir::Broadcast& n);
+    llvm::Value* visit(const ir::Construct& n);
+    llvm::Value* visit(const ir::MakeVariant& n);
+    void visit(const ir::Match& n);
 
 protected:
     // `generator` names the generator in error messages ("PTX generation").
     LlvmLowering(const ir::Kernel& kernel, const Options& options, llvm::Module& module,
                  std::string generator);
 
-    // ---- types: every IR type becomes an LLVM type here (sizes: memory_form.hpp) ---------
-    llvm::Type* reg_type(const ir::Type& t) const; // a value in registers: bool is i1
-    llvm::Type* mem_type(const ir::Type& t) const; // the same value in memory: bool is i8
-    llvm::Align align_of(const ir::Type& t) const; // of mem_type, from memory_form()
-    // Between the two forms. Every value that goes to or comes from memory (arrays, atomics,
-    // variables a target keeps in memory) passes here: the place for a narrower memory form.
+    // ---- types: every IR type becomes an LLVM type here (lower_memory.cpp; sizes and
+    // offsets: memory_form.hpp and the IR's layout) ------------------------------------------
+    // A value in registers: bool is i1, f16 and bf16 are f32, a vector an LLVM vector, a
+    // record a struct of its fields, a variant a struct of its i32 tag and every payload.
+    llvm::Type* reg_type(const ir::Type& t) const;
+    // A scalar or vector in memory: bool is i8, f16 and bf16 are i16, 3 lanes take 4; a record
+    // or variant is its bytes.
+    llvm::Type* mem_type(const ir::Type& t) const;
+    llvm::Align align_of(const ir::Type& t) const; // from memory_form()
+    // Between the two forms of a scalar or vector. Every value that goes to or comes from
+    // memory (arrays, atomics, variables a target keeps in memory) passes here or through
+    // load / store, which take records and variants apart at the IR's byte offsets.
     llvm::Value* to_mem(llvm::Value* v, const ir::Type& t);
     llvm::Value* from_mem(llvm::Value* v, const ir::Type& t);
     llvm::Value* load(llvm::Value* address, const ir::Type& t, const llvm::Twine& name = "");
     void store(llvm::Value* address, const ir::Type& t, llvm::Value* v);
+    // The nearest f16 / bf16 value (as f32) of an f32 scalar or vector; other types unchanged.
+    llvm::Value* round(llvm::Value* v, ir::Scalar t);
+    // `element`, or a vector of it with as many lanes as `v` has.
+    llvm::Type* same_shape(llvm::Value* v, llvm::Type* element) const;
+    // f16 / bf16 through LLVM's half and bfloat types (fptrunc, fpext): for targets whose
+    // instructions convert them, never a library call.
+    llvm::Value* half_by_fptrunc(llvm::Value* f, ir::Scalar t);
+    llvm::Value* half_by_fpext(llvm::Value* bits, ir::Scalar t);
 
     // ---- hooks: what differs between targets -----------------------------------------------
     // Where variables live. The base keeps the scopes (name -> id); a target decides the rest.
@@ -96,12 +110,20 @@ protected:
     // own library. `base` is the catalog name without its type ("sin").
     virtual llvm::Value* transcendental(const std::string& base, ir::Scalar t,
                                         const std::vector<llvm::Value*>& args) = 0;
-    // Integer / and %. The default is LLVM's udiv/sdiv/urem/srem, for targets where neither
-    // division by zero nor INT_MIN / -1 traps: LLVM leaves both undefined.
+    // Integer / and %, of scalars or vectors. The default is LLVM's udiv/sdiv/urem/srem, for
+    // targets where neither division by zero nor INT_MIN / -1 traps: LLVM leaves both undefined.
     virtual llvm::Value* int_divide(llvm::Value* a, llvm::Value* b, const ir::Type& t, bool remainder);
     // Throws when this target cannot lower the native block through its fallback. The
     // default refuses a block without fallback.
     virtual void check_native(const ir::Native& n);
+    // f32 (a scalar or vector) to the bits of f16 or bf16 (i16 lanes), rounded to nearest,
+    // ties to even, NaN staying NaN; and those bits back to f32, exactly. The defaults are
+    // integer code, bit for bit plexus/half.hpp (lower_half.cpp).
+    virtual llvm::Value* half_from_f32(llvm::Value* f, ir::Scalar t);
+    virtual llvm::Value* half_to_f32(llvm::Value* bits, ir::Scalar t);
+    // The first element of the current work-item's copy of private array `i` (k_.privates).
+    // The default: an array alloca in the entry block (PTX local memory, or registers).
+    virtual llvm::Value* private_array(size_t i);
 
     // ---- for the targets ---------------------------------------------------------------------
     [[noreturn]] void fail(ErrorCode code, const std::string& what) const;
@@ -120,6 +142,8 @@ protected:
     llvm::Value* compare(ir::BinaryOp op, llvm::Value* a, llvm::Value* b, const ir::Type& t);
     llvm::Value* call_intrinsic(llvm::Intrinsic::ID id, llvm::Type* t,
                                 const std::vector<llvm::Value*>& args);
+    // An array of `count` elements of type `elem`, each as big as the IR says.
+    llvm::ArrayType* array_of(const ir::Type& elem, uint64_t count) const;
 
     // Control flow with the lowering of the arms or the body left to the caller, so that a
     // target can lower them otherwise (the host's group control).
@@ -127,6 +151,8 @@ protected:
     void if_stmt(const ir::If& n, const Body& arm);
     void for_stmt(const ir::For& n, const Body& body);
     void while_stmt(const ir::While& n, const Body& body);
+    // The value once, then a switch on its tag; a case's payload bound to its variable.
+    void match_stmt(const ir::Match& n, const Body& arm);
     // Break (or continue) out of the innermost loop of loops_.
     void leave_loop(bool is_break);
 
@@ -148,22 +174,38 @@ protected:
     llvm::BasicBlock* alloca_block_ = nullptr;   // and names its first block here
     std::vector<llvm::Value*> buffers_;          // per parameter: a buffer's elements, or null
     std::vector<llvm::Value*> shared_;           // per shared array: its first element
+    std::vector<llvm::Value*> privates_;         // per private array: the default's alloca
     std::vector<Variable> variables_;            // by id
     std::vector<std::pair<std::string, size_t>> scope_; // innermost last
     std::vector<Loop> loops_;
 
 private:
-    llvm::Value* element_address(const std::string& array, ir::Space space, const ir::Type& elem,
-                                 const ir::Expr& index);
+    llvm::Type* scalar_type(ir::Scalar s) const;
+    llvm::Type* mem_scalar(ir::Scalar s) const;
+    llvm::Type* stride_type(const ir::Type& t) const;
+    // The register slot of case `index`'s payload in a variant's struct.
+    static unsigned payload_slot(const ir::TypeDecl& d, uint32_t index);
+    void store_variant(llvm::Value* address, const ir::TypeDecl& d, llvm::Value* v);
+    // Addresses: base + offset bytes; a field or lane (path step) of the value at `address`.
+    llvm::Value* byte_address(llvm::Value* base, uint64_t offset);
+    llvm::Value* part_address(llvm::Value* address, const ir::Type& t, uint32_t step);
+    const ir::Type& array_type(const std::string& array, ir::Space space) const;
+    llvm::Value* element_address(const std::string& array, ir::Space space, const ir::Expr& index);
+    llvm::Value* address_of(const ir::Expr& e);
+    llvm::Value* insert_path(llvm::Value* whole, const ir::Type& t, const ir::Path& path,
+                             size_t at, llvm::Value* part);
     llvm::Value* short_circuit(const ir::Binary& n);
     void loop_body(const Body& body, const ir::Stmt& s, llvm::BasicBlock* exit,
                    llvm::BasicBlock* next);
-    llvm::Value* cast(llvm::Value* v, ir::Scalar from, ir::Scalar to);
-    llvm::Value* float_to_int(llvm::Value* v, ir::Scalar to);
+    llvm::Value* cast(llvm::Value* v, const ir::Type& from, const ir::Type& to);
+    llvm::Value* float_to_int(llvm::Value* v, const ir::Type& to);
     llvm::Value* index(const std::string& name);
     llvm::Value* math(const std::string& base, ir::Scalar t, const std::vector<llvm::Value*>& args);
 
     std::string generator_;
+    // The i16 bits behind an f16 / bf16 register value this lowering rounded or loaded, so that
+    // storing it converts nothing; keyed by the value and its type (constants are shared).
+    std::map<std::pair<llvm::Value*, ir::Scalar>, llvm::Value*> half_bits_;
 };
 
 } // namespace plexus::codegen

@@ -72,7 +72,7 @@ public:
         llvm::Module module(kernel.name, context);
         module.setTargetTriple(ptx::nvptx_triple);
         module.setDataLayout(target.data_layout());
-        ptx::lower_kernel(kernel, options, module, lib.bitcode != nullptr);
+        ptx::lower_kernel(kernel, options, module, lib.bitcode != nullptr, target.sm());
         if (calls_libdevice(module)) {
             // libdevice branches on __nvvm_reflect("__CUDA_FTZ"); 0 keeps denormals, as the
             // rest of the generated code does.

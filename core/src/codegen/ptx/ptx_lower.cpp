@@ -10,6 +10,8 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
+
 namespace plexus::codegen::ptx {
 namespace {
 
@@ -21,14 +23,16 @@ constexpr unsigned shared_space = 3;
 
 class PtxLowering final : public LlvmLowering {
 public:
-    PtxLowering(const Kernel& kernel, const Options& options, llvm::Module& module, bool libdevice)
-        : LlvmLowering(kernel, options, module, "PTX generation"), libdevice_(libdevice) {}
+    PtxLowering(const Kernel& kernel, const Options& options, llvm::Module& module, bool libdevice,
+                int sm)
+        : LlvmLowering(kernel, options, module, "PTX generation"), libdevice_(libdevice), sm_(sm) {}
 
     void run() {
+        // A scalar argument arrives in its memory form: an f16 is its 2 bytes.
         std::vector<llvm::Type*> params;
         for (auto& p : k_.params)
             params.push_back(p.kind == Param::Kind::Buffer ? b_.getPtrTy(global_space)
-                                                           : reg_type(p.type));
+                                                           : mem_type(p.type));
         auto* type = llvm::FunctionType::get(b_.getVoidTy(), params, false);
         f_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, k_.name, m_);
         // LLVM 19's NVPTX reads nvvm.annotations first and the calling convention second;
@@ -49,17 +53,17 @@ public:
             const bool buffer = p.kind == Param::Kind::Buffer;
             buffers_.push_back(buffer ? arg : nullptr);
             // A scalar may be assigned like a variable; mem2reg removes the slot otherwise.
-            if (!buffer) declare(p.name, p.type, arg);
+            if (!buffer) declare(p.name, p.type, from_mem(arg, p.type));
         }
         for (auto& s : k_.shared) {
-            auto* array_type = llvm::ArrayType::get(mem_type(s.type), s.count);
+            auto* array_type = array_of(s.type, s.count);
             // Shared memory cannot be initialized on the GPU: undef is the only initializer
             // NVPTX accepts.
             auto* global = new llvm::GlobalVariable(
                 m_, array_type, false, llvm::GlobalValue::InternalLinkage,
                 llvm::UndefValue::get(array_type), s.name, nullptr,
                 llvm::GlobalValue::NotThreadLocal, shared_space);
-            global->setAlignment(llvm::Align(16));
+            global->setAlignment(std::max(llvm::Align(16), align_of(s.type)));
             shared_.push_back(global);
         }
         stmt(k_.body);
@@ -72,6 +76,18 @@ public:
 
 private:
     const bool libdevice_;
+    const int sm_; // the architecture: 90 for sm_90
+
+    // cvt.rn.f16.f32 and cvt.f32.f16 on every architecture; cvt.rn.bf16.f32 from sm_80 on,
+    // below it the base's integer code. A bf16 widens by a shift either way.
+    Value* half_from_f32(Value* f, Scalar t) override {
+        if (t == Scalar::F16 || sm_ >= 80) return half_by_fptrunc(f, t);
+        return LlvmLowering::half_from_f32(f, t);
+    }
+    Value* half_to_f32(Value* bits, Scalar t) override {
+        if (t == Scalar::F16) return half_by_fpext(bits, t);
+        return LlvmLowering::half_to_f32(bits, t);
+    }
 
     // A non-overloaded NVVM intrinsic, by name.
     Value* nvvm(const std::string& name, llvm::ArrayRef<Value*> args = {}) {
@@ -158,8 +174,8 @@ private:
 } // namespace
 
 void lower_kernel(const Kernel& kernel, const Options& options, llvm::Module& module,
-                  bool use_libdevice) {
-    PtxLowering(kernel, options, module, use_libdevice).run();
+                  bool use_libdevice, int sm) {
+    PtxLowering(kernel, options, module, use_libdevice, sm).run();
 }
 
 } // namespace plexus::codegen::ptx

@@ -211,6 +211,9 @@ Target& Target::get(const std::string& arch) {
 
 llvm::DataLayout Target::data_layout() const { return machine_->createDataLayout(); }
 
+int Target::sm() const { return std::stoi(cpu_.substr(3)); } // "sm_90a": stoi stops at the 'a'
+
+
 std::string Target::optimize_and_emit(llvm::Module& module, const std::string& kernel_name,
                                       codegen::Phases* phases) {
     std::lock_guard lock(mutex_);

@@ -28,6 +28,7 @@ public:
     static Target& get(const std::string& arch);
 
     const std::string& cpu() const { return cpu_; }         // "sm_90"
+    int sm() const;                                           // 90
     const std::string& features() const { return features_; } // "+ptx78"
     llvm::DataLayout data_layout() const;
     // Makes every global but the kernel internal, runs the O3 pipeline (NVVMReflect included,
@@ -61,7 +62,8 @@ void link_libdevice(llvm::Module& module);
 // Builds the kernel function, its shared arrays and the nvvm.annotations in `module` (whose
 // triple and data layout are set), through the shared LLVM lowering (codegen/llvm). Math goes to libdevice's __nv_* functions when
 // `use_libdevice`, else to LLVM / NVVM intrinsics; see ptx_codegen.cpp for the accuracy.
+// `sm` is the architecture's number (80 for sm_80): bf16 conversions depend on it.
 void lower_kernel(const ir::Kernel& kernel, const Options& options, llvm::Module& module,
-                  bool use_libdevice);
+                  bool use_libdevice, int sm);
 
 } // namespace plexus::codegen::ptx
