@@ -24,7 +24,7 @@ namespace {
 
 px::Config config(const std::string& cache_dir) {
     px::Config c;
-    c.plugin_dirs = {PLEXUS_TEST_OPENCL_PLUGIN_DIR};
+    c.plugin_dirs = {PLEXUS_TEST_OPENCL_PLUGIN_DIR, PLEXUS_TEST_NATIVE_PLUGIN_DIR};
     c.use_env_plugin_path = false;
     c.use_install_dir = false;
     c.fallback = false;
@@ -32,11 +32,19 @@ px::Config config(const std::string& cache_dir) {
     return c;
 }
 
-// Runs vector_add on opencl and returns c; every element must be a[i] op b[i].
-std::vector<float> run(px::Runtime& rt, const std::vector<float>& a, const std::vector<float>& b) {
+// Runs vector_add on `backend` and returns c; every element must be a[i] op b[i].
+std::vector<float> run(px::Runtime& rt, const std::vector<float>& a, const std::vector<float>& b,
+                       const std::string& backend = "opencl") {
     px::Buffer<float> ba(rt, a), bb(rt, b), bc(rt, a.size());
-    rt.launch(px::Target{"opencl", 0}, px::samples::vector_add(), px::Grid(a.size()), ba, bb, bc, int(a.size()));
+    rt.launch(px::Target{backend, 0}, px::samples::vector_add(), px::Grid(a.size()), ba, bb, bc, int(a.size()));
     return bc.to_vector();
+}
+
+bool has(const std::string& backend) {
+    px::Runtime rt(config(""));
+    for (auto* be : rt.backends())
+        if (be->name() == backend && !be->devices().empty()) return true;
+    return false;
 }
 
 size_t count_mismatches(const std::vector<float>& c, const std::vector<float>& a, const std::vector<float>& b,
@@ -68,7 +76,7 @@ TEST_CASE("a second runtime takes the module from the disk cache; a corrupt entr
         }
         CHECK(count_mismatches(run(rt, a, b), a, b, 1.0f) == 0);
         key = {px::samples::vector_add().ir().hash(), px::to_string(PLX_LANG_OPENCL_C), "opencl", ocl->version(),
-               ocl->devices()[0].name, ocl->devices()[0].arch, ""};
+               ocl->devices()[0].name, ocl->devices()[0].arch, px::detail::core_build_id()};
     }
     REQUIRE(fs::exists(dir / key.file_name()));
 
@@ -115,12 +123,12 @@ TEST_CASE("a second runtime takes the module from the disk cache; a corrupt entr
 namespace {
 std::string self_path;
 
-// In a child process: one Runtime, vector_add once, then "<language> <from disk cache> <wrong
-// elements>" on stdout.
-int child(const std::string& dir) {
+// In a child process: one Runtime, vector_add once on `backend`, then "<language> <from disk
+// cache> <wrong elements>" on stdout.
+int child(const std::string& backend, const std::string& dir) {
     px::Runtime rt(config(dir));
     std::vector<float> a(500, 1.5f), b(500, 2.25f);
-    size_t bad = count_mismatches(run(rt, a, b), a, b, 1.0f);
+    size_t bad = count_mismatches(run(rt, a, b, backend), a, b, 1.0f);
     auto reports = rt.compile_reports();
     if (reports.size() != 1) return 3;
     std::printf("%s %d %zu\n", reports[0].language.c_str(), int(reports[0].from_disk_cache), bad);
@@ -128,14 +136,14 @@ int child(const std::string& dir) {
 }
 
 // Runs this test program as a child and returns what it printed.
-std::string run_child(const std::string& dir) {
+std::string run_child(const std::string& backend, const std::string& dir) {
     int out[2];
     REQUIRE(pipe(out) == 0);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, out[1], 1);
     posix_spawn_file_actions_addclose(&actions, out[0]);
-    std::vector<std::string> args = {self_path, "--child", dir};
+    std::vector<std::string> args = {self_path, "--child", backend, dir};
     std::vector<char*> argv;
     for (auto& s : args) argv.push_back(s.data());
     argv.push_back(nullptr);
@@ -156,25 +164,32 @@ std::string run_child(const std::string& dir) {
 } // namespace
 
 TEST_CASE("a second process loads the program binary the first stored: no OpenCL C is compiled") {
-    {
-        px::Runtime rt(config(""));
-        bool found = false;
-        for (auto* be : rt.backends()) found = found || (be->name() == "opencl" && !be->devices().empty());
-        if (!found) {
-            MESSAGE("SKIP: no OpenCL device, the runtime cache test needs one");
-            return;
-        }
+    if (!has("opencl")) {
+        MESSAGE("SKIP: no OpenCL device, the runtime cache test needs one");
+        return;
     }
     fs::path dir = fs::temp_directory_path() / ("plexus-cache-process-" + std::to_string(::getpid()));
     fs::remove_all(dir);
-    CHECK(run_child(dir.string()) == "opencl_c 0 0\n");     // compiled the generated source
-    CHECK(run_child(dir.string()) == "opencl_binary 1 0\n"); // loaded the stored binary
+    CHECK(run_child("opencl", dir.string()) == "opencl_c 0 0\n");     // compiled the generated source
+    CHECK(run_child("opencl", dir.string()) == "opencl_binary 1 0\n"); // loaded the stored binary
+    fs::remove_all(dir);
+}
+
+TEST_CASE("a second process links the native object code the first stored: nothing is compiled") {
+    if (!has("native")) {
+        MESSAGE("SKIP: no native backend (built without LLVM)");
+        return;
+    }
+    fs::path dir = fs::temp_directory_path() / ("plexus-cache-native-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    CHECK(run_child("native", dir.string()) == "host code 0 0\n");   // lowered, optimized, emitted
+    CHECK(run_child("native", dir.string()) == "host object 1 0\n"); // linked the stored object
     fs::remove_all(dir);
 }
 
 int main(int argc, char** argv) {
     self_path = fs::canonical("/proc/self/exe").string();
-    if (argc == 3 && std::string(argv[1]) == "--child") return child(argv[2]);
+    if (argc == 4 && std::string(argv[1]) == "--child") return child(argv[2], argv[3]);
     doctest::Context context(argc, argv);
     return context.run();
 }

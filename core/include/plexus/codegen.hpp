@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace plexus::codegen {
 
@@ -27,6 +28,9 @@ struct Options {
     std::map<std::string, std::string> spellings;
     // Target architecture where it matters: "sm_90" for PTX ("" picks sm_80).
     std::string arch;
+    // The CPU host code is compiled for: "" is the host's own; a name LLVM knows ("znver3",
+    // "x86-64-v3") and features ("+avx2,-avx512f") make builds reproducible across machines.
+    std::string host_cpu{}, host_features{};
     // Where to record the time of each phase, or nullptr.
     Phases* phases = nullptr;
 };
@@ -65,10 +69,23 @@ public:
     // The group-local bytes the function wants for a group of this size (the rule of
     // host_local_bytes(), from the layout it was compiled with: no walk of the IR).
     virtual uint64_t local_bytes(uint32_t work_group_size) const = 0;
+    // The object code the function was linked from, for the disk cache; what runs is always
+    // an object file, freshly compiled or read back, so the cache holds exactly what ran.
+    virtual const std::vector<unsigned char>& object() const = 0;
 };
 
-// Lowers the kernel through LLVM 19 (ORC JIT) for the host CPU. Throws Unsupported when plexus
-// was built without LLVM, Compile when LLVM rejects the module.
+// Lowers the kernel through LLVM 19 for the host CPU (or options.host_cpu), optimizes it,
+// emits an object file and links it with ORC. Throws Unsupported when plexus was built without
+// LLVM, Compile when LLVM rejects the module.
 std::unique_ptr<HostKernel> compile_host(const ir::Kernel& kernel, const Options& options);
+// Links object code that compile_host made for this kernel and target (HostKernel::object());
+// throws Compile when it does not link. No lowering, no optimization: milliseconds.
+std::unique_ptr<HostKernel> load_host_object(const ir::Kernel& kernel, const Options& options,
+                                             const std::vector<unsigned char>& object);
+// What host code depends on besides the kernel: target triple, CPU, features and the LLVM
+// version ("x86_64-pc-linux-gnu znver3 +avx,+avx2,... llvm-19.1.7"), for cache keys.
+std::string host_target_id(const Options& options);
+// The kernel's optimized host assembly (plexus codegen --lang asm-host).
+std::string host_assembly(const ir::Kernel& kernel, const Options& options);
 
 } // namespace plexus::codegen

@@ -1,6 +1,7 @@
 // DiskCache: entry file format, atomic store through rename(2), and checked load.
 #include "cache/disk_cache.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -239,6 +240,19 @@ void DiskCache::store(const CacheKey& key, const void* data, size_t bytes) const
     } catch (const std::exception& e) {
         log().warn("cache: cannot store in '{}': {}", dir_, e.what());
     }
+}
+
+const std::string& core_build_id() {
+    static const std::string id = [] {
+        Dl_info info{};
+        struct stat st {};
+        if (dladdr(reinterpret_cast<const void*>(&core_build_id), &info) == 0 || info.dli_fname == nullptr ||
+            stat(info.dli_fname, &st) != 0)
+            return std::string();
+        return "libplexus " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+               std::to_string(st.st_mtim.tv_nsec);
+    }();
+    return id;
 }
 
 } // namespace plexus::detail

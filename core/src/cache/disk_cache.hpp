@@ -45,6 +45,11 @@ private:
     std::string dir_;
 };
 
+// The identity of this libplexus build (its file's size and modification time): part of every
+// cache key's options, so that code a rebuilt or upgraded plexus generates differently is never
+// taken from an older entry. "" when the library's file cannot be found.
+const std::string& core_build_id();
+
 // FNV-1a 64, continuing from `hash` so that several pieces can be hashed as one.
 uint64_t fnv1a64(const void* data, size_t bytes, uint64_t hash = 0xcbf29ce484222325ull);
 

@@ -171,9 +171,7 @@ std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, uint64_t hash, 
     c->cooperative = k.shared_bytes() > 0 || ir::collect_uses(k).barrier;
     ErrorContext where{b.name(), ctx.info->name, k.name, "", "", ""};
     if (b.exec_model() == ExecModel::Direct) {
-        report.language = "host code";
-        c->host = codegen::compile_host(k, codegen_options(b, *ctx.info));
-        report.lower_ms = ms_since(t0);
+        c->host = host_kernel(k, hash, ctx, report);
     } else {
         if (b.exec_model() == ExecModel::JIT) {
             c->module = load_jit_module(k, hash, ctx, where, report);
@@ -206,6 +204,45 @@ std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, uint64_t hash, 
     return it->second;
 }
 
+// Direct: the object code from the disk cache, or compiled and then stored there. The key
+// holds the target triple, CPU and features the code was compiled for.
+std::unique_ptr<codegen::HostKernel> Executor::host_kernel(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx,
+                                                           CompileReport& report) {
+    const Backend& b = *ctx.backend;
+    codegen::Options options = codegen_options(b, *ctx.info);
+    auto t0 = std::chrono::steady_clock::now();
+    std::optional<CacheKey> key;
+    if (disk_.enabled())
+        key = CacheKey{hash, "host_object", b.name(), b.version(), ctx.info->name, codegen::host_target_id(options),
+                       core_build_id()};
+    if (key) {
+        if (auto entry = disk_.load(*key); entry && !entry->empty()) {
+            report.cache_ms = ms_since(t0);
+            auto t_load = std::chrono::steady_clock::now();
+            try {
+                auto loaded = codegen::load_host_object(k, options, *entry);
+                report.load_ms = ms_since(t_load);
+                report.language = "host object";
+                report.from_disk_cache = true;
+                return loaded;
+            } catch (const Error& e) {
+                spdlog::warn("plexus: the cached object code of kernel '{}' did not link on {} ({}); compiling it again",
+                             k.name, ctx.label(), e.what());
+            }
+        }
+    }
+    report.language = "host code";
+    auto t_compile = std::chrono::steady_clock::now();
+    auto compiled = codegen::compile_host(k, options);
+    report.lower_ms = ms_since(t_compile);
+    if (key) {
+        auto t_store = std::chrono::steady_clock::now();
+        disk_.store(*key, compiled->object().data(), compiled->object().size());
+        report.cache_ms += ms_since(t_store);
+    }
+    return compiled;
+}
+
 std::vector<CompileReport> Executor::compile_reports() const {
     std::lock_guard lock(mutex_);
     return reports_;
@@ -219,7 +256,7 @@ plx_module Executor::load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceC
     plx_language lang = pick_language(b, config_);
     if (lang == PLX_LANG_UNSET)
         throw Error(ErrorCode::Unsupported, "plexus generates none of the backend's languages", where);
-    CacheKey key{hash, to_string(lang), b.name(), b.version(), ctx.info->name, ctx.info->arch, ""};
+    CacheKey key{hash, to_string(lang), b.name(), b.version(), ctx.info->name, ctx.info->arch, core_build_id()};
     plx_module module = nullptr;
     auto t_cache = std::chrono::steady_clock::now();
     if (auto entry = disk_.load(key); entry && entry->size() > 1) {

@@ -111,6 +111,8 @@ private:
 
     KernelNeeds needs_of(const ir::Kernel& k, const Grid* grid) const;
     std::shared_ptr<Compiled> compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx);
+    std::unique_ptr<codegen::HostKernel> host_kernel(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx,
+                                                     CompileReport& report);
     // JIT: the module from the disk cache, or generated, loaded and then stored there.
     plx_module load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx, ErrorContext& where,
                                CompileReport& report);

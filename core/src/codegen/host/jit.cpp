@@ -1,5 +1,6 @@
 // compile_host: lowers a kernel for the host CPU, optimizes it at O3 with the host's target
-// info (so the work-item loops vectorize) and JIT-compiles it with ORC LLJIT.
+// info (so the work-item loops vectorize), emits an object file and links it with ORC LLJIT;
+// load_host_object links one read back from the disk cache.
 #include "codegen/host/host.hpp"
 #include "codegen/host/lower.hpp"
 
@@ -13,9 +14,11 @@
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/PassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -45,19 +48,20 @@ template <class T> T take(const ir::Kernel& k, const std::string& what, llvm::Ex
 
 class JitKernel final : public HostKernel {
 public:
-    JitKernel(std::shared_ptr<std::string> log, std::unique_ptr<llvm::orc::LLJIT> jit, plx_workgroup_fn fn,
-              std::string ir, host::Layout layout)
-        : log_(std::move(log)), jit_(std::move(jit)), fn_(fn), ir_(std::move(ir)), layout_(std::move(layout)) {}
+    JitKernel(std::unique_ptr<llvm::orc::LLJIT> jit, plx_workgroup_fn fn, std::string ir, host::Layout layout,
+              std::vector<unsigned char> object)
+        : jit_(std::move(jit)), fn_(fn), ir_(std::move(ir)), layout_(std::move(layout)), object_(std::move(object)) {}
     plx_workgroup_fn function() const override { return fn_; }
     const std::string& llvm_ir() const override { return ir_; }
     uint64_t local_bytes(uint32_t work_group_size) const override { return layout_.local_bytes(work_group_size); }
+    const std::vector<unsigned char>& object() const override { return object_; }
 
 private:
-    std::shared_ptr<std::string> log_;      // the context's diagnostic handler writes here
     std::unique_ptr<llvm::orc::LLJIT> jit_; // owns the code fn_ points into
     plx_workgroup_fn fn_;
     std::string ir_;
     host::Layout layout_;
+    std::vector<unsigned char> object_;
 };
 
 void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
@@ -90,39 +94,50 @@ bool half_libcall(llvm::StringRef name) {
 
 } // namespace
 
-std::unique_ptr<HostKernel> compile_host(const ir::Kernel& kernel, const Options& options) {
-    return host::compile_with_features(kernel, options, {});
-}
+namespace {
 
-std::unique_ptr<HostKernel> host::compile_with_features(
-    const ir::Kernel& kernel, const Options& options, const std::vector<std::string>& feature_changes) {
-    // The lowering relies on the validator's guarantees (declared names, uniform barriers).
-    ir::validate(kernel);
+// The target machine for the host CPU (or the options' CPU and features), and what the
+// lowering needs to know of it.
+struct Machine {
+    llvm::orc::JITTargetMachineBuilder jtmb;
+    std::unique_ptr<llvm::TargetMachine> tm;
+    host::Target target;
+};
+
+Machine machine(const ir::Kernel& kernel, const Options& options, const std::vector<std::string>& feature_changes) {
     static std::once_flag once;
     std::call_once(once, [] {
         llvm::InitializeNativeTarget();
         llvm::InitializeNativeTargetAsmPrinter();
     });
-
     llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(llvm::sys::getProcessTriple())};
-    jtmb.setCPU(llvm::sys::getHostCPUName().str());
+    jtmb.setCPU(options.host_cpu.empty() ? llvm::sys::getHostCPUName().str() : options.host_cpu);
     llvm::SubtargetFeatures features;
-    for (auto& f : llvm::sys::getHostCPUFeatures()) features.AddFeature(f.getKey(), f.getValue());
+    if (options.host_cpu.empty())
+        for (auto& f : llvm::sys::getHostCPUFeatures()) features.AddFeature(f.getKey(), f.getValue());
+    for (llvm::StringRef rest = options.host_features; !rest.empty();) {
+        auto [one, tail] = rest.split(',');
+        if (!one.trim().empty()) features.AddFeature(one.trim());
+        rest = tail;
+    }
     for (auto& f : feature_changes) features.AddFeature(f);
     jtmb.addFeatures(features.getFeatures());
     jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
     std::unique_ptr<llvm::TargetMachine> tm = take(kernel, "no target machine for the host", jtmb.createTargetMachine());
-
-    host::Layout layout = host::analyze(kernel);
     // The subtarget resolves the feature list: a later "-f16c" wins, and turns off what
     // implies it.
     host::Target target{tm->getTargetTriple().str(), jtmb.getCPU(), jtmb.getFeatures().getString(),
                         tm->createDataLayout(), tm->getMCSubtargetInfo()->checkFeatures("+f16c")};
-    auto context = std::make_unique<llvm::LLVMContext>();
+    return Machine{std::move(jtmb), std::move(tm), std::move(target)};
+}
+
+// The kernel lowered, verified and optimized; LLVM's errors are collected in `diagnostics`.
+std::unique_ptr<llvm::Module> optimized_module(const ir::Kernel& kernel, const Options& options, Machine& m,
+                                               const host::Layout& layout, llvm::LLVMContext& context,
+                                               std::string& diagnostics) {
     // A library must not print LLVM's remarks and warnings ("loop not vectorized"); errors
     // are kept and reported as a Compile error once the code is built.
-    auto diagnostics = std::make_shared<std::string>();
-    context->setDiagnosticHandlerCallBack(
+    context.setDiagnosticHandlerCallBack(
         [](const llvm::DiagnosticInfo* info, void* log) {
             if (info->getSeverity() != llvm::DS_Error) return;
             llvm::raw_string_ostream os(*static_cast<std::string*>(log));
@@ -130,8 +145,8 @@ std::unique_ptr<HostKernel> host::compile_with_features(
             info->print(printer);
             os << "\n";
         },
-        diagnostics.get());
-    std::unique_ptr<llvm::Module> module = host::lower(kernel, options, layout, target, *context);
+        &diagnostics);
+    std::unique_ptr<llvm::Module> module = host::lower(kernel, options, layout, m.target, context);
     std::string problems;
     llvm::raw_string_ostream problems_os(problems);
     if (llvm::verifyModule(*module, &problems_os)) {
@@ -140,15 +155,28 @@ std::unique_ptr<HostKernel> host::compile_with_features(
         throw Error(ErrorCode::Internal, "host codegen of kernel '" + kernel.name +
                                              "' made an invalid LLVM module: " + problems, ctx);
     }
-    optimize(*module, *tm);
-    std::string text;
-    llvm::raw_string_ostream text_os(text);
-    module->print(text_os, nullptr);
+    optimize(*module, *m.tm);
+    return module;
+}
 
+std::vector<unsigned char> emit(const ir::Kernel& kernel, llvm::Module& module, llvm::TargetMachine& tm,
+                                llvm::CodeGenFileType type) {
+    llvm::SmallVector<char, 0> bytes;
+    llvm::raw_svector_ostream stream(bytes);
+    llvm::legacy::PassManager pm;
+    if (tm.addPassesToEmitFile(pm, stream, nullptr, type))
+        throw Error(ErrorCode::Internal, "the host target cannot emit code for kernel '" + kernel.name + "'");
+    pm.run(module);
+    return {bytes.begin(), bytes.end()};
+}
+
+// Links the object code into a JIT of its own and finds the work-group function.
+std::unique_ptr<HostKernel> link(const ir::Kernel& kernel, Machine& m, std::vector<unsigned char> object,
+                                 std::string ir, host::Layout layout) {
     // libm (expf, tanf, ...), aligned_alloc and free come from the process; the f16 and bf16
     // conversion routines do not, even where the process has them.
     llvm::orc::LLJITBuilder builder;
-    builder.setJITTargetMachineBuilder(jtmb);
+    builder.setJITTargetMachineBuilder(m.jtmb);
     builder.setProcessSymbolsJITDylibSetup(
         [](llvm::orc::LLJIT& j) -> llvm::Expected<llvm::orc::JITDylibSP> {
             auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
@@ -161,14 +189,63 @@ std::unique_ptr<HostKernel> host::compile_with_features(
             return &symbols;
         });
     std::unique_ptr<llvm::orc::LLJIT> jit = take(kernel, "cannot create the JIT", builder.create());
-    if (llvm::Error err = jit->addIRModule(
-            llvm::orc::ThreadSafeModule(std::move(module), llvm::orc::ThreadSafeContext(std::move(context)))))
-        compile_error(kernel, "the JIT refused the module", std::move(err));
-    auto address = take(kernel, "cannot compile the work-group function", jit->lookup(host::function_name(kernel)));
-    if (!diagnostics->empty())
-        compile_error(kernel, "LLVM reported errors", llvm::make_error<llvm::StringError>(*diagnostics, llvm::inconvertibleErrorCode()));
-    return std::make_unique<JitKernel>(diagnostics, std::move(jit), address.toPtr<plx_workgroup_fn>(), std::move(text),
-                                       std::move(layout));
+    llvm::StringRef view(reinterpret_cast<const char*>(object.data()), object.size());
+    if (llvm::Error err = jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(view, "plx_wg_" + kernel.name)))
+        compile_error(kernel, "the JIT refused the object code", std::move(err));
+    auto address = take(kernel, "cannot link the work-group function", jit->lookup(host::function_name(kernel)));
+    return std::make_unique<JitKernel>(std::move(jit), address.toPtr<plx_workgroup_fn>(), std::move(ir),
+                                       std::move(layout), std::move(object));
+}
+
+} // namespace
+
+std::unique_ptr<HostKernel> compile_host(const ir::Kernel& kernel, const Options& options) {
+    return host::compile_with_features(kernel, options, {});
+}
+
+std::unique_ptr<HostKernel> host::compile_with_features(
+    const ir::Kernel& kernel, const Options& options, const std::vector<std::string>& feature_changes) {
+    // The lowering relies on the validator's guarantees (declared names, uniform barriers).
+    ir::validate(kernel);
+    Machine m = machine(kernel, options, feature_changes);
+    host::Layout layout = host::analyze(kernel);
+    llvm::LLVMContext context;
+    std::string diagnostics;
+    std::unique_ptr<llvm::Module> module = optimized_module(kernel, options, m, layout, context, diagnostics);
+    std::string text;
+    llvm::raw_string_ostream text_os(text);
+    module->print(text_os, nullptr);
+    std::vector<unsigned char> object = emit(kernel, *module, *m.tm, llvm::CodeGenFileType::ObjectFile);
+    if (!diagnostics.empty())
+        compile_error(kernel, "LLVM reported errors", llvm::make_error<llvm::StringError>(diagnostics, llvm::inconvertibleErrorCode()));
+    return link(kernel, m, std::move(object), std::move(text), std::move(layout));
+}
+
+std::unique_ptr<HostKernel> load_host_object(const ir::Kernel& kernel, const Options& options,
+                                             const std::vector<unsigned char>& object) {
+    Machine m = machine(kernel, options, {});
+    return link(kernel, m, object, "; loaded from the disk cache as object code: no LLVM IR\n", host::analyze(kernel));
+}
+
+std::string host_target_id(const Options& options) {
+    static const ir::Kernel none = [] {
+        ir::Kernel k;
+        k.name = "target";
+        return k;
+    }();
+    Machine m = machine(none, options, {});
+    return m.target.triple + " " + m.target.cpu + " " + m.target.features + " llvm-" LLVM_VERSION_STRING;
+}
+
+std::string host_assembly(const ir::Kernel& kernel, const Options& options) {
+    ir::validate(kernel);
+    Machine m = machine(kernel, options, {});
+    host::Layout layout = host::analyze(kernel);
+    llvm::LLVMContext context;
+    std::string diagnostics;
+    std::unique_ptr<llvm::Module> module = optimized_module(kernel, options, m, layout, context, diagnostics);
+    std::vector<unsigned char> text = emit(kernel, *module, *m.tm, llvm::CodeGenFileType::AssemblyFile);
+    return {text.begin(), text.end()};
 }
 
 } // namespace plexus::codegen

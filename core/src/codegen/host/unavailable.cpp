@@ -9,6 +9,18 @@ std::unique_ptr<HostKernel> compile_host(const ir::Kernel&, const Options&) {
                 "host code generation was not built: reconfigure with -Dllvm=enabled");
 }
 
+std::unique_ptr<HostKernel> load_host_object(const ir::Kernel& kernel, const Options& options,
+                                             const std::vector<unsigned char>&) {
+    return compile_host(kernel, options);
+}
+
+std::string host_target_id(const Options&) { return "none"; }
+
+std::string host_assembly(const ir::Kernel& kernel, const Options& options) {
+    compile_host(kernel, options);
+    return {};
+}
+
 std::unique_ptr<HostKernel> host::compile_with_features(const ir::Kernel& kernel, const Options& options,
                                                         const std::vector<std::string>&) {
     return compile_host(kernel, options);
