@@ -21,7 +21,7 @@ __kernel void int_ops(
         } else {
             o[(int)((uint)base + 6u)] = ~x;
         }
-        o[(int)((uint)base + 7u)] = (int)((uint)((x > y) ? (int)((float)x * 0.5f) : (int)((uint)x & 255u)) + (uint)(int)(bool)(x & 1));
+        o[(int)((uint)base + 7u)] = (int)((uint)((x > y) ? convert_int_sat((float)x * 0.5f) : (int)((uint)x & 255u)) + (uint)(int)(bool)(x & 1));
         long xl = (long)x;
         ol[(int)((uint)gid * 2u)] = ((long)((ulong)xl * (ulong)(long)y) >> ((long)y & 63L)) ^ (-9223372036854775807L - 1L);
         ol[(int)(((uint)gid * 2u) + 1u)] = (long)((((ulong)xl * 11400714819323198485UL) ^ (~(ulong)(long)y)) + max((ulong)xl, 18446744069414584320UL));

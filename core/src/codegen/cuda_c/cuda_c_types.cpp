@@ -1,0 +1,159 @@
+// CUDA C's scalars and conversions, and the vectors it lacks: a template with the IR's layout
+// and lane-wise operators, in which integers wrap at their width and shift amounts are taken
+// modulo it, as in the IR (docs/ir.md) and OpenCL C.
+#include "cuda_c_types.hpp"
+
+#include "plexus/error.hpp"
+
+#include <iterator>
+
+namespace plexus::codegen::cuda_c {
+namespace {
+
+using clike::cat;
+using ir::Scalar;
+
+// Written once per translation unit that uses a vector. The operators are templates, so a
+// kernel instantiates only those it uses; "%" and the shifts are never instantiated on floats
+// (the IR has them on integers only).
+const char* const vector_support =
+    R"(// Vectors of the IR, which CUDA C lacks: N lanes, as big and as aligned as the IR lays them
+// out (3 lanes take the room of 4), with lane-wise operators.
+template <class T, int N> struct alignas(sizeof(T) * (N == 3 ? 4 : N)) plx_vec {
+    T v[N];
+};
+// The type in which + - * << of T wrap: C++ computes the narrow types in int, where they can
+// overflow, and signed overflow is undefined.
+template <class T> struct plx_wrap { typedef T type; };
+template <> struct plx_wrap<signed char> { typedef unsigned type; };
+template <> struct plx_wrap<unsigned char> { typedef unsigned type; };
+template <> struct plx_wrap<short> { typedef unsigned type; };
+template <> struct plx_wrap<unsigned short> { typedef unsigned type; };
+template <> struct plx_wrap<int> { typedef unsigned type; };
+template <> struct plx_wrap<long long> { typedef unsigned long long type; };
+// min / max of a lane: integers compare with their signedness, floats follow fmin / fmax (a
+// NaN yields the other operand).
+template <class T> __device__ __forceinline__ T plx_lane_min(T a, T b) { return b < a ? b : a; }
+template <class T> __device__ __forceinline__ T plx_lane_max(T a, T b) { return a < b ? b : a; }
+__device__ __forceinline__ float plx_lane_min(float a, float b) { return fminf(a, b); }
+__device__ __forceinline__ float plx_lane_max(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ double plx_lane_min(double a, double b) { return fmin(a, b); }
+__device__ __forceinline__ double plx_lane_max(double a, double b) { return fmax(a, b); }
+// A lane-wise function of two vectors: each lane of the result is `lane` of x and y.
+#define PLX_VEC_LANES(function, lane)                                                           \
+    template <class T, int N>                                                                    \
+    __device__ __forceinline__ plx_vec<T, N> function(plx_vec<T, N> a, plx_vec<T, N> b) {        \
+        typedef typename plx_wrap<T>::type W;                                                    \
+        for (int i = 0; i < N; ++i) {                                                            \
+            const T x = a.v[i], y = b.v[i];                                                      \
+            a.v[i] = T(lane);                                                                    \
+        }                                                                                        \
+        return a;                                                                                \
+    }
+PLX_VEC_LANES(operator+, W(x) + W(y))
+PLX_VEC_LANES(operator-, W(x) - W(y))
+PLX_VEC_LANES(operator*, W(x) * W(y))
+PLX_VEC_LANES(operator/, x / y)
+PLX_VEC_LANES(operator%, x % y)
+PLX_VEC_LANES(operator&, x & y)
+PLX_VEC_LANES(operator|, x | y)
+PLX_VEC_LANES(operator^, x ^ y)
+PLX_VEC_LANES(operator<<, W(x) << (y & int(sizeof(T) * 8 - 1)))
+PLX_VEC_LANES(operator>>, x >> (y & int(sizeof(T) * 8 - 1)))
+PLX_VEC_LANES(plx_min, plx_lane_min(x, y))
+PLX_VEC_LANES(plx_max, plx_lane_max(x, y))
+#undef PLX_VEC_LANES
+template <class T, int N> __device__ __forceinline__ plx_vec<T, N> operator-(plx_vec<T, N> a) {
+    for (int i = 0; i < N; ++i) a.v[i] = T(-typename plx_wrap<T>::type(a.v[i]));
+    return a;
+}
+template <class T, int N> __device__ __forceinline__ plx_vec<T, N> operator~(plx_vec<T, N> a) {
+    for (int i = 0; i < N; ++i) a.v[i] = T(~a.v[i]);
+    return a;
+}
+// Lanes of a vector in the order given (constants, so the indexing folds away), and a vector
+// of copies of a scalar.
+template <class T, int N, class... L>
+__device__ __forceinline__ plx_vec<T, int(sizeof...(L))> plx_swizzle(plx_vec<T, N> a, L... lanes) {
+    plx_vec<T, int(sizeof...(L))> r = {{a.v[lanes]...}};
+    return r;
+}
+template <int N, class T> __device__ __forceinline__ plx_vec<T, N> plx_splat(T x) {
+    plx_vec<T, N> r;
+    for (int i = 0; i < N; ++i) r.v[i] = x;
+    return r;
+}
+)";
+
+// By ir::Scalar: the C++ type, and the name of vectors of it (plx_ and OpenCL C's name).
+constexpr const char* scalar_types[] = {
+    "void",           "bool",  "signed char", "unsigned char", "short",
+    "unsigned short", "int",   "unsigned",    "long long",     "unsigned long long",
+    nullptr,          nullptr, "float",       "double"};
+constexpr const char* vector_names[] = {nullptr,  nullptr, "char",  "uchar", "short",
+                                        "ushort", "int",   "uint",  "long",  "ulong",
+                                        nullptr,  nullptr, "float", "double"};
+static_assert(std::size(scalar_types) == size_t(Scalar::F64) + 1 &&
+              std::size(vector_names) == std::size(scalar_types));
+
+} // namespace
+
+const char* scalar_type(Scalar t) {
+    if (const char* name = scalar_types[size_t(t)]) return name;
+    throw Error(ErrorCode::Internal,
+                std::string("CUDA C has no name for ") + ir::to_string(t) +
+                    " here: the emitter maps it to float or unsigned short (a bug in plexus)");
+}
+
+std::string vector_type(Scalar t, uint32_t lanes, clike::Prelude& prelude) {
+    if (!vector_names[size_t(t)])
+        throw Error(ErrorCode::Internal,
+                    std::string("a CUDA C vector of ") + ir::to_string(t) + " (a bug in plexus)");
+    const std::string name = cat("plx_", vector_names[size_t(t)], std::to_string(lanes));
+    if (prelude.first("plx_vec")) prelude.add_type(vector_support);
+    if (prelude.first(name))
+        prelude.add_type(cat("typedef plx_vec<", scalar_type(t), ", ", std::to_string(lanes), "> ",
+                             name, ";\n"));
+    return name;
+}
+
+std::string scalar_convert(Scalar from, Scalar to, const std::string& code) {
+    if (!ir::is_float(from) || !ir::is_integer(to)) return "";
+    const std::string arg = clike::full_expression(code);
+    const char* source = from == Scalar::F64 ? "__double2" : "__float2";
+    switch (to) {
+    case Scalar::I32: return cat(source, "int_rz(", arg, ")");
+    case Scalar::U32: return cat(source, "uint_rz(", arg, ")");
+    case Scalar::I64: return cat(source, "ll_rz(", arg, ")");
+    case Scalar::U64: return cat(source, "ull_rz(", arg, ")");
+    // The narrow types saturate through the 32-bit conversion and a clamp.
+    case Scalar::I8: return cat("(signed char)max(-128, min(127, ", source, "int_rz(", arg, ")))");
+    case Scalar::I16: return cat("(short)max(-32768, min(32767, ", source, "int_rz(", arg, ")))");
+    case Scalar::U8: return cat("(unsigned char)min(255u, ", source, "uint_rz(", arg, "))");
+    case Scalar::U16: return cat("(unsigned short)min(65535u, ", source, "uint_rz(", arg, "))");
+    default: break;
+    }
+    return "";
+}
+
+std::string vector_convert(const ir::Type& from, const ir::Type& to, const std::string& code,
+                           clike::Prelude& prelude) {
+    const std::string name = cat("plx_convert_", from.name(), "_to_", to.name());
+    if (prelude.first(name)) {
+        const uint32_t n = to.lanes();
+        const std::string in = vector_type(from.scalar(), n, prelude),
+                          out = vector_type(to.scalar(), n, prelude);
+        std::vector<std::string> lanes;
+        for (uint32_t i = 0; i < n; ++i) {
+            std::string lane = cat("v.v[", std::to_string(i), "]");
+            std::string c = scalar_convert(from.scalar(), to.scalar(), lane);
+            lanes.push_back(c.empty() ? cat("(", scalar_type(to.scalar()), ")", lane) : c);
+        }
+        prelude.add_function(cat("__device__ __forceinline__ ", out, " ", name, "(", in,
+                                 " v) {\n    return ", out, "{", clike::join_args(lanes),
+                                 "};\n}\n"));
+    }
+    return cat(name, "(", clike::full_expression(code), ")");
+}
+
+} // namespace plexus::codegen::cuda_c
