@@ -1,0 +1,169 @@
+// Runs the generated OpenCL C of the narrow-integer and f16 / bf16 kernels on random inputs
+// and checks every output element against the host reference, exactly: integers wrap and
+// saturate as docs/ir.md says, f16 and bf16 round bit for bit as plexus/half.hpp does.
+#include "host_reference.hpp"
+#include "kernels.hpp"
+#include "opencl_host.hpp"
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+using namespace codegen_test;
+
+namespace {
+
+template <class T> std::vector<T> random_ints(Random& r, size_t n) {
+    std::vector<T> v(n);
+    for (auto& x : v)
+        x = T(r.bits());
+    return v;
+}
+
+// The twelve slots of narrow_slots (kernels_types.cpp) for one element of type T.
+template <class T>
+std::array<T, small_per> narrow_reference(T a, T b, T max_with, T extra, float x) {
+    using W = int64_t; // holds every result before it wraps to T
+    constexpr int mask = int(sizeof(T) * 8 - 1);
+    const bool positive = b > T(0);
+    return {T(W(a) + W(b)),
+            T(W(a) - W(b)),
+            T(W(a) * W(b)),
+            positive ? T(W(a) / W(b)) : T(a ^ b),
+            positive ? T(W(a) % W(b)) : T(~a),
+            T(W(a) << (b & mask)),
+            T(W(a) >> (b & mask)),
+            std::min(a, b),
+            std::max(a, max_with),
+            T(-W(a)),
+            extra,
+            saturate<T>(x)};
+}
+
+template <class T>
+void check_slots(const char* what, const std::vector<T>& got, size_t i,
+                 const std::array<T, small_per>& want, Mismatches& bad) {
+    for (int s = 0; s < small_per; ++s)
+        if (got[i * small_per + s] != want[s])
+            bad.add(i * small_per + s, int64_t(got[i * small_per + s]), int64_t(want[s]), what);
+}
+
+} // namespace
+
+TEST_CASE("small_ints: i8 / u8 / i16 / u16 wrap, shift modulo the width, saturate from float") {
+    const size_t n = 1000;
+    Random r(21);
+    auto a = random_ints<int8_t>(r, n), b = random_ints<int8_t>(r, n);
+    auto c = random_ints<uint8_t>(r, n), d = random_ints<uint8_t>(r, n);
+    auto e = random_ints<int16_t>(r, n), f = random_ints<int16_t>(r, n);
+    auto g = random_ints<uint16_t>(r, n), h = random_ints<uint16_t>(r, n);
+    std::vector<float> x(n);
+    for (size_t i = 0; i < n; ++i)
+        x[i] = i % 3 ? r.uniform(-70000.0f, 70000.0f) : r.for_f16(int(i / 3));
+    const int8_t s8 = -7;
+    const uint16_t s16 = 40000;
+    ClKernel k(generate_opencl(small_ints()), "small_ints");
+    ClBuffer<int8_t> da(a), db(b), o8{std::vector<int8_t>(n * small_per)};
+    ClBuffer<uint8_t> dc(c), dd(d), ou8{std::vector<uint8_t>(n * small_per)};
+    ClBuffer<int16_t> de(e), df(f), o16{std::vector<int16_t>(n * small_per)};
+    ClBuffer<uint16_t> dg(g), dh(h), ou16{std::vector<uint16_t>(n * small_per)};
+    ClBuffer<float> dx(x);
+    ClBuffer<int32_t> oi{std::vector<int32_t>(n * small_per)};
+    launch(k, {n}, {64}, da, db, dc, dd, de, df, dg, dh, dx, o8, ou8, o16, ou16, oi, int32_t(n), s8,
+           s16);
+    auto g8 = o8.read();
+    auto gu8 = ou8.read();
+    auto g16 = o16.read();
+    auto gu16 = ou16.read();
+    auto gi = oi.read();
+    Mismatches bad;
+    for (size_t i = 0; i < n; ++i) {
+        const int8_t A = a[i], B = b[i];
+        const uint8_t C = c[i], D = d[i];
+        const int16_t E = e[i], F = f[i];
+        const uint16_t G = g[i], H = h[i];
+        check_slots("o8", g8, i,
+                    narrow_reference<int8_t>(A, B, s8, int8_t((A & B) | (A ^ -128)), x[i]), bad);
+        check_slots("ou8", gu8, i,
+                    narrow_reference<uint8_t>(C, D, 200, uint8_t((C | D) ^ 255), x[i]), bad);
+        check_slots("o16", g16, i, narrow_reference<int16_t>(E, F, -1000, A, x[i]), bad);
+        check_slots("ou16", gu16, i, narrow_reference<uint16_t>(G, H, s16, uint16_t(A), x[i]), bad);
+        int8_t acc = 0;
+        for (int j = 0; j < 5; ++j)
+            acc = int8_t(acc + A);
+        const std::array<int32_t, small_per> want = {
+            A,   C,         E,          G,          A<B, G> H, saturate<int32_t>(float(G) * 0.5f),
+            acc, int8_t(E), int16_t(G), uint8_t(E), B != 0};
+        check_slots("oi", gi, i, want, bad);
+    }
+    CHECK(bad.count == 0);
+}
+
+TEST_CASE("half_ops: f16 and bf16 arithmetic, conversions and comparisons, bit for bit") {
+    const size_t n = 2000;
+    Random r(22);
+    std::vector<uint16_t> xa(n), xb(n), ya(n), yb(n);
+    std::vector<float> x(n);
+    std::vector<int32_t> kv(n);
+    for (size_t i = 0; i < n; ++i) {
+        xa[i] = uint16_t(r.bits()), xb[i] = uint16_t(r.bits()), ya[i] = uint16_t(r.bits()),
+        yb[i] = uint16_t(r.bits());
+        x[i] = r.for_f16(int(i));
+        kv[i] = i % 2 ? int32_t(r.bits()) : r.range(-70000, 70000);
+    }
+    const half hs(0.1f);
+    const bf16 bs(0.3f);
+    ClKernel k(generate_opencl(half_ops()), "half_ops");
+    ClBuffer<uint16_t> dxa(xa), dxb(xb), dya(ya), dyb(yb), oh{std::vector<uint16_t>(n * half_per)},
+        ob{std::vector<uint16_t>(n * half_per)};
+    ClBuffer<float> dx(x), of{std::vector<float>(n * half_f32_per)};
+    ClBuffer<int32_t> dk(kv), oi{std::vector<int32_t>(n * half_i32_per)};
+    launch(k, {n}, {64}, dxa, dxb, dya, dyb, dx, dk, oh, ob, of, oi, int32_t(n), hs.bits, bs.bits);
+    auto goh = oh.read(), gob = ob.read();
+    auto gof = of.read();
+    auto goi = oi.read();
+    Mismatches bad;
+    for (size_t i = 0; i < n; ++i) {
+        const float ha = half::from_bits(xa[i]), hb = half::from_bits(xb[i]);
+        const float ba = bf16::from_bits(ya[i]), bb = bf16::from_bits(yb[i]);
+        // Each operation rounded to the type once, as the kernel rounds it.
+        const std::array<uint16_t, half_per> want_h = {
+            half(ha + hb).bits,
+            half(ha - hb).bits,
+            half(ha * hb).bits,
+            half(ha / hb).bits,
+            half(ir_min(ha, hb)).bits,
+            half(ir_max(ha, hb)).bits,
+            half(-ha).bits,
+            half(float(half(ha * float(hs))) + hb).bits,
+            half(x[i]).bits,
+            half(float(half(float(kv[i]))) + float(half(0.1f))).bits};
+        const std::array<uint16_t, half_per> want_b = {bf16(ba + bb).bits,
+                                                       bf16(ba - bb).bits,
+                                                       bf16(ba * bb).bits,
+                                                       bf16(ba / bb).bits,
+                                                       bf16(ir_min(ba, bb)).bits,
+                                                       bf16(ir_max(ba, bb)).bits,
+                                                       bf16(-ba).bits,
+                                                       bf16(float(bf16(ba * float(bs))) + bb).bits,
+                                                       bf16(x[i]).bits,
+                                                       bf16(ha).bits};
+        for (int s = 0; s < half_per; ++s) {
+            const size_t at = i * half_per + s;
+            const bool by_value = s == 4 || s == 5;
+            if (!same16(goh[at], want_h[s], false, by_value)) bad.add(at, goh[at], want_h[s], "oh");
+            if (!same16(gob[at], want_b[s], true, by_value)) bad.add(at, gob[at], want_b[s], "ob");
+        }
+        const std::array<float, half_f32_per> want_f = {ha, ba, ha * ba, float(half(ba))};
+        for (int s = 0; s < half_f32_per; ++s)
+            if (!same32(gof[i * half_f32_per + s], want_f[s]))
+                bad.add(i * half_f32_per + s, gof[i * half_f32_per + s], want_f[s], "of");
+        const std::array<int32_t, half_i32_per> want_i = {
+            saturate<int32_t>(ha), saturate<int32_t>(ba), ha < hb, ba == bb,
+            saturate<uint8_t>(ha), saturate<int16_t>(ba)};
+        for (int s = 0; s < half_i32_per; ++s)
+            if (goi[i * half_i32_per + s] != want_i[s])
+                bad.add(i * half_i32_per + s, goi[i * half_i32_per + s], want_i[s], "oi");
+    }
+    CHECK(bad.count == 0);
+}
