@@ -76,7 +76,7 @@ HostBaseline host_baseline(const std::string& kernel, size_t size) {
         for (auto& x : *v) x = d(g);
         return v;
     };
-    if (kernel == "vector_add") {
+    if (kernel == "vector_add" || kernel == "vector_add_float4") {
         auto a = randv(size), b = randv(size), c = std::make_shared<std::vector<float>>(size);
         return {"C++ -O3 -march=native, std::thread loop", 12.0 * size,
                 [=] { baseline::vector_add(a->data(), b->data(), c->data(), size); }};
@@ -159,7 +159,8 @@ Baseline from_figure(const cuda_baseline::Figure& f, double scale) {
 }
 
 Baseline gpu_baseline(cuda_baseline::Session& s, const std::string& kernel, size_t size, int reps) {
-    if (kernel == "vector_add") return from_figure(s.vector_add(size, reps), 1);
+    // The nvcc baseline of vector_add is the float4 kernel: the one to compare float4 with.
+    if (kernel == "vector_add" || kernel == "vector_add_float4") return from_figure(s.vector_add(size, reps), 1);
     if (kernel == "reduce") return from_figure(s.reduce(size, reps), 1);
     Shape sh = matmul_shape(size);
     return from_figure(s.sgemm(sh.m, sh.n, sh.k, reps), 1);
@@ -199,7 +200,13 @@ nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::str
     int reps = matmul && !is_gpu ? std::max(1, o.reps / 3) : o.reps;
     double value = 0;
     Baseline base;
-    if (!is_gpu) {
+    if (kernel == "softmax_bf16") {
+        // Its baseline is the same kernel in f32, on the same device: what bf16 saves in bytes.
+        auto f32 = samples::make_problem("softmax_f32", size, rt, 7);
+        auto [s, sf] = median_seconds_alternating(reps, [&] { p->run(rt, target); }, [&] { f32->run(rt, target); });
+        value = p->work() / s / 1e9;
+        base = {"plexus softmax_f32, the same kernel in f32", f32->work() / sf / 1e9, f32->check().ok() ? "" : "its output was wrong"};
+    } else if (!is_gpu) {
         // The host baseline shares the CPU's memory system: timed alternately with plexus.
         HostBaseline hb = host_baseline(kernel, size);
         auto [s, sb] = median_seconds_alternating(reps, [&] { p->run(rt, target); }, hb.run);
@@ -222,7 +229,7 @@ nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::str
     row["baseline"] = {{"name", base.name}, {"value", base.value}};
     if (!base.error.empty()) row["baseline"]["error"] = base.error;
     row["ratio"] = base.value > 0 ? nlohmann::json(value / base.value) : nlohmann::json(nullptr);
-    std::printf("%-7s %-28.28s %-13s %-22s %10.2f %-8s %10.2f %6.2f %s\n", b.name().c_str(), dev.name.c_str(),
+    std::printf("%-7s %-28.28s %-17s %-22s %10.2f %-8s %10.2f %6.2f %s\n", b.name().c_str(), dev.name.c_str(),
                 kernel.c_str(), p->size_text().c_str(), value, p->unit(), base.value,
                 base.value > 0 ? value / base.value : 0.0, verified ? "yes" : "NO");
     if (!base.error.empty()) std::printf("        baseline not measured: %s\n", base.error.c_str());
@@ -248,7 +255,7 @@ nlohmann::json launch_row(Runtime& rt, const Backend& b, size_t d, GpuBaselines&
     // A time: the ratio is baseline / value, so that above 1 still means faster than the baseline.
     row["ratio"] = base.value > 0 ? nlohmann::json(base.value / us) : nlohmann::json(nullptr);
     row["above_baseline_us"] = base.value > 0 ? nlohmann::json(us - base.value) : nlohmann::json(nullptr);
-    std::printf("%-7s %-28.28s %-13s %-22s %10.2f %-8s %10.2f %6.2f yes (%+.2f us over raw cuLaunchKernel)\n",
+    std::printf("%-7s %-28.28s %-17s %-22s %10.2f %-8s %10.2f %6.2f yes (%+.2f us over raw cuLaunchKernel)\n",
                 b.name().c_str(), dev.name.c_str(), "empty_launch", row["size"].get<std::string>().c_str(), us,
                 "us", base.value, base.value > 0 ? base.value / us : 0.0, us - base.value);
     if (!base.error.empty()) std::printf("        baseline not measured: %s\n", base.error.c_str());
@@ -267,7 +274,8 @@ int run_bench(const std::vector<std::string>& args) {
         if (args[i] == "--help" || args[i] == "-h") {
             std::cout << "usage: plexus bench [--backend NAME] [--kernel NAME] [--size N] [--reps N] [--json FILE]\n"
                          "       plexus bench --first-launch [--json FILE]\n"
-                         "  kernels: vector_add, reduce, matmul_naive, matmul_tiled (matmul: both), empty_launch\n"
+                         "  kernels: vector_add, vector_add_float4, reduce, matmul_naive, matmul_tiled (matmul: both),\n"
+                         "           softmax_bf16 (beside the same kernel in f32), empty_launch\n"
                          "  the interpreter is left out unless named with --backend\n"
                          "  --first-launch: vector_add's first launch on the CUDA backend in new processes\n";
             return 0;
@@ -290,7 +298,7 @@ int run_bench(const std::vector<std::string>& args) {
     GpuBaselines gpu(rt);
     nlohmann::json results = nlohmann::json::array();
     std::map<std::string, Baseline> baselines;
-    std::printf("%-7s %-28s %-13s %-22s %10s %-8s %10s %6s %s\n", "backend", "device", "kernel", "size", "value",
+    std::printf("%-7s %-28s %-17s %-22s %10s %-8s %10s %6s %s\n", "backend", "device", "kernel", "size", "value",
                 "unit", "baseline", "ratio", "verified");
     auto wanted = [&](const std::string& kernel) {
         return o.kernel.empty() || kernel == o.kernel || (o.kernel == "matmul" && kernel.rfind("matmul", 0) == 0);
@@ -299,12 +307,13 @@ int run_bench(const std::vector<std::string>& args) {
         if (o.backend.empty() ? b->name() == "interp" : b->name() != o.backend) continue;
         for (size_t d = 0; d < b->devices().size(); ++d) {
             const DeviceInfo& dev = b->devices()[d];
-            for (std::string kernel : {"vector_add", "reduce", "matmul_naive", "matmul_tiled"}) {
+            for (std::string kernel :
+                 {"vector_add", "vector_add_float4", "reduce", "matmul_naive", "matmul_tiled", "softmax_bf16"}) {
                 if (!wanted(kernel)) continue;
                 try {
                     results.push_back(bench_row(rt, *b, d, kernel, o, baselines, gpu));
                 } catch (const std::exception& e) {
-                    std::printf("%-7s %-28.28s %-13s failed: %s\n", b->name().c_str(), dev.name.c_str(),
+                    std::printf("%-7s %-28.28s %-17s failed: %s\n", b->name().c_str(), dev.name.c_str(),
                                 kernel.c_str(), e.what());
                     results.push_back({{"kernel", kernel}, {"backend", b->name()}, {"device", dev.name},
                                        {"error", e.what()}, {"verified", false}});
@@ -315,7 +324,7 @@ int run_bench(const std::vector<std::string>& args) {
             try {
                 results.push_back(launch_row(rt, *b, d, gpu));
             } catch (const std::exception& e) {
-                std::printf("%-7s %-28.28s %-13s failed: %s\n", b->name().c_str(), dev.name.c_str(), "empty_launch",
+                std::printf("%-7s %-28.28s %-17s failed: %s\n", b->name().c_str(), dev.name.c_str(), "empty_launch",
                             e.what());
                 results.push_back({{"kernel", "empty_launch"}, {"backend", b->name()}, {"device", dev.name},
                                    {"error", e.what()}, {"verified", false}});

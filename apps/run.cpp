@@ -29,16 +29,14 @@ int run_samples(const std::vector<std::string>& args) {
     }
     Runtime rt(load_config());
     int failures = 0, runs = 0;
-    std::printf("%-8s %-40s %-13s %-22s %-8s %10s\n", "backend", "device", "kernel", "size", "result", "ms");
+    std::printf("%-8s %-40s %-17s %-22s %-8s %10s\n", "backend", "device", "kernel", "size", "result", "ms");
     for (const Backend* b : rt.backends()) {
         if (!only_backend.empty() && b->name() != only_backend) continue;
         for (size_t d = 0; d < b->devices().size(); ++d) {
             for (const std::string& name : samples::problem_names()) {
                 if (!only_kernel.empty() && name != only_kernel) continue;
                 bool slow = b->name() == "interp";
-                size_t n = size ? size
-                           : (name.rfind("matmul", 0) == 0 || name == "transpose") ? (slow ? 48 : 256)
-                                                                                    : (slow ? 20000 : 1000003);
+                size_t n = size ? size : samples::run_size(name, slow);
                 std::string result;
                 double ms = 0;
                 std::string size_text;
@@ -55,7 +53,7 @@ int run_samples(const std::vector<std::string>& args) {
                 }
                 ++runs;
                 if (result != "ok") ++failures;
-                std::printf("%-8s %-40.40s %-13s %-22s %-8s %10.2f\n", b->name().c_str(),
+                std::printf("%-8s %-40.40s %-17s %-22s %-8s %10.2f\n", b->name().c_str(),
                             b->devices()[d].name.c_str(), name.c_str(), size_text.c_str(),
                             result.substr(0, 2) == "ok" ? "ok" : "FAILED", ms);
                 if (result != "ok") std::printf("  %s\n", result.c_str());

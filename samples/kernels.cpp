@@ -170,15 +170,19 @@ const ir::Kernel* find(std::string_view name) {
         {"matmul_naive", &matmul_naive().ir()}, {"matmul", &matmul_tiled().ir()},
         {"matmul_tiled", &matmul_tiled().ir()}, {"transpose", &transpose().ir()},
         {"scan_groups", &scan_groups().ir()},   {"scan_add", &scan_add().ir()},
-        {"histogram", &histogram().ir()},
+        {"histogram", &histogram().ir()},       {"vector_add_float4", &vector_add_float4().ir()},
+        {"saxpy_f16", &saxpy_f16().ir()},       {"dequant_int8", &dequant_int8().ir()},
+        {"softmax_bf16", &softmax_bf16().ir()}, {"softmax_f32", &softmax_f32().ir()},
+        {"particles", &particles().ir()},
     };
     auto it = all.find(name);
     return it == all.end() ? nullptr : it->second;
 }
 
 std::vector<std::string> names() {
-    return {"vector_add", "reduce", "matmul_naive", "matmul_tiled", "transpose", "scan_groups",
-            "scan_add", "histogram"};
+    return {"vector_add", "reduce",        "matmul_naive", "matmul_tiled", "transpose",
+            "scan_groups", "scan_add",    "histogram",    "vector_add_float4", "saxpy_f16",
+            "dequant_int8", "softmax_bf16", "softmax_f32", "particles"};
 }
 
 } // namespace plexus::samples

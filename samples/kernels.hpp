@@ -38,6 +38,44 @@ const Kernel<InOut<int32_t>, In<int32_t>, Int>& scan_add();
 inline constexpr int histogram_max_bins = 256;
 const Kernel<In<uint32_t>, InOut<uint32_t>, Int, Int>& histogram();
 
+// ---- samples of the IR's types (typed_kernels.cpp) ----
+
+using Vec3 = Vec<float, 3>;
+using Vec4 = Vec<float, 4>;
+// c[i] = a[i] + b[i] for i < n4, one float4 per work-item: each access one 16-byte load or store.
+const Kernel<In<Vec4>, In<Vec4>, Out<Vec4>, Int>& vector_add_float4();
+// y[i] = a * x[i] + y[i] in half precision: a rounded to half, then each operation rounded.
+const Kernel<In<half>, InOut<half>, Float, Int>& saxpy_f16();
+// out[i] = float4(w[i]) * scale[row], for a rows x (4 * cols4) matrix of int8 weights stored as
+// char4 (four weights of one row per element) and one f32 scale per row.
+const Kernel<In<Vec<int8_t, 4>>, In<float>, Out<Vec4>, Int, Int>& dequant_int8();
+// Row-wise softmax of a rows x cols matrix, accumulated in f32: 8 rows per work-group of
+// 32 x 8, each row's maximum and sum reduced in a 2-D shared array. Launch
+// Grid(32, ceil(rows / 8) * 8).local_size(32, 8). T is bf16 (softmax_bf16) or float (softmax_f32).
+inline constexpr int softmax_rows_per_group = 8;
+inline constexpr int softmax_row_items = 32;
+const Kernel<In<bf16>, Out<bf16>, Int, Int>& softmax_bf16();
+const Kernel<In<float>, Out<float>, Int, Int>& softmax_f32();
+
+// A particle of the n-body sample: free, charged (its field strength) or anchored to a point.
+using ParticleKind = Variant<"ParticleKind", Case<"free">, Case<"charged", float>, Case<"anchored", Vec3>>;
+struct Particle {
+    Vec3 pos, vel;
+    float mass;
+    bf16 charge;
+    ParticleKind kind;
+};
+PLEXUS_RECORD(Particle, pos, vel, mass, charge, kind);
+// One step of dt: every particle attracted by every other (softened gravity, through tiles of
+// records in shared memory), then moved by its kind: free ones by that force, charged ones also
+// by charge * strength along particles_field, anchored ones pulled to their anchor by a spring.
+// Work-group size: particles_tile.
+inline constexpr int particles_tile = 64;
+inline constexpr float particles_softening = 0.01f;
+inline constexpr float particles_spring = 4.0f;
+inline constexpr Vec3 particles_field{{0.0f, 0.0f, 1.0f}};
+const Kernel<In<Particle>, Out<Particle>, Int, Float>& particles();
+
 // Every sample by name, as IR: for `plexus codegen NAME`.
 const ir::Kernel* find(std::string_view name);
 std::vector<std::string> names();

@@ -2,6 +2,8 @@
 #include "problems.hpp"
 
 #include "kernels.hpp"
+#include "problem_util.hpp"
+#include "typed_problems.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -9,35 +11,6 @@
 
 namespace plexus::samples {
 namespace {
-
-std::vector<float> random_floats(size_t n, std::mt19937& g) {
-    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-    std::vector<float> v(n);
-    for (auto& x : v) x = d(g);
-    return v;
-}
-
-const DeviceInfo& device_of(Runtime& rt, const Target& t) {
-    for (const Backend* b : rt.backends())
-        if (b->name() == t.backend && !b->devices().empty())
-            return b->devices().at(t.device < 0 ? 0 : size_t(t.device));
-    throw Error(ErrorCode::NoBackend, "no backend named '" + t.backend + "' is loaded");
-}
-
-// Records one comparison: `err` against its allowed `bound`.
-void record(CheckResult& r, size_t index, double got, double want, double bound) {
-    ++r.checked;
-    double err = std::fabs(got - want);
-    double ratio = bound > 0 ? err / bound : (err == 0 ? 0 : INFINITY);
-    if (!(ratio <= 1.0)) {
-        if (r.bad++ == 0) {
-            char buf[160];
-            std::snprintf(buf, sizeof buf, "element %zu: got %.9g, want %.9g", index, got, want);
-            r.first_bad = buf;
-        }
-    }
-    if (ratio > r.max_error || std::isnan(ratio)) r.max_error = std::isnan(ratio) ? INFINITY : ratio;
-}
 
 class VectorAdd final : public Problem {
 public:
@@ -271,8 +244,11 @@ private:
 } // namespace
 
 const std::vector<std::string>& problem_names() {
-    static const std::vector<std::string> names = {"vector_add", "reduce",    "matmul_naive", "matmul_tiled",
-                                                   "transpose",  "scan",      "histogram"};
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v = {"vector_add", "reduce", "matmul_naive", "matmul_tiled", "transpose", "scan", "histogram"};
+        v.insert(v.end(), typed_problem_names().begin(), typed_problem_names().end());
+        return v;
+    }();
     return names;
 }
 
@@ -286,6 +262,7 @@ std::unique_ptr<Problem> make_problem(const std::string& name, size_t size, Runt
     if (name == "transpose") return std::make_unique<Transpose>(size, rt, g);
     if (name == "scan") return std::make_unique<Scan>(size, rt, g);
     if (name == "histogram") return std::make_unique<Histogram>(size, rt, g);
+    if (auto p = make_typed_problem(name, size, rt, g)) return p;
     throw Error(ErrorCode::InvalidArgument, "unknown sample problem '" + name + "'");
 }
 
@@ -293,7 +270,17 @@ std::vector<size_t> test_sizes(const std::string& name, bool slow) {
     if (name == "matmul_naive" || name == "matmul_tiled") return slow ? std::vector<size_t>{1, 17, 50} : std::vector<size_t>{1, 17, 70, 256};
     if (name == "transpose") return slow ? std::vector<size_t>{1, 17, 100} : std::vector<size_t>{1, 17, 300};
     if (name == "scan") return slow ? std::vector<size_t>{1, 255, 256, 1000, 20000} : std::vector<size_t>{1, 255, 256, 1000, 70000};
+    if (name == "particles") return slow ? std::vector<size_t>{1, 70, 130} : std::vector<size_t>{1, 70, 200, 1000};
+    if (name == "softmax_bf16" || name == "softmax_f32")
+        return slow ? std::vector<size_t>{1, 33, 4000} : std::vector<size_t>{1, 33, 4000, 100000};
     return slow ? std::vector<size_t>{1, 1000, 4097, 30000} : std::vector<size_t>{1, 1000, 4097, 100003, 1 << 20};
+}
+
+size_t run_size(const std::string& name, bool slow) {
+    if (name.rfind("matmul", 0) == 0 || name == "transpose") return slow ? 48 : 256;
+    if (name == "particles") return slow ? 200 : 2000;
+    if (name.rfind("softmax", 0) == 0) return slow ? 16000 : 1000000;
+    return slow ? 20000 : 1000003;
 }
 
 } // namespace plexus::samples

@@ -36,7 +36,8 @@ public:
 };
 
 // The problem names: vector_add, reduce, matmul_naive, matmul_tiled, transpose, scan,
-// histogram.
+// histogram, and those of the IR's types: vector_add_float4, saxpy_f16, dequant_int8,
+// softmax_bf16, softmax_f32, particles.
 const std::vector<std::string>& problem_names();
 
 // `size` is the problem's main dimension (elements, or the matrix side for matmul and
@@ -45,5 +46,7 @@ std::unique_ptr<Problem> make_problem(const std::string& name, size_t size, Runt
 
 // Sizes the e2e suite runs, smaller ones for a slow (interpreter) backend.
 std::vector<size_t> test_sizes(const std::string& name, bool slow);
+// The size `plexus run` uses by default.
+size_t run_size(const std::string& name, bool slow);
 
 } // namespace plexus::samples

@@ -544,7 +544,7 @@ Value<V> make_variant(const P&... payload) {
 }
 
 // One arm of a Match: px::on<"charged">([&](px::Var<float> q) { ... }); a case without
-// payload takes a lambda without parameters.
+// payload, or an arm that ignores it, takes a lambda without parameters.
 template <FixedString C, class F> struct On {
     F f;
 };
@@ -593,8 +593,8 @@ void Match(const Value<V>& v, Arms... arms) {
             using Payload = typename std::tuple_element_t<index, typename V::cases>::payload;
             ir::MatchCase c;
             c.index = index;
-            if constexpr (std::is_void_v<Payload>) {
-                c.body = t.trace_block([&] { arm.f(); });
+            if constexpr (std::is_void_v<Payload> || std::is_invocable_v<decltype(arm.f)>) {
+                c.body = t.trace_block([&] { arm.f(); }); // no payload, or one the arm ignores
             } else {
                 c.var = t.fresh("case");
                 c.body = t.trace_block([&] { arm.f(Var<Payload>(detail::ParamTag{}, c.var)); });

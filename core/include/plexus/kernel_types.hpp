@@ -153,7 +153,7 @@ struct Variant {
         requires(!std::is_void_v<payload_of<C>>)
     {
         payload_of<C> p;
-        std::memcpy(&p, &payload, sizeof p);
+        std::memcpy(static_cast<void*>(&p), &payload, sizeof p); // trivially copyable, checked by PLEXUS_RECORD
         return p;
     }
 };

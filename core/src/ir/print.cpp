@@ -36,6 +36,7 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
             std::snprintf(buf, sizeof buf, "%.9g", n.f);
             std::string s = buf;
             if (std::isfinite(n.f) && s.find_first_of(".en") == std::string::npos) s += ".0";
+            if (!std::isfinite(n.f)) return s;
             return s + (n.type == Scalar::F32 ? "f" : n.type == Scalar::F16 ? "h" : n.type == Scalar::BF16 ? "bf" : "");
         }
         if (n.type == Scalar::U64) return std::to_string(static_cast<uint64_t>(n.i)) + "ul";

@@ -85,7 +85,12 @@ ir::Expr zero(const ir::Type& t) {
 }
 
 ir::Expr flat_index(const ir::Expr& row, uint64_t pitch, const ir::Expr& col) {
-    const bool wide = ir::size_of(row->type) == 8 || ir::size_of(col->type) == 8;
+    // A constant index (a C++ integer is an i64 constant) does not make the arithmetic wide.
+    auto wide_operand = [](const ir::Expr& e) {
+        auto c = ir::as<ir::Const>(e);
+        return ir::size_of(e->type) == 8 && !(c && c->i >= INT32_MIN && c->i <= INT32_MAX);
+    };
+    const bool wide = wide_operand(row) || wide_operand(col) || pitch > INT32_MAX;
     const ir::Scalar t = wide ? ir::Scalar::I64 : ir::Scalar::I32;
     auto as_t = [&](const ir::Expr& e) { return e->type == t ? e : ir::Cast::make(t, e); };
     return ir::Binary::make(ir::BinaryOp::Add,

@@ -45,9 +45,6 @@ struct Layout {
     }
 };
 
-// Bytes a variable of this type takes in memory (bool is one byte).
-uint64_t memory_size(const ir::Type& t);
-
 Layout analyze(const ir::Kernel& kernel);
 
 // Whether the statement has a barrier anywhere inside it (native fallbacks included).

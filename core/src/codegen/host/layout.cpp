@@ -2,6 +2,7 @@
 // statements are group control, which variables need one copy per work-item, where the shared
 // arrays and those copies sit in group-local memory.
 #include "codegen/host/host.hpp"
+#include "codegen/llvm/memory_form.hpp"
 
 #include "plexus/error.hpp"
 
@@ -10,8 +11,6 @@
 
 namespace plexus::codegen {
 namespace host {
-
-uint64_t memory_size(const ir::Type& t) { return t == ir::Scalar::Bool ? 1 : ir::size_of(t); }
 
 bool contains_barrier(const ir::Stmt& s) {
     using namespace ir;
@@ -89,12 +88,12 @@ public:
             out.decls.push_back(s);
             out.decl_types.push_back(d.type);
             out.per_item_prefix.push_back(s == Storage::PerItem ? out.per_item_bytes : 0);
-            if (s == Storage::PerItem) out.per_item_bytes += memory_size(d.type);
+            if (s == Storage::PerItem) out.per_item_bytes += memory_form(d.type).size;
         }
         uint64_t at = 0;
         for (auto& a : k_.shared) {
             out.shared_offset.push_back(at);
-            at = (at + uint64_t(a.count) * size_of(a.type) + 63) & ~uint64_t(63);
+            at = (at + uint64_t(a.count) * memory_form(a.type).size + 63) & ~uint64_t(63);
         }
         out.shared_bytes = at;
         return out;
@@ -137,36 +136,8 @@ private:
     }
 
     void expr(const Expr& e) {
-        switch (e->kind) {
-        case ExprKind::Const: return;
-        case ExprKind::Var: touch(static_cast<const Var&>(*e).name, false); return;
-        case ExprKind::Unary: expr(static_cast<const Unary&>(*e).a); return;
-        case ExprKind::Binary: {
-            auto& n = static_cast<const Binary&>(*e);
-            expr(n.a);
-            expr(n.b);
-            return;
-        }
-        case ExprKind::Select: {
-            auto& n = static_cast<const Select&>(*e);
-            expr(n.cond);
-            expr(n.a);
-            expr(n.b);
-            return;
-        }
-        case ExprKind::Cast: expr(static_cast<const Cast&>(*e).a); return;
-        case ExprKind::Load: expr(static_cast<const Load&>(*e).index); return;
-        case ExprKind::Call:
-            for (auto& a : static_cast<const Call&>(*e).args) expr(a);
-            return;
-        case ExprKind::Atomic: {
-            auto& n = static_cast<const Atomic&>(*e);
-            expr(n.index);
-            expr(n.value);
-            if (n.compare) expr(n.compare);
-            return;
-        }
-        }
+        if (auto v = as<Var>(e)) touch(v->name, false);
+        for_each_child(*e, [&](const Expr& c) { expr(c); });
     }
 
     // A statement run by each work-item inside the current region.
@@ -202,7 +173,7 @@ private:
         }
         case StmtKind::Native: item_stmt(static_cast<const Native&>(*s).fallback); break;
         case StmtKind::Match:
-            throw Error(ErrorCode::Unsupported, "host code generation of variants is not built yet");
+            throw Error(ErrorCode::Unsupported, "host code generation: variants are not lowered yet");
         default: item_stmt_in_block(s); break;
         }
         scope_.resize(mark);

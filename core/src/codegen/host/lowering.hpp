@@ -1,11 +1,11 @@
-// The state of one IR -> LLVM lowering, shared by lower_stmt.cpp (the work-group structure and
-// statements) and lower_expr.cpp (expressions and intrinsics).
+// The host target of the shared LLVM lowering: a work-group function that reads the launch
+// context, runs the statements between barriers as loops over the group's work-items and keeps
+// each variable where the Layout puts it. work_group.cpp builds that structure, hooks.cpp
+// holds the hooks.
 #pragma once
 
 #include "codegen/host/lower.hpp"
-#include "plexus/error.hpp"
-
-#include <llvm/IR/IRBuilder.h>
+#include "codegen/llvm/lowering.hpp"
 
 #include <functional>
 #include <string>
@@ -14,30 +14,11 @@
 
 namespace plexus::codegen::host {
 
-class Lowering : public ir::ExprVisitor<Lowering, llvm::Value*> {
+class HostLowering final : public LlvmLowering {
 public:
-    Lowering(const ir::Kernel& k, const Options& o, const Layout& l, const Target& t, llvm::LLVMContext& c);
-    std::unique_ptr<llvm::Module> run();
-
-    // ---- expressions (lower_expr.cpp) ----
-    llvm::Value* expr(const ir::Expr& e) { return dispatch(e); }
-    llvm::Value* visit(const ir::Const& n);
-    llvm::Value* visit(const ir::Var& n);
-    llvm::Value* visit(const ir::Unary& n);
-    llvm::Value* visit(const ir::Binary& n);
-    llvm::Value* visit(const ir::Select& n);
-    llvm::Value* visit(const ir::Cast& n);
-    llvm::Value* visit(const ir::Load& n);
-    llvm::Value* visit(const ir::Call& n);
-    llvm::Value* visit(const ir::Atomic& n);
-    llvm::Value* visit(const ir::Field&) { unsupported("records"); }
-    llvm::Value* visit(const ir::Swizzle&) { unsupported("vectors"); }
-    llvm::Value* visit(const ir::Broadcast&) { unsupported("vectors"); }
-    llvm::Value* visit(const ir::Construct&) { unsupported("vectors and records"); }
-    llvm::Value* visit(const ir::MakeVariant&) { unsupported("variants"); }
-    [[noreturn]] void unsupported(const char* what) const {
-        throw Error(ErrorCode::Unsupported, std::string("host code generation of ") + what + " is not built yet");
-    }
+    HostLowering(const ir::Kernel& k, const Options& o, const Layout& l, const Target& t,
+                 llvm::Module& m);
+    void run();
 
 private:
     // The work-item being lowered: its local ids (i32), its index in the group (i64), and
@@ -47,82 +28,51 @@ private:
         llvm::Value* linear;
         llvm::BasicBlock* next;
     };
-    struct Slot {
-        Storage storage;
-        ir::Type type;
-        llvm::Value* ptr; // the alloca, the per-item array, or the value itself (Storage::Value)
-    };
-    struct Loop {
-        llvm::BasicBlock* exit;
-        llvm::BasicBlock* next; // where continue goes
-    };
 
-    const ir::Kernel& k_;
-    const Options& options_;
     const Layout& layout_;
     const Target& target_;
-    llvm::LLVMContext& c_;
-    std::unique_ptr<llvm::Module> m_;
-    llvm::IRBuilder<> b_;
-    llvm::Function* f_ = nullptr;
-    llvm::BasicBlock* alloca_block_ = nullptr;
-    llvm::Type *i1_, *i8_, *i32_, *i64_, *f32_, *f64_, *ptr_;
-
+    // Per declaration, in Layout order (its index is the variable's id): where it lives.
+    // variables_[id].home is the alloca, the per-item array, or the value itself.
+    std::vector<Storage> storage_;
+    size_t next_decl_ = 0;
     llvm::Value* group_id_[3] = {};   // i64
     llvm::Value* num_groups_[3] = {}; // i64
     llvm::Value* local_size_[3] = {}; // i32
-    std::vector<llvm::Value*> buffers_; // per parameter: the element pointer, or null
-    std::vector<llvm::Value*> shared_;  // per shared array: its base in group-local memory
-    std::vector<Slot> slots_;           // per declaration, in Layout order
-    size_t next_decl_ = 0;
-    std::vector<std::pair<std::string, size_t>> scope_;
     Item group_item_{};
     const Item* item_ = nullptr;
-    std::vector<Loop> loops_;
     std::vector<std::pair<size_t, llvm::Value*>> params_init_; // assigned parameters
     llvm::BasicBlock* ret_ = nullptr;
-    llvm::Value* on_heap_ = nullptr;    // i1: group-local memory came from aligned_alloc
+    llvm::Value* on_heap_ = nullptr; // i1: group-local memory came from aligned_alloc
     llvm::Value* local_base_ = nullptr;
 
-    [[noreturn]] void internal(const std::string& what) const;
-    [[noreturn]] void invalid(const std::string& what) const;
+    // ---- hooks (hooks.cpp) ----
+    size_t new_variable(const std::string& name, const ir::Type& t) override;
+    llvm::Value* read_variable(size_t id) override;
+    void write_variable(size_t id, llvm::Value* v) override;
+    llvm::Value* per_item_address(size_t id);
+    llvm::Value* local_id(unsigned d) override;
+    llvm::Value* local_size(unsigned d) override;
+    llvm::Value* group_id(unsigned d) override;
+    llvm::Value* num_groups(unsigned d) override;
+    void barrier() override;
+    void fence(const ir::Fence& n) override;
+    void return_from_item() override;
+    llvm::Value* transcendental(const std::string& base, ir::Scalar t,
+                                const std::vector<llvm::Value*>& args) override;
+    llvm::Value* int_divide(llvm::Value* a, llvm::Value* b, const ir::Type& t, bool remainder) override;
+    void check_native(const ir::Native& n) override;
 
-    // ---- types and memory ----
-    llvm::Type* reg_type(const ir::Type& t) const;
-    llvm::Type* mem_type(const ir::Type& t) const;
-    llvm::Value* to_mem(llvm::Value* v, const ir::Type& t);
-    llvm::Value* from_mem(llvm::Value* v, const ir::Type& t);
-    const Slot& lookup(const std::string& name) const;
-    llvm::Value* slot_address(const Slot& s);
-    llvm::Value* read(const Slot& s);
-    void write(const Slot& s, llvm::Value* v);
-    void declare(const std::string& name, llvm::Value* init);
-    llvm::Value* element_ptr(const std::string& array, ir::Space space, const ir::Type& elem, const ir::Expr& index);
-
-    // ---- expressions helpers ----
-    llvm::Value* call_intrinsic(llvm::Intrinsic::ID id, llvm::Type* t, std::vector<llvm::Value*> args);
-    llvm::Value* math(const std::string& base, ir::Scalar t, std::vector<llvm::Value*> args);
-    llvm::Value* index_call(const std::string& name);
-    llvm::Value* cast(llvm::Value* v, const ir::Type& from, const ir::Type& to);
-    llvm::Value* divide(llvm::Value* a, llvm::Value* b, const ir::Type& t, bool remainder);
-    llvm::Value* compare(ir::BinaryOp op, llvm::Value* a, llvm::Value* b, const ir::Type& t);
-
-    // ---- structure (lower_stmt.cpp) ----
+    // ---- structure (work_group.cpp) ----
     void prologue();
-    llvm::Value* ctx_field(llvm::Value* ctx, size_t offset, llvm::Type* t, const char* name);
+    llvm::Value* group_local_memory(llvm::Value* ctx, llvm::Value* group_size);
+    void bind_params(llvm::Value* args, llvm::Value* group_size);
+    // A field of a struct the runtime passes (plx_workgroup_ctx, HostArgs).
+    llvm::Value* field(llvm::Value* base, size_t offset, llvm::Type* t, const char* name);
     void counted_loop(llvm::Value* n, const char* name,
                       const std::function<void(llvm::Value*, llvm::BasicBlock*)>& body);
     void item_loops(const std::function<void()>& body);
-    bool terminated() const;
-    void jump(llvm::BasicBlock* to);
-    void check_native(const ir::Native& n) const;
-    void item_stmt(const ir::Stmt& s);
-    void item_stmt_in_block(const ir::Stmt& s);
     void group_body(const ir::Stmt& s, bool in_barrier_loop);
     void group_stmt(const ir::Stmt& s, bool in_barrier_loop);
-    void if_stmt(const ir::If& n, const std::function<void(const ir::Stmt&)>& arm);
-    void for_stmt(const ir::For& n, const std::function<void(const ir::Stmt&)>& body);
-    void while_stmt(const ir::While& n, const std::function<void(const ir::Stmt&)>& body);
 };
 
 } // namespace plexus::codegen::host

@@ -8,6 +8,8 @@
 #include "plexus/error.hpp"
 
 #include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -97,6 +99,38 @@ std::string renumber_call_sequences(const std::string& ptx) {
         pos = end;
     }
     return out.append(ptx, pos);
+}
+
+// LLVM 19's NVPTX expands llvm.fptosi.sat / fptoui.sat into compares and selects around a
+// cvt.rzi, although cvt.rzi clamps out-of-range values to the same bounds by itself. Once the
+// optimizer, which relied on the intrinsics' semantics, is done, a plain fptosi / fptoui
+// selects that one cvt.rzi. NaN, which the IR leaves undefined, is where they differ: the
+// intrinsics give 0, cvt.rzi gives 0 only from f32 to 32 bits and the most negative integer's
+// bits otherwise (measured on an H100). Only i32 and i64 results, which cvt.rzi writes
+// directly: a narrower integer sits in a 16-bit register, where it would not clamp to its range.
+void saturating_casts_to_cvt(llvm::Module& module) {
+    std::vector<llvm::IntrinsicInst*> casts;
+    for (llvm::Function& f : module)
+        for (llvm::BasicBlock& block : f)
+            for (llvm::Instruction& i : block) {
+                auto* call = llvm::dyn_cast<llvm::IntrinsicInst>(&i);
+                if (!call) continue;
+                auto id = call->getIntrinsicID();
+                llvm::Type* to = call->getType();
+                if ((id == llvm::Intrinsic::fptosi_sat || id == llvm::Intrinsic::fptoui_sat) &&
+                    (to->isIntegerTy(32) || to->isIntegerTy(64)))
+                    casts.push_back(call);
+            }
+    for (llvm::IntrinsicInst* call : casts) {
+        llvm::IRBuilder<> b(call);
+        llvm::Value* from = call->getArgOperand(0);
+        llvm::Value* cvt = call->getIntrinsicID() == llvm::Intrinsic::fptosi_sat
+                               ? b.CreateFPToSI(from, call->getType())
+                               : b.CreateFPToUI(from, call->getType());
+        cvt->takeName(call);
+        call->replaceAllUsesWith(cvt);
+        call->eraseFromParent();
+    }
 }
 
 // Where libdevice lives in the usual toolkit layouts; the first readable one wins.
@@ -197,6 +231,7 @@ std::string Target::optimize_and_emit(llvm::Module& module, const std::string& k
     builder.registerLoopAnalyses(lam);
     builder.crossRegisterProxies(lam, fam, cgam, mam);
     builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
+    saturating_casts_to_cvt(module);
     watch.lap(phases ? &phases->optimize : nullptr);
 
     llvm::SmallString<0> text;

@@ -31,7 +31,8 @@ public:
     const std::string& features() const { return features_; } // "+ptx78"
     llvm::DataLayout data_layout() const;
     // Makes every global but the kernel internal, runs the O3 pipeline (NVVMReflect included,
-    // through the target's pass-builder callbacks), and prints the module as PTX.
+    // through the target's pass-builder callbacks), turns saturating float-to-integer
+    // conversions into one cvt.rzi each, and prints the module as PTX.
     // Adds the time of each step to `phases` when given.
     std::string optimize_and_emit(llvm::Module& module, const std::string& kernel_name,
                                   codegen::Phases* phases = nullptr);
@@ -58,7 +59,7 @@ const Libdevice& libdevice();
 void link_libdevice(llvm::Module& module);
 
 // Builds the kernel function, its shared arrays and the nvvm.annotations in `module` (whose
-// triple and data layout are set). Math goes to libdevice's __nv_* functions when
+// triple and data layout are set), through the shared LLVM lowering (codegen/llvm). Math goes to libdevice's __nv_* functions when
 // `use_libdevice`, else to LLVM / NVVM intrinsics; see ptx_codegen.cpp for the accuracy.
 void lower_kernel(const ir::Kernel& kernel, const Options& options, llvm::Module& module,
                   bool use_libdevice);

@@ -1,0 +1,121 @@
+// What the host target does differently from the shared lowering: variables where the Layout
+// puts them, the indices of the work-item being lowered, libm for math, division that never
+// traps, and barriers, fences and returns of work-items that all run on one thread.
+#include "codegen/host/lowering.hpp"
+
+#include <llvm/IR/Intrinsics.h>
+
+namespace plexus::codegen::host {
+
+using namespace ir;
+using llvm::Value;
+
+// ---- variables: ids are the Layout's declarations, which it numbers in the order met here ---
+
+size_t HostLowering::new_variable(const std::string& name, const Type& t) {
+    size_t d = next_decl_++;
+    if (d >= variables_.size()) internal("more declarations than the layout found");
+    if (variables_[d].type != t) internal("the layout gives '" + name + "' another type");
+    if (storage_[d] == Storage::Private || storage_[d] == Storage::Group)
+        variables_[d].home = entry_alloca(reg_type(t), name);
+    return d;
+}
+
+Value* HostLowering::per_item_address(size_t id) {
+    return b_.CreateInBoundsGEP(mem_type(variables_[id].type), variables_[id].home, item_->linear);
+}
+
+Value* HostLowering::read_variable(size_t id) {
+    switch (storage_[id]) {
+    case Storage::Value: return variables_[id].home;
+    case Storage::PerItem: return load(per_item_address(id), variables_[id].type);
+    case Storage::Private: case Storage::Group: break;
+    }
+    return LlvmLowering::read_variable(id);
+}
+
+void HostLowering::write_variable(size_t id, Value* v) {
+    switch (storage_[id]) {
+    case Storage::Value: internal("assignment to a parameter kept as a value");
+    case Storage::PerItem: store(per_item_address(id), variables_[id].type, v); return;
+    case Storage::Private: case Storage::Group: break;
+    }
+    LlvmLowering::write_variable(id, v);
+}
+
+// ---- the work-item and its group ----------------------------------------------------------------
+
+Value* HostLowering::local_id(unsigned d) { return item_->lid[d]; }
+Value* HostLowering::local_size(unsigned d) { return local_size_[d]; }
+Value* HostLowering::group_id(unsigned d) { return group_id_[d]; }
+Value* HostLowering::num_groups(unsigned d) { return num_groups_[d]; }
+
+// Barriers are group control (work_group.cpp): a region's loops finish every work-item before
+// the next region starts.
+void HostLowering::barrier() { internal("a barrier inside a work-item region"); }
+
+void HostLowering::fence(const Fence& n) {
+    // Every work-item of a group runs on this one thread, so ordering against the group
+    // needs only a compiler fence; device scope orders against other threads too.
+    b_.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent,
+                   n.scope == FenceScope::WorkGroup ? llvm::SyncScope::SingleThread
+                                                    : llvm::SyncScope::System);
+}
+
+void HostLowering::return_from_item() {
+    if (!item_ || !item_->next) internal("return outside the work-item loops");
+    jump(item_->next);
+}
+
+void HostLowering::check_native(const Native& n) {
+    if (!options_.backend.empty() && n.code.count(options_.backend))
+        invalid("a native block has code for backend '" + options_.backend +
+                "', which has no source language to compile it; give a portable fallback instead");
+    LlvmLowering::check_native(n);
+}
+
+// ---- arithmetic -----------------------------------------------------------------------------
+
+// Division by zero is undefined in the IR, as in C; here it yields a / 1 rather than a
+// SIGFPE that would take the whole process down, and INT_MIN / -1 wraps.
+Value* HostLowering::int_divide(Value* a, Value* b, const Type& t, bool remainder) {
+    llvm::Type* ty = reg_type(t);
+    Value* zero = b_.CreateICmpEQ(b, llvm::ConstantInt::get(ty, 0));
+    if (!is_signed(t)) {
+        Value* d = b_.CreateSelect(zero, llvm::ConstantInt::get(ty, 1), b);
+        return remainder ? b_.CreateURem(a, d) : b_.CreateUDiv(a, d);
+    }
+    Value* minus_one = b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(ty, -1));
+    Value* d = b_.CreateSelect(b_.CreateOr(zero, minus_one), llvm::ConstantInt::get(ty, 1), b);
+    if (remainder) return b_.CreateSRem(a, d); // x % -1 == 0 == x % 1
+    return b_.CreateSelect(minus_one, b_.CreateNeg(a), b_.CreateSDiv(a, d));
+}
+
+// LLVM's intrinsics, which the JIT lowers to the process's libm (expf, sinf, ...).
+Value* HostLowering::transcendental(const std::string& base, Scalar t,
+                                    const std::vector<Value*>& a) {
+    using namespace llvm;
+    llvm::Type* ty = reg_type(t);
+    static const std::pair<const char*, Intrinsic::ID> direct[] = {
+        {"exp", Intrinsic::exp}, {"exp2", Intrinsic::exp2}, {"log", Intrinsic::log},
+        {"log2", Intrinsic::log2}, {"sin", Intrinsic::sin}, {"cos", Intrinsic::cos},
+        {"pow", Intrinsic::pow}};
+    for (auto& [n, id] : direct)
+        if (base == n) return call_intrinsic(id, ty, a);
+    if (base == "rsqrt")
+        return b_.CreateFDiv(ConstantFP::get(ty, 1.0), call_intrinsic(Intrinsic::sqrt, ty, a));
+    if (base == "tan") {
+        // No LLVM intrinsic: libm's tan / tanf, which the JIT finds in the process.
+        FunctionType* ft = FunctionType::get(ty, {ty}, false);
+        FunctionCallee fn = m_.getOrInsertFunction(t == Scalar::F32 ? "tanf" : "tan", ft);
+        if (auto* f = dyn_cast<Function>(fn.getCallee())) {
+            f->setDoesNotThrow();
+            f->setWillReturn();
+            f->setDoesNotAccessMemory(); // no errno reads are possible from kernel code
+        }
+        return b_.CreateCall(fn, a);
+    }
+    internal("unknown math intrinsic '" + base + "'");
+}
+
+} // namespace plexus::codegen::host

@@ -1,0 +1,303 @@
+// The work-group function's structure: the prologue that reads the launch context, the loops
+// over work-items, and group control (once per group, around the regions that barriers
+// separate); the statements inside a region are the shared lowering's.
+#include "codegen/host/lowering.hpp"
+
+#include <llvm/IR/Intrinsics.h>
+
+#include <cstddef>
+
+namespace plexus::codegen::host {
+
+using namespace ir;
+using llvm::BasicBlock;
+using llvm::Value;
+
+static_assert(sizeof(size_t) == 8, "the host code reads local_mem_bytes as a 64-bit size_t");
+
+HostLowering::HostLowering(const Kernel& k, const Options& o, const Layout& l, const Target& t,
+                           llvm::Module& m)
+    : LlvmLowering(k, o, m, "host code generation"), layout_(l), target_(t) {}
+
+Value* HostLowering::field(Value* base, size_t offset, llvm::Type* t, const char* name) {
+    return b_.CreateLoad(t, b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, offset), name);
+}
+
+void HostLowering::counted_loop(Value* n, const char* name,
+                                const std::function<void(Value*, BasicBlock*)>& body) {
+    BasicBlock* pre = b_.GetInsertBlock();
+    BasicBlock* header = new_block(std::string(name) + ".head");
+    BasicBlock* inside = new_block(std::string(name) + ".body");
+    BasicBlock* latch = new_block(std::string(name) + ".next");
+    BasicBlock* exit = new_block(std::string(name) + ".end");
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode* i = b_.CreatePHI(b_.getInt32Ty(), 2, name);
+    i->addIncoming(b_.getInt32(0), pre);
+    b_.CreateCondBr(b_.CreateICmpULT(i, n), inside, exit);
+    b_.SetInsertPoint(inside);
+    body(i, latch);
+    if (!terminated()) b_.CreateBr(latch);
+    b_.SetInsertPoint(latch);
+    // The counter is ours and stays below the u32 local size: the increment cannot wrap.
+    Value* next = b_.CreateAdd(i, b_.getInt32(1), std::string(name) + ".inc", /*HasNUW=*/true);
+    b_.CreateBr(header);
+    i->addIncoming(next, latch);
+    b_.SetInsertPoint(exit);
+}
+
+// z, y, x loops over the work-items of the group, x innermost so that consecutive work-items
+// touch consecutive elements and the x loop vectorizes.
+void HostLowering::item_loops(const std::function<void()>& body) {
+    llvm::Type* i64 = b_.getInt64Ty();
+    Value* lx = b_.CreateZExt(local_size_[0], i64);
+    Value* ly = b_.CreateZExt(local_size_[1], i64);
+    // No-wrap flags: an index within a group is below the group size, which devices bound
+    // far under 2^63.
+    counted_loop(local_size_[2], "wi.z", [&](Value* z, BasicBlock*) {
+        counted_loop(local_size_[1], "wi.y", [&](Value* y, BasicBlock*) {
+            Value* zy = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(z, i64), ly, "", true, true),
+                                     b_.CreateZExt(y, i64), "", true, true);
+            Value* row = b_.CreateMul(zy, lx, "wi.row", true, true);
+            counted_loop(local_size_[0], "wi.x", [&](Value* x, BasicBlock* latch) {
+                Value* linear = b_.CreateAdd(row, b_.CreateZExt(x, i64), "wi", true, true);
+                Item it{{x, y, z}, linear, latch};
+                const Item* saved = item_;
+                item_ = &it;
+                loops_.push_back({nullptr, nullptr}); // no break leaves a region
+                body();
+                loops_.pop_back();
+                item_ = saved;
+            });
+        });
+    });
+}
+
+// A statement list in group control: maximal runs of ordinary statements become one set of
+// work-item loops each; group statements run once.
+void HostLowering::group_body(const Stmt& s, bool in_barrier_loop) {
+    if (!s) return;
+    size_t mark = scope_.size();
+    std::vector<Stmt> one;
+    const std::vector<Stmt>* list = &one;
+    if (auto b = as<Block>(s)) list = &b->body;
+    else one.push_back(s);
+    std::vector<const Stmt*> run;
+    auto flush = [&] {
+        if (run.empty()) return;
+        item_loops([&] {
+            for (const Stmt* x : run) stmt(*x);
+        });
+        run.clear();
+    };
+    for (auto& x : *list) {
+        if (is_group_stmt(x, in_barrier_loop)) {
+            flush();
+            group_stmt(x, in_barrier_loop);
+        } else {
+            run.push_back(&x);
+        }
+    }
+    flush();
+    scope_.resize(mark);
+}
+
+void HostLowering::group_stmt(const Stmt& s, bool in_barrier_loop) {
+    switch (s->kind) {
+    case StmtKind::Block: group_body(s, in_barrier_loop); return;
+    case StmtKind::If:
+        if_stmt(static_cast<const If&>(*s), [&](const Stmt& x) { group_body(x, in_barrier_loop); });
+        return;
+    case StmtKind::For:
+        for_stmt(static_cast<const For&>(*s), [&](const Stmt& x) { group_body(x, true); });
+        return;
+    case StmtKind::While:
+        while_stmt(static_cast<const While&>(*s), [&](const Stmt& x) { group_body(x, true); });
+        return;
+    case StmtKind::Break: case StmtKind::Continue: leave_loop(s->kind == StmtKind::Break); return;
+    // Each region already ran for every work-item before the next starts, and all of them
+    // run on this thread: that is the barrier and its fence.
+    case StmtKind::Barrier: return;
+    case StmtKind::Native: {
+        auto& n = static_cast<const Native&>(*s);
+        check_native(n);
+        group_body(n.fallback, in_barrier_loop);
+        return;
+    }
+    default: internal(std::string("a ") + to_string(s->kind) + " statement as group control");
+    }
+}
+
+// ---- the function ----------------------------------------------------------------------------
+
+void HostLowering::prologue() {
+    llvm::Type* ptr = b_.getPtrTy();
+    llvm::Type* i32 = b_.getInt32Ty();
+    llvm::Type* i64 = b_.getInt64Ty();
+    llvm::FunctionType* ft = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr}, false);
+    f_ = llvm::Function::Create(ft, llvm::Function::ExternalLinkage, function_name(k_), m_);
+    f_->addFnAttr(llvm::Attribute::NoUnwind);
+    f_->addFnAttr("target-cpu", target_.cpu);
+    f_->addFnAttr("target-features", target_.features);
+    for (unsigned i = 0; i < 2; ++i) {
+        f_->addParamAttr(i, llvm::Attribute::NoCapture);
+        f_->addParamAttr(i, llvm::Attribute::ReadOnly);
+        f_->addParamAttr(i, llvm::Attribute::NoUndef);
+    }
+    Value* ctx = f_->getArg(0);
+    Value* user = f_->getArg(1);
+    ctx->setName("ctx");
+    user->setName("user");
+    alloca_block_ = new_block("allocas");
+    BasicBlock* start = new_block("start");
+    b_.SetInsertPoint(alloca_block_);
+    b_.CreateBr(start);
+    b_.SetInsertPoint(start);
+
+    // The context struct's layout comes from plugin.h itself, never from a guess.
+    for (unsigned d = 0; d < 3; ++d) {
+        group_id_[d] =
+            field(ctx, offsetof(plx_workgroup_ctx, group_id) + 8 * d, i64, "group_id");
+        num_groups_[d] =
+            field(ctx, offsetof(plx_workgroup_ctx, num_groups) + 8 * d, i64, "num_groups");
+        local_size_[d] =
+            field(ctx, offsetof(plx_workgroup_ctx, local_size) + 4 * d, i32, "local_size");
+    }
+    Value* z = b_.CreateZExt(local_size_[2], i64);
+    Value* y = b_.CreateZExt(local_size_[1], i64);
+    Value* x = b_.CreateZExt(local_size_[0], i64);
+    Value* group_size =
+        b_.CreateMul(b_.CreateMul(x, y, "", true, true), z, "group_size", true, true);
+    Value* args = field(user, offsetof(HostArgs, args), ptr, "args");
+
+    group_item_ = {{b_.getInt32(0), b_.getInt32(0), b_.getInt32(0)}, b_.getInt64(0), nullptr};
+    item_ = &group_item_;
+    ret_ = new_block("ret");
+    BasicBlock* run_bb = new_block("run");
+    // A group without work-items (a zero local size) has nothing to run, group control included.
+    b_.CreateCondBr(b_.CreateICmpEQ(group_size, b_.getInt64(0)), ret_, run_bb);
+    b_.SetInsertPoint(run_bb);
+    if (layout_.shared_bytes || layout_.per_item_bytes)
+        group_size = group_local_memory(ctx, group_size);
+    bind_params(args, group_size);
+}
+
+// Group-local memory: ctx->local_mem when it is big enough, else the heap for this group.
+// Sets local_base_, on_heap_ and shared_; returns the group size padded as the Layout pads it.
+Value* HostLowering::group_local_memory(Value* ctx, Value* group_size) {
+    llvm::Type* ptr = b_.getPtrTy();
+    llvm::Type* i64 = b_.getInt64Ty();
+    Value* padded =
+        b_.CreateAnd(b_.CreateAdd(group_size, b_.getInt64(63)), b_.getInt64(~uint64_t(63)));
+    Value* need = b_.CreateAdd(b_.getInt64(layout_.shared_bytes),
+                               b_.CreateMul(padded, b_.getInt64(layout_.per_item_bytes)),
+                               "local_need");
+    Value* mem = field(ctx, offsetof(plx_workgroup_ctx, local_mem), ptr, "local_mem");
+    Value* have =
+        field(ctx, offsetof(plx_workgroup_ctx, local_mem_bytes), i64, "local_mem_bytes");
+    Value* fits = b_.CreateAnd(b_.CreateIsNotNull(mem), b_.CreateICmpUGE(have, need));
+    BasicBlock* from = b_.GetInsertBlock();
+    BasicBlock* heap = new_block("local.heap");
+    BasicBlock* failed = new_block("local.failed");
+    BasicBlock* join = new_block("local.ready");
+    b_.CreateCondBr(fits, join, heap);
+    b_.SetInsertPoint(heap);
+    llvm::FunctionCallee aligned_alloc = m_.getOrInsertFunction("aligned_alloc", ptr, i64, i64);
+    Value* heap_mem = b_.CreateCall(aligned_alloc, {b_.getInt64(64), need});
+    b_.CreateCondBr(b_.CreateIsNull(heap_mem), failed, join);
+    b_.SetInsertPoint(failed);
+    b_.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
+    b_.CreateUnreachable();
+    b_.SetInsertPoint(join);
+    llvm::PHINode* base = b_.CreatePHI(ptr, 2, "local");
+    base->addIncoming(mem, from);
+    base->addIncoming(heap_mem, heap);
+    llvm::PHINode* flag = b_.CreatePHI(b_.getInt1Ty(), 2, "local_on_heap");
+    flag->addIncoming(b_.getFalse(), from);
+    flag->addIncoming(b_.getTrue(), heap);
+    local_base_ = base;
+    on_heap_ = flag;
+    for (size_t i = 0; i < k_.shared.size(); ++i)
+        shared_.push_back(b_.CreateConstInBoundsGEP1_64(
+            b_.getInt8Ty(), base, layout_.shared_offset[i], k_.shared[i].name));
+    return padded;
+}
+
+// A variable per Layout declaration (the per-item arrays placed now, so that they dominate
+// every region; the allocas come with their declarations), then the parameters, which are the
+// first declarations.
+void HostLowering::bind_params(Value* args, Value* group_size) {
+    if (layout_.decls.size() < k_.params.size())
+        internal("the layout has fewer declarations than parameters");
+    for (size_t d = 0; d < layout_.decls.size(); ++d) {
+        Variable v{layout_.decl_types[d], nullptr};
+        if (layout_.decls[d] == Storage::PerItem) {
+            Value* array = b_.CreateMul(group_size, b_.getInt64(layout_.per_item_prefix[d]));
+            Value* offset = b_.CreateAdd(b_.getInt64(layout_.shared_bytes), array);
+            v.home = b_.CreateInBoundsGEP(b_.getInt8Ty(), local_base_, offset);
+        }
+        variables_.push_back(v);
+        storage_.push_back(layout_.decls[d]);
+    }
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+        auto& p = k_.params[i];
+        Value* addr = b_.CreateLoad(
+            b_.getPtrTy(), b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), args, i), p.name + ".addr");
+        if (p.kind == Param::Kind::Buffer) {
+            buffers_.push_back(addr);
+        } else {
+            Value* v = load(addr, p.type, p.name);
+            buffers_.push_back(nullptr);
+            if (storage_[i] == Storage::Value) {
+                variables_[i].home = v;
+            } else {
+                if (storage_[i] == Storage::Private)
+                    variables_[i].home = entry_alloca(reg_type(p.type), p.name);
+                params_init_.push_back({i, v});
+            }
+        }
+        scope_.emplace_back(p.name, i);
+    }
+    next_decl_ = k_.params.size();
+}
+
+void HostLowering::run() {
+    prologue();
+    // An assigned parameter is a variable each work-item starts with the argument's value.
+    auto init_params = [&] {
+        for (auto& [i, v] : params_init_) write_variable(i, v);
+    };
+    if (!layout_.barrier) {
+        item_loops([&] {
+            init_params();
+            nested(k_.body);
+        });
+    } else {
+        if (!params_init_.empty()) item_loops(init_params);
+        group_body(k_.body, false);
+    }
+    if (next_decl_ != variables_.size())
+        internal("lowering met " + std::to_string(next_decl_) + " declarations, the layout " +
+                 std::to_string(variables_.size()));
+    if (on_heap_) {
+        BasicBlock* release = new_block("local.free");
+        b_.CreateCondBr(on_heap_, release, ret_);
+        b_.SetInsertPoint(release);
+        b_.CreateCall(m_.getOrInsertFunction("free", b_.getVoidTy(), b_.getPtrTy()), {local_base_});
+    }
+    b_.CreateBr(ret_);
+    b_.SetInsertPoint(ret_);
+    b_.CreateRetVoid();
+}
+
+std::unique_ptr<llvm::Module> lower(const Kernel& kernel, const Options& options,
+                                    const Layout& layout, const Target& target,
+                                    llvm::LLVMContext& context) {
+    auto module = std::make_unique<llvm::Module>("plexus." + kernel.name, context);
+    module->setTargetTriple(target.triple);
+    module->setDataLayout(target.data_layout);
+    HostLowering(kernel, options, layout, target, *module).run();
+    return module;
+}
+
+} // namespace plexus::codegen::host

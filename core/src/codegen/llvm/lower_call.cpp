@@ -1,0 +1,66 @@
+// Calls of catalog intrinsics: the work-item indices, derived from the target's four index
+// hooks, and math, exact operations here and transcendental functions from the target.
+#include "codegen/llvm/lowering.hpp"
+
+#include <llvm/IR/Intrinsics.h>
+
+#include <utility>
+
+namespace plexus::codegen {
+
+using namespace ir;
+using llvm::Value;
+
+Value* LlvmLowering::visit(const Call& n) {
+    std::vector<Value*> args;
+    for (auto& a : n.args) args.push_back(expr(a));
+    // The catalog's calls are indices (u32, u64) and math (f32, f64: "sin_f32").
+    if (!is_float(n.type)) return index(n.name);
+    return math(n.name.substr(0, n.name.rfind('_')), n.type.scalar(), args);
+}
+
+Value* LlvmLowering::index(const std::string& name) {
+    const size_t cut = name.rfind('_');
+    const char axis = name.back();
+    if (cut == std::string::npos || cut + 2 != name.size() || axis < 'x' || axis > 'z')
+        internal("unknown index intrinsic '" + name + "'");
+    const unsigned d = static_cast<unsigned>(axis - 'x');
+    const std::string what = name.substr(0, cut);
+    if (what == "local_id") return local_id(d);
+    if (what == "local_size") return local_size(d);
+    if (what == "group_id") return b_.CreateTrunc(group_id(d), b_.getInt32Ty());
+    if (what == "num_groups") return b_.CreateTrunc(num_groups(d), b_.getInt32Ty());
+    // In 64 bits, so that a grid of more than 2^32 work-items counts right; no wrap, since
+    // devices bound a grid far below 2^63 work-items.
+    llvm::Type* i64 = b_.getInt64Ty();
+    if (what == "global_id") {
+        Value* id = b_.CreateZExt(local_id(d), i64);
+        Value* size = b_.CreateZExt(local_size(d), i64);
+        Value* first = b_.CreateMul(group_id(d), size, "", true, true);
+        return b_.CreateAdd(first, id, "global_id", true, true);
+    }
+    if (what == "global_size") {
+        Value* size = b_.CreateZExt(local_size(d), i64);
+        return b_.CreateMul(num_groups(d), size, "global_size", true, true);
+    }
+    internal("unknown index intrinsic '" + name + "'");
+}
+
+// These are exact in IEEE arithmetic and every LLVM target lowers them: the same bits on each.
+Value* LlvmLowering::math(const std::string& base, Scalar t, const std::vector<Value*>& a) {
+    using llvm::Intrinsic::ID;
+    static const std::pair<const char*, ID> exact[] = {
+        {"sqrt", llvm::Intrinsic::sqrt},   {"fabs", llvm::Intrinsic::fabs},
+        {"floor", llvm::Intrinsic::floor}, {"ceil", llvm::Intrinsic::ceil},
+        {"fma", llvm::Intrinsic::fma},     {"min", llvm::Intrinsic::minnum},
+        {"max", llvm::Intrinsic::maxnum}};
+    llvm::Type* ty = reg_type(t);
+    for (auto& [name, id] : exact)
+        if (base == name) return call_intrinsic(id, ty, a);
+    if (base == "clamp")
+        return call_intrinsic(llvm::Intrinsic::minnum, ty,
+                              {call_intrinsic(llvm::Intrinsic::maxnum, ty, {a[0], a[1]}), a[2]});
+    return transcendental(base, t, a);
+}
+
+} // namespace plexus::codegen

@@ -1,0 +1,17 @@
+// Helpers of the sample problems: random inputs, the device a target names, and the
+// comparison of one output element against its reference.
+#pragma once
+
+#include "problems.hpp"
+
+#include <random>
+#include <vector>
+
+namespace plexus::samples {
+
+std::vector<float> random_floats(size_t n, std::mt19937& g);
+const DeviceInfo& device_of(Runtime& rt, const Target& t);
+// Records one comparison: |got - want| against its allowed `bound` (0: exact).
+void record(CheckResult& r, size_t index, double got, double want, double bound);
+
+} // namespace plexus::samples
