@@ -16,7 +16,7 @@ $text"
 }
 
 cl=$("$PLEXUS" codegen "$JSON" --lang opencl-c) || fail "plexus codegen --lang opencl-c exited $?"
-expect "$cl" "typedef struct Particle {" "    float3 pos;" "    ushort charge; // bf16" "} Particle;" \
+expect "$cl" "#pragma OPENCL FP_CONTRACT OFF" "typedef struct Particle {" "    float3 pos;" "    ushort charge; // bf16" "} Particle;" \
     "        ushort charged; // f16" "__kernel void step(__global Particle* parts, __global const Kind* kinds, int n, ushort plx_arg_dt) {" \
     "    __local float tile[272]; // [16][16] pad 1" "    __private float4 acc[4];" "    float dt = plx_from_f16(plx_arg_dt);" \
     "        if (plx_match_0.tag == 1u) {" "            p.vel.y = p.vel.y + plx_round_f16(q * dt);" "        acc[0] = (float4)(p.mass);"
@@ -25,5 +25,5 @@ cu=$("$PLEXUS" codegen "$JSON" --lang cuda-c) || fail "plexus codegen --lang cud
 expect "$cu" "typedef plx_vec<float, 3> plx_float3;" "    plx_float3 pos;" "    unsigned short charge; // bf16" \
     "static_assert(sizeof(Particle) == 48 && alignof(Particle) == 16, \"Particle: the IR's size and alignment\");" \
     "    static __device__ Kind plx_make_charged(unsigned short p) {" "    __shared__ float tile[272]; // [16][16] pad 1" \
-    "    plx_float4 acc[4];" "            p.vel.v[1] = p.vel.v[1] + plx_round_f16(q * dt);" "        acc[0] = plx_splat<4>(p.mass);"
+    "    plx_float4 acc[4];" "            p.vel.v[1] = p.vel.v[1] + plx_round_f16(__fmul_rn(q, dt));" "        acc[0] = plx_splat<4>(p.mass);"
 echo "ok: plexus codegen shows records, variants, f16 / bf16, vectors, match and arrays in both languages"

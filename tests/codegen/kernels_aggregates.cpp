@@ -68,7 +68,7 @@ Kernel vectors() {
         let("HA", gload("ha", h4, gid())),
         let("HB", gload("hb", h4, gid())),
         let("BH", gload("bh", b8, gid())),
-        gstore("of", at(4, 0), bin(B::Add, VA, bin(B::Mul, VB, splat(f32(2.0f), 4)))),
+        gstore("of", at(4, 0), bin(B::Add, bin(B::Mul, VA, VB), splat(f32(2.0f), 4))),
         gstore("of", at(4, 1),
                select(bin(B::Lt, lanes(VA, {0}), lanes(VB, {0})), bin(B::Min, VA, VB),
                       bin(B::Max, VA, VB))),

@@ -81,7 +81,7 @@ TEST_CASE("vectors: lane-wise arithmetic, swizzles, broadcasts, lane stores, cas
         const size_t e = i / 4;
         const F4 &A = va[e], &Bv = vb[e];
         switch (i % 4) {
-        case 0: return A[l] + Bv[l] * 2.0f;
+        case 0: return A[l] * Bv[l] + 2.0f; // not contracted: the product is rounded first
         case 1: return A[0] < Bv[0] ? ir_min(A[l], Bv[l]) : ir_max(A[l], Bv[l]);
         case 2: return ir_max(A[l], Bv[3 - l]);
         default: return l == 0 ? A[0] : l == 1 ? Bv[1] : l == 2 ? v3[e][2] : A[3] / Bv[3];

@@ -123,7 +123,7 @@ TEST_CASE(
     CHECK(has(cu, "    __shared__ float tile[72]; // [8][8] pad 1\n    int vals[6];\n"
                   "    unsigned short hs[4];\n    plx_float4 acc[2];\n"));
     CHECK(has(cl, "acc[1].z = tin[gid] * 2.0f;"));
-    CHECK(has(cu, "acc[1].v[2] = tin[gid] * 2.0f;"));
+    CHECK(has(cu, "acc[1].v[2] = __fmul_rn(tin[gid], 2.0f);"));
 }
 
 TEST_CASE("narrow integer literals are casts of int literals of exactly the type") {
@@ -134,6 +134,16 @@ TEST_CASE("narrow integer literals are casts of int literals of exactly the type
               gstore("u", i32(0), int_const(Scalar::U16, 65535))});
     CHECK(has(ocl(k), "o[0] = (char)(-128);\n    u[0] = (ushort)65535;"));
     CHECK(has(cuda(k), "o[0] = (signed char)(-128);\n    u[0] = (unsigned short)65535;"));
+}
+
+TEST_CASE("a float product is never contracted with an addition into an fma") {
+    // docs/kernel-language.md: fma is explicit, every other operation rounds on its own.
+    const std::string cl = ocl(codegen_test::matmul_tiled()), cu = cuda(codegen_test::matmul_tiled());
+    CHECK(cl.rfind("#pragma OPENCL FP_CONTRACT OFF\n", cl.find("__kernel")) != std::string::npos);
+    CHECK(has(cu, "acc = acc + __fmul_rn(ta[(ty * 16u) + (unsigned)k], tb[((unsigned)k * 16u) + tx]);"));
+    CHECK(has(cuda(codegen_test::math_f64()), "__dmul_rn("));
+    CHECK(has(cuda(codegen_test::vectors()), "PLX_VEC_LANES(operator*, plx_lane_mul(x, y))"));
+    CHECK(!has(ocl(codegen_test::histogram()), "FP_CONTRACT")); // no float product there
 }
 
 TEST_CASE("helper types and functions appear only in kernels that use them") {

@@ -21,6 +21,13 @@ __device__ __forceinline__ float plx_lane_min(float a, float b) { return fminf(a
 __device__ __forceinline__ float plx_lane_max(float a, float b) { return fmaxf(a, b); }
 __device__ __forceinline__ double plx_lane_min(double a, double b) { return fmin(a, b); }
 __device__ __forceinline__ double plx_lane_max(double a, double b) { return fmax(a, b); }
+// The product of two lanes: floats through __fmul_rn / __dmul_rn, which nvcc never fuses with
+// an addition into an fma (the IR rounds each operation on its own).
+template <class T> __device__ __forceinline__ T plx_lane_mul(T a, T b) {
+    return T(typename plx_wrap<T>::type(a) * typename plx_wrap<T>::type(b));
+}
+__device__ __forceinline__ float plx_lane_mul(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double plx_lane_mul(double a, double b) { return __dmul_rn(a, b); }
 // A lane-wise function of two vectors: each lane of the result is `lane` of x and y.
 #define PLX_VEC_LANES(function, lane)                                                           \
     template <class T, int N>                                                                    \
@@ -34,7 +41,7 @@ __device__ __forceinline__ double plx_lane_max(double a, double b) { return fmax
     }
 PLX_VEC_LANES(operator+, W(x) + W(y))
 PLX_VEC_LANES(operator-, W(x) - W(y))
-PLX_VEC_LANES(operator*, W(x) * W(y))
+PLX_VEC_LANES(operator*, plx_lane_mul(x, y))
 PLX_VEC_LANES(operator/, x / y)
 PLX_VEC_LANES(operator%, x % y)
 PLX_VEC_LANES(operator&, x & y)
@@ -136,10 +143,10 @@ extern "C" __global__ void records(Particle* parts, Cell* cells, Particle* pick,
         p.pos = p.pos + (p.vel * plx_splat<3>(0.5f));
         p.charge = plx_to_bf16(q.mass);
         parts[gid] = p;
-        parts[gid].mass = p.mass * 2.0f;
+        parts[gid].mass = __fmul_rn(p.mass, 2.0f);
         cells[gid] = Cell{q, (unsigned short)gid, plx_to_f16(p.mass), (unsigned char)(lid & 1u)};
         cells[gid].p.pos.v[2] = 1.5f;
-        cells[gid].p.charge = plx_to_bf16(p.mass * 3.0f);
+        cells[gid].p.charge = plx_to_bf16(__fmul_rn(p.mass, 3.0f));
         pick[gid] = (p.mass > q.mass) ? p : q;
     }
 }

@@ -102,7 +102,7 @@ extern "C" __global__ void small_ints(
         oi[(int)(((unsigned)gid * 12u) + 3u)] = (int)G;
         oi[(int)(((unsigned)gid * 12u) + 4u)] = (int)(A < B);
         oi[(int)(((unsigned)gid * 12u) + 5u)] = (int)(G > H);
-        oi[(int)(((unsigned)gid * 12u) + 6u)] = __float2int_rz((float)G * 0.5f);
+        oi[(int)(((unsigned)gid * 12u) + 6u)] = __float2int_rz(__fmul_rn((float)G, 0.5f));
         signed char acc = (signed char)0;
         for (signed char j = (signed char)0; j < (signed char)5; j += (signed char)1) {
             acc = (signed char)((unsigned)acc + (unsigned)A);

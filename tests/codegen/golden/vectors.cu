@@ -21,6 +21,13 @@ __device__ __forceinline__ float plx_lane_min(float a, float b) { return fminf(a
 __device__ __forceinline__ float plx_lane_max(float a, float b) { return fmaxf(a, b); }
 __device__ __forceinline__ double plx_lane_min(double a, double b) { return fmin(a, b); }
 __device__ __forceinline__ double plx_lane_max(double a, double b) { return fmax(a, b); }
+// The product of two lanes: floats through __fmul_rn / __dmul_rn, which nvcc never fuses with
+// an addition into an fma (the IR rounds each operation on its own).
+template <class T> __device__ __forceinline__ T plx_lane_mul(T a, T b) {
+    return T(typename plx_wrap<T>::type(a) * typename plx_wrap<T>::type(b));
+}
+__device__ __forceinline__ float plx_lane_mul(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double plx_lane_mul(double a, double b) { return __dmul_rn(a, b); }
 // A lane-wise function of two vectors: each lane of the result is `lane` of x and y.
 #define PLX_VEC_LANES(function, lane)                                                           \
     template <class T, int N>                                                                    \
@@ -34,7 +41,7 @@ __device__ __forceinline__ double plx_lane_max(double a, double b) { return fmax
     }
 PLX_VEC_LANES(operator+, W(x) + W(y))
 PLX_VEC_LANES(operator-, W(x) - W(y))
-PLX_VEC_LANES(operator*, W(x) * W(y))
+PLX_VEC_LANES(operator*, plx_lane_mul(x, y))
 PLX_VEC_LANES(operator/, x / y)
 PLX_VEC_LANES(operator%, x % y)
 PLX_VEC_LANES(operator&, x & y)
@@ -159,7 +166,7 @@ extern "C" __global__ void vectors(
         plx_float4 HA = plx_from_f16x4(ha[gid]);
         plx_float4 HB = plx_from_f16x4(hb[gid]);
         plx_float8 BH = plx_from_bf16x8(bh[gid]);
-        of[(int)(((unsigned)gid * 4u) + 0u)] = VA + (VB * plx_splat<4>(2.0f));
+        of[(int)(((unsigned)gid * 4u) + 0u)] = (VA * VB) + plx_splat<4>(2.0f);
         of[(int)(((unsigned)gid * 4u) + 1u)] = (VA.v[0] < VB.v[0]) ? plx_min(VA, VB) : plx_max(VA, VB);
         of[(int)(((unsigned)gid * 4u) + 2u)] = plx_max(VA, plx_swizzle(VB, 3, 2, 1, 0));
         of[(int)(((unsigned)gid * 4u) + 3u)] = plx_float4{VA.v[0], VB.v[1], V3.v[2], (VA / VB).v[3]};

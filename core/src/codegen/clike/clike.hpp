@@ -22,6 +22,9 @@ struct Usage {
     // Catalog names of the intrinsics whose code was printed with the standard spelling
     // (not overridden by Options::spellings): helpers are needed for those only.
     std::vector<std::string> standard_spelled;
+    // Whether the code multiplies floats (scalars or vectors): a product must not be
+    // contracted with an addition into an fma (docs/kernel-language.md: fma is explicit).
+    bool float_multiply = false;
 };
 
 // What generated code uses beyond the language itself: helper types (CUDA C's vectors) and
@@ -102,6 +105,10 @@ public:
                                       const std::string& b) const = 0;
     virtual std::string vector_unary(ir::UnaryOp op, const ir::Type& t,
                                      const std::string& a) const = 0;
+    // The product of two scalar floats (f32, or f16 / bf16 held as f32, or f64), never to be
+    // contracted with an addition into an fma: the IR rounds each operation on its own.
+    virtual std::string float_product(ir::Scalar t, const std::string& a,
+                                      const std::string& b) const = 0;
 
     // ---- conversions: numbers in register form (f16 and bf16 arrive and leave as f32);
     // scalars, or vectors lane by lane; "" where a C cast "(T)x" converts as the IR says.

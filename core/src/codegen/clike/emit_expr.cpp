@@ -48,6 +48,8 @@ std::string Emitter::visit(const ir::Unary& n) {
 }
 
 std::string Emitter::visit(const ir::Binary& n) {
+    const bool float_product = ir::elem_float(n.type) && n.op == ir::BinaryOp::Mul;
+    float_multiply_ = float_multiply_ || float_product;
     if (n.type.is_vector()) {
         const std::string type = value_type(n.type);
         std::string a = expr(n.a), b = expr(n.b), code;
@@ -72,6 +74,8 @@ std::string Emitter::scalar_binary(const ir::Binary& n) {
         return cat(d_.min_max_function(n.op == ir::BinaryOp::Min, n.a->type), "(",
                    full_expression(a), ", ", full_expression(b), ")");
     if (n.op == ir::BinaryOp::Shr) b = shift_amount(n.b);
+    if (n.op == ir::BinaryOp::Mul && ir::is_float(n.type))
+        return d_.float_product(n.type.scalar(), a, b);
     return cat("(", a, " ", ir::c_symbol(n.op), " ", b, ")");
 }
 

@@ -72,6 +72,7 @@ private:
     int depth_ = 1;
     int loops_ = 0;
     int temps_ = 0;
+    bool float_multiply_ = false;
 
     [[noreturn]] void fail(const std::string& what) const;
 

@@ -124,6 +124,13 @@ public:
         return clike::cat(op == ir::UnaryOp::Neg ? "(-" : "(~", clike::operand(a), ")");
     }
 
+    // nvcc and NVRTC fuse a * b + c into an fma by default (--fmad=true), which the IR's
+    // separately rounded operations forbid; __fmul_rn and __dmul_rn are never fused.
+    std::string float_product(Scalar t, const std::string& a, const std::string& b) const override {
+        return clike::cat(t == Scalar::F64 ? "__dmul_rn(" : "__fmul_rn(", clike::full_expression(a),
+                          ", ", clike::full_expression(b), ")");
+    }
+
     // ---- conversions
     std::string convert(const ir::Type& from, const ir::Type& to, const std::string& code,
                         clike::Prelude& prelude) const override {
@@ -188,7 +195,7 @@ public:
             // CUDA built-in variables and types, and what the generator itself writes
             "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "uint", "ushort",
             "ulong", "uchar", "size_t", "min", "max", "fminf", "fmaxf", "fmin", "fmax", "NAN",
-            "INFINITY", "NULL", "__float_as_uint", "__uint_as_float"};
+            "INFINITY", "NULL"};
         if (words.count(w)) return true;
         // Vector types: int2, float4, ulonglong3 ...
         for (const char* base : {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",

@@ -39,6 +39,13 @@ __device__ __forceinline__ float plx_lane_min(float a, float b) { return fminf(a
 __device__ __forceinline__ float plx_lane_max(float a, float b) { return fmaxf(a, b); }
 __device__ __forceinline__ double plx_lane_min(double a, double b) { return fmin(a, b); }
 __device__ __forceinline__ double plx_lane_max(double a, double b) { return fmax(a, b); }
+// The product of two lanes: floats through __fmul_rn / __dmul_rn, which nvcc never fuses with
+// an addition into an fma (the IR rounds each operation on its own).
+template <class T> __device__ __forceinline__ T plx_lane_mul(T a, T b) {
+    return T(typename plx_wrap<T>::type(a) * typename plx_wrap<T>::type(b));
+}
+__device__ __forceinline__ float plx_lane_mul(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double plx_lane_mul(double a, double b) { return __dmul_rn(a, b); }
 // A lane-wise function of two vectors: each lane of the result is `lane` of x and y.
 #define PLX_VEC_LANES(function, lane)                                                           \
     template <class T, int N>                                                                    \
@@ -52,7 +59,7 @@ __device__ __forceinline__ double plx_lane_max(double a, double b) { return fmax
     }
 PLX_VEC_LANES(operator+, W(x) + W(y))
 PLX_VEC_LANES(operator-, W(x) - W(y))
-PLX_VEC_LANES(operator*, W(x) * W(y))
+PLX_VEC_LANES(operator*, plx_lane_mul(x, y))
 PLX_VEC_LANES(operator/, x / y)
 PLX_VEC_LANES(operator%, x % y)
 PLX_VEC_LANES(operator&, x & y)

@@ -132,6 +132,9 @@ public:
         return clike::cat("convert_", cl_name(to.scalar()), lanes, saturate ? "_sat(" : "(",
                           clike::full_expression(code), ")");
     }
+    std::string float_product(Scalar, const std::string& a, const std::string& b) const override {
+        return clike::cat("(", a, " * ", b, ")"); // FP_CONTRACT OFF in the prologue
+    }
     const char* float_bits_function() const override { return "as_uint"; }
     const char* bits_float_function() const override { return "as_float"; }
     const char* helper_prefix() const override { return ""; }
@@ -150,6 +153,9 @@ public:
 
     std::string prologue(const ir::Kernel&, const clike::Usage& usage) const override {
         std::string out;
+        // OpenCL C lets a compiler fuse a * b + c into an fma (FP_CONTRACT is on by default);
+        // the IR rounds the product and the sum each on its own.
+        if (usage.float_multiply) out += "#pragma OPENCL FP_CONTRACT OFF\n";
         if (usage.uses.fp64) out += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
         bool base = false, extended = false;
         for (auto& name : usage.uses.intrinsics) {
