@@ -27,8 +27,9 @@ plexus::ir::Kernel atomics64();
 plexus::ir::Kernel control(); // for / while / break / continue / else-if / native / fence
 
 // The new types (kernels_types.cpp, kernels_aggregates.cpp), described beside their builders.
-plexus::ir::Kernel small_ints(); // i8 / u8 / i16 / u16 arithmetic, shifts, casts, literals, params
-plexus::ir::Kernel half_ops();   // f16 and bf16 arithmetic, conversions, comparisons, params
+plexus::ir::Kernel small_ints();  // i8 / u8 / i16 / u16 arithmetic, shifts, casts, literals, params
+plexus::ir::Kernel half_ops();    // f16 and bf16 arithmetic, conversions, comparisons, params
+plexus::ir::Kernel conversions(); // f32 / f64 to every integer, f64 / i64 to f16 and bf16 (fp64)
 plexus::ir::Kernel
 vectors(); // f32x4, f32x3, i32x4, u8x8, f16x4, i8x4, bf16x8: ops, swizzles, lanes
 plexus::ir::Kernel records();  // Particle / Cell records: fields, paths, construct, shared, select

@@ -131,4 +131,29 @@ Kernel half_ops() {
                 {}, {gid_i32(), if_(bin(B::Lt, gid(), n_i32()), std::move(body))});
 }
 
+// Per element: oi holds the f32 x (slots 0 to 7) and the f64 y (8 to 15) converted to i8, u8,
+// i16, u16, i32, u32, i64, u64 and widened to i64; oh and ob hold y and the i64 k converted to
+// f16 and bf16 (through f32: two roundings).
+Kernel conversions() {
+    const auto F = Scalar::F32, D = Scalar::F64, L = Scalar::I64;
+    std::vector<Stmt> body = {let("X", gload("x", F, gid())), let("Y", gload("y", D, gid())),
+                              let("K", gload("k", L, gid()))};
+    const Scalar targets[] = {Scalar::I8,  Scalar::U8,  Scalar::I16, Scalar::U16,
+                              Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64};
+    for (int t = 0; t < 8; ++t) {
+        body.push_back(put("oi", 16, t, cast(L, cast(targets[t], var("X", F)))));
+        body.push_back(put("oi", 16, 8 + t, cast(L, cast(targets[t], var("Y", D)))));
+    }
+    for (auto [out, type] : {std::pair{"oh", Scalar::F16}, std::pair{"ob", Scalar::BF16}}) {
+        body.push_back(put(out, 2, 0, cast(type, var("Y", D))));
+        body.push_back(put(out, 2, 1, cast(type, var("K", L))));
+    }
+    return make("conversions",
+                {buffer("x", F, Access::Read), buffer("y", D, Access::Read),
+                 buffer("k", L, Access::Read), buffer("oi", L, Access::Write),
+                 buffer("oh", Scalar::F16, Access::Write),
+                 buffer("ob", Scalar::BF16, Access::Write), scalar("n", Scalar::I32)},
+                {}, {gid_i32(), if_(bin(B::Lt, gid(), n_i32()), std::move(body))});
+}
+
 } // namespace codegen_test

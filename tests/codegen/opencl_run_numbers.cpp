@@ -167,3 +167,61 @@ TEST_CASE("half_ops: f16 and bf16 arithmetic, conversions and comparisons, bit f
     }
     CHECK(bad.count == 0);
 }
+
+TEST_CASE("conversions: f32 and f64 to every integer saturate (NaN gives 0); into f16 / bf16 "
+          "through f32") {
+    if (!g_device->has("cl_khr_fp64")) {
+        MESSAGE("skipped: the device has no cl_khr_fp64");
+        return;
+    }
+    const size_t n = 1500;
+    Random r(23);
+    std::vector<float> x(n);
+    std::vector<double> y(n);
+    std::vector<int64_t> kv(n);
+    for (size_t i = 0; i < n; ++i) {
+        x[i] = i % 2 ? r.for_f16(int(i / 2)) : std::bit_cast<float>(r.bits()) * 1e-20f;
+        const double m = r.for_f16(3); // a midpoint between two halves, exact in f32
+        switch (i % 4) {
+        case 0: y[i] = std::bit_cast<double>((uint64_t(r.bits()) << 32) | r.bits()); break;
+        case 1: y[i] = double(r.uniform(-1e20f, 1e20f)) * (1 + 1e-12); break;
+        case 2: y[i] = double(r.uniform(-70000.0f, 70000.0f)) + 1e-9; break;
+        // Just above a midpoint: rounded to f32 first it is the midpoint, which then rounds
+        // to even, where rounding f64 to f16 at once would round away from it.
+        default: y[i] = m * (1 + 0x1p-30); break;
+        }
+        kv[i] = i % 2 ? int64_t((uint64_t(r.bits()) << 32) | r.bits()) : r.range(-70000, 70000);
+    }
+    ClKernel k(generate_opencl(conversions()), "conversions");
+    ClBuffer<float> dx(x);
+    ClBuffer<double> dy(y);
+    ClBuffer<int64_t> dk(kv), oi{std::vector<int64_t>(n * 16)};
+    ClBuffer<half> oh{std::vector<half>(n * 2)};
+    ClBuffer<bf16> ob{std::vector<bf16>(n * 2)};
+    launch(k, {n}, {64}, dx, dy, dk, oi, oh, ob, int32_t(n));
+    auto gi = oi.read();
+    auto gh = oh.read();
+    auto gb = ob.read();
+    Mismatches bad;
+    for (size_t i = 0; i < n; ++i) {
+        for (int from = 0; from < 2; ++from) {
+            const double v = from ? y[i] : double(x[i]);
+            const int64_t want[8] = {saturate<int8_t>(v),  saturate<uint8_t>(v),
+                                     saturate<int16_t>(v), saturate<uint16_t>(v),
+                                     saturate<int32_t>(v), saturate<uint32_t>(v),
+                                     saturate<int64_t>(v), int64_t(saturate<uint64_t>(v))};
+            for (int t = 0; t < 8; ++t)
+                if (gi[i * 16 + from * 8 + t] != want[t])
+                    bad.add(i * 16 + from * 8 + t, gi[i * 16 + from * 8 + t], want[t], "oi");
+        }
+        const half wh[2] = {half(float(y[i])), half(float(kv[i]))};
+        const bf16 wb[2] = {bf16(float(y[i])), bf16(float(kv[i]))};
+        for (int s = 0; s < 2; ++s) {
+            if (!same16(gh[i * 2 + s].bits, wh[s].bits, false))
+                bad.add(i * 2 + s, float(gh[i * 2 + s]), float(wh[s]), "oh");
+            if (!same16(gb[i * 2 + s].bits, wb[s].bits, true))
+                bad.add(i * 2 + s, float(gb[i * 2 + s]), float(wb[s]), "ob");
+        }
+    }
+    CHECK(bad.count == 0);
+}

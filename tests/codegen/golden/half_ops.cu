@@ -25,6 +25,8 @@ __device__ __forceinline__ unsigned short plx_to_bf16(float f) {
 }
 __device__ __forceinline__ float plx_from_bf16(unsigned short b) { return __uint_as_float((unsigned)b << 16); }
 __device__ __forceinline__ float plx_round_bf16(float f) { return plx_from_bf16(plx_to_bf16(f)); }
+__device__ __forceinline__ unsigned char plx_f32_to_u8(float x) { return (unsigned char)min(255u, __float2uint_rz(x)); }
+__device__ __forceinline__ short plx_f32_to_i16(float x) { return (short)max(-32768, min(32767, __float2int_rz(x))); }
 
 extern "C" __global__ void half_ops(
     const unsigned short* xa,
@@ -78,7 +80,7 @@ extern "C" __global__ void half_ops(
         oi[(int)(((unsigned)gid * 6u) + 1u)] = __float2int_rz(ba);
         oi[(int)(((unsigned)gid * 6u) + 2u)] = (int)(ha < hb);
         oi[(int)(((unsigned)gid * 6u) + 3u)] = (int)(ba == bb);
-        oi[(int)(((unsigned)gid * 6u) + 4u)] = (int)(unsigned char)min(255u, __float2uint_rz(ha));
-        oi[(int)(((unsigned)gid * 6u) + 5u)] = (int)(short)max(-32768, min(32767, __float2int_rz(ba)));
+        oi[(int)(((unsigned)gid * 6u) + 4u)] = (int)plx_f32_to_u8(ha);
+        oi[(int)(((unsigned)gid * 6u) + 5u)] = (int)plx_f32_to_i16(ba);
     }
 }

@@ -122,8 +122,9 @@ __device__ __forceinline__ plx_float4 plx_round_f16x4(plx_float4 v) {
 __device__ __forceinline__ plx_ushort4 plx_to_f16x4(plx_float4 v) {
     return plx_ushort4{plx_to_f16(v.v[0]), plx_to_f16(v.v[1]), plx_to_f16(v.v[2]), plx_to_f16(v.v[3])};
 }
+__device__ __forceinline__ signed char plx_f32_to_i8(float x) { return (signed char)max(-128, min(127, __float2int_rz(x))); }
 __device__ __forceinline__ plx_char4 plx_convert_f32x4_to_i8x4(plx_float4 v) {
-    return plx_char4{(signed char)max(-128, min(127, __float2int_rz(v.v[0]))), (signed char)max(-128, min(127, __float2int_rz(v.v[1]))), (signed char)max(-128, min(127, __float2int_rz(v.v[2]))), (signed char)max(-128, min(127, __float2int_rz(v.v[3])))};
+    return plx_char4{plx_f32_to_i8(v.v[0]), plx_f32_to_i8(v.v[1]), plx_f32_to_i8(v.v[2]), plx_f32_to_i8(v.v[3])};
 }
 __device__ __forceinline__ plx_char4 plx_convert_i32x4_to_i8x4(plx_int4 v) {
     return plx_char4{(signed char)v.v[0], (signed char)v.v[1], (signed char)v.v[2], (signed char)v.v[3]};

@@ -135,7 +135,7 @@ public:
     std::string convert(const ir::Type& from, const ir::Type& to, const std::string& code,
                         clike::Prelude& prelude) const override {
         if (to.is_vector()) return cuda_c::vector_convert(from, to, code, prelude);
-        return cuda_c::scalar_convert(from.scalar(), to.scalar(), code);
+        return cuda_c::scalar_convert(from.scalar(), to.scalar(), code, prelude);
     }
     const char* float_bits_function() const override { return "__float_as_uint"; }
     const char* bits_float_function() const override { return "__uint_as_float"; }

@@ -124,23 +124,39 @@ std::string vector_type(Scalar t, uint32_t lanes, clike::Prelude& prelude) {
     return name;
 }
 
-std::string scalar_convert(Scalar from, Scalar to, const std::string& code) {
+// cvt.rzi (which __float2int_rz and its kin are) clamps out-of-range values, and gives 0 for
+// NaN only from f32 to a 32-bit integer (docs/architecture.md): those stay inline; every other
+// conversion is a helper that clamps to a narrow type and guards NaN where cvt does not.
+std::string scalar_convert(Scalar from, Scalar to, const std::string& code,
+                           clike::Prelude& prelude) {
     if (!ir::is_float(from) || !ir::is_integer(to)) return "";
     const std::string arg = clike::full_expression(code);
-    const char* source = from == Scalar::F64 ? "__double2" : "__float2";
-    switch (to) {
-    case Scalar::I32: return cat(source, "int_rz(", arg, ")");
-    case Scalar::U32: return cat(source, "uint_rz(", arg, ")");
-    case Scalar::I64: return cat(source, "ll_rz(", arg, ")");
-    case Scalar::U64: return cat(source, "ull_rz(", arg, ")");
-    // The narrow types saturate through the 32-bit conversion and a clamp.
-    case Scalar::I8: return cat("(signed char)max(-128, min(127, ", source, "int_rz(", arg, ")))");
-    case Scalar::I16: return cat("(short)max(-32768, min(32767, ", source, "int_rz(", arg, ")))");
-    case Scalar::U8: return cat("(unsigned char)min(255u, ", source, "uint_rz(", arg, "))");
-    case Scalar::U16: return cat("(unsigned short)min(65535u, ", source, "uint_rz(", arg, "))");
-    default: break;
+    const bool f32 = from == Scalar::F32;
+    const std::string source = f32 ? "__float2" : "__double2";
+    const bool wide = to == Scalar::I64 || to == Scalar::U64;
+    const char* kind = to == Scalar::I64   ? "ll"
+                       : to == Scalar::U64 ? "ull"
+                       : ir::is_signed(to) ? "int"
+                                           : "uint";
+    const std::string cvt = cat(source, kind, "_rz(x)");
+    if (f32 && !wide && ir::size_of(to) == 4) return cat(source, kind, "_rz(", arg, ")");
+    const std::string name = cat("plx_", ir::to_string(from), "_to_", ir::to_string(to));
+    if (prelude.first(name)) {
+        std::string value = cvt;
+        if (to == Scalar::I8 || to == Scalar::I16) {
+            const bool i8 = to == Scalar::I8;
+            value = cat("max(", i8 ? "-128" : "-32768", ", min(", i8 ? "127" : "32767", ", ", cvt,
+                        "))");
+        } else if (to == Scalar::U8 || to == Scalar::U16) {
+            value = cat("min(", to == Scalar::U8 ? "255u" : "65535u", ", ", cvt, ")");
+        }
+        const std::string type = scalar_type(to);
+        value = cat("(", type, ")", value);
+        if (!f32 || wide) value = cat("x == x ? ", value, " : (", type, ")0"); // NaN: 0
+        prelude.add_function(cat("__device__ __forceinline__ ", type, " ", name, "(",
+                                 scalar_type(from), " x) { return ", value, "; }\n"));
     }
-    return "";
+    return cat(name, "(", arg, ")");
 }
 
 std::string vector_convert(const ir::Type& from, const ir::Type& to, const std::string& code,
@@ -153,7 +169,7 @@ std::string vector_convert(const ir::Type& from, const ir::Type& to, const std::
         std::vector<std::string> lanes;
         for (uint32_t i = 0; i < n; ++i) {
             std::string lane = cat("v.v[", std::to_string(i), "]");
-            std::string c = scalar_convert(from.scalar(), to.scalar(), lane);
+            std::string c = scalar_convert(from.scalar(), to.scalar(), lane, prelude);
             lanes.push_back(c.empty() ? cat("(", scalar_type(to.scalar()), ")", lane) : c);
         }
         prelude.add_function(cat("__device__ __forceinline__ ", out, " ", name, "(", in,
