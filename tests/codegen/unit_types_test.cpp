@@ -1,12 +1,15 @@
 // Conventions of the OpenCL C and CUDA C generators for the new types that the golden files
 // show only in passing: renamed record, member and case names, the f16 forms, Match as an
 // if-chain, layout checks, shaped arrays, narrow literals, helpers only where used.
+#include "host_types.hpp"
 #include "ir_build.hpp"
 #include "kernels.hpp"
 
 #include "plexus/codegen.hpp"
 
 #include <doctest/doctest.h>
+
+#include <cstddef>
 
 namespace {
 
@@ -138,9 +141,11 @@ TEST_CASE("narrow integer literals are casts of int literals of exactly the type
 
 TEST_CASE("a float product is never contracted with an addition into an fma") {
     // docs/kernel-language.md: fma is explicit, every other operation rounds on its own.
-    const std::string cl = ocl(codegen_test::matmul_tiled()), cu = cuda(codegen_test::matmul_tiled());
+    const std::string cl = ocl(codegen_test::matmul_tiled()),
+                      cu = cuda(codegen_test::matmul_tiled());
     CHECK(cl.rfind("#pragma OPENCL FP_CONTRACT OFF\n", cl.find("__kernel")) != std::string::npos);
-    CHECK(has(cu, "acc = acc + __fmul_rn(ta[(ty * 16u) + (unsigned)k], tb[((unsigned)k * 16u) + tx]);"));
+    CHECK(has(
+        cu, "acc = acc + __fmul_rn(ta[(ty * 16u) + (unsigned)k], tb[((unsigned)k * 16u) + tx]);"));
     CHECK(has(cuda(codegen_test::math_f64()), "__dmul_rn("));
     CHECK(has(cuda(codegen_test::vectors()), "PLX_VEC_LANES(operator*, plx_lane_mul(x, y))"));
     CHECK(!has(ocl(codegen_test::histogram()), "FP_CONTRACT")); // no float product there
@@ -156,4 +161,26 @@ TEST_CASE("helper types and functions appear only in kernels that use them") {
     const std::string cu = cuda(codegen_test::half_ops());
     CHECK(has(cu, "plx_to_bf16"));
     CHECK(!has(cu, "plx_vec")); // no vector in that kernel
+}
+
+// What the run tests' buffers exchange depends on the host structs having the IR's layout.
+TEST_CASE("the run tests' host structs have the layout of the IR's records and variant") {
+    using namespace codegen_test;
+    auto check = [](const Type& t, size_t size, size_t align, std::vector<uint64_t> offsets) {
+        const TypeDecl& d = *t.decl();
+        INFO(d.name);
+        CHECK(d.size == size);
+        CHECK(d.align == align);
+        if (d.kind == TypeDecl::Kind::Record)
+            CHECK(d.offsets == offsets);
+        else
+            CHECK(d.payload_offset == offsets.at(0));
+    };
+    check(particle_type(), sizeof(Particle), alignof(Particle),
+          {offsetof(Particle, pos), offsetof(Particle, vel), offsetof(Particle, mass),
+           offsetof(Particle, charge)});
+    check(cell_type(), sizeof(Cell), alignof(Cell),
+          {offsetof(Cell, p), offsetof(Cell, id), offsetof(Cell, h), offsetof(Cell, flag)});
+    check(pair_type(), sizeof(Pair), alignof(Pair), {offsetof(Pair, a), offsetof(Pair, s)});
+    check(kind_type(), sizeof(Kind), alignof(Kind), {offsetof(Kind, payload)});
 }

@@ -1,9 +1,9 @@
-// Runs the generated OpenCL C of the narrow-integer and f16 / bf16 kernels on random inputs
+// Runs the generated code of the narrow-integer and f16 / bf16 kernels on random inputs
 // and checks every output element against the host reference, exactly: integers wrap and
 // saturate as docs/ir.md says, f16 and bf16 round bit for bit as plexus/half.hpp does.
 #include "host_reference.hpp"
 #include "kernels.hpp"
-#include "opencl_host.hpp"
+#include "run_host.hpp"
 
 #include <algorithm>
 #include <array>
@@ -48,6 +48,22 @@ void check_slots(const char* what, const std::vector<T>& got, size_t i,
             bad.add(i * small_per + s, int64_t(got[i * small_per + s]), int64_t(want[s]), what);
 }
 
+// The half_per slots of half_ops (kernels_types.cpp) in the format H (half or bf16): each
+// operation rounded to the type once, as the kernel rounds it.
+template <class H>
+std::array<uint16_t, half_per> half_slots(float a, float b, float s, float x, float slot9) {
+    return {H(a + b).bits,
+            H(a - b).bits,
+            H(a * b).bits,
+            H(a / b).bits,
+            H(ir_min(a, b)).bits,
+            H(ir_max(a, b)).bits,
+            H(-a).bits,
+            H(float(H(a * s)) + b).bits,
+            H(x).bits,
+            H(slot9).bits};
+}
+
 } // namespace
 
 TEST_CASE("small_ints: i8 / u8 / i16 / u16 wrap, shift modulo the width, saturate from float") {
@@ -62,13 +78,13 @@ TEST_CASE("small_ints: i8 / u8 / i16 / u16 wrap, shift modulo the width, saturat
         x[i] = i % 3 ? r.uniform(-70000.0f, 70000.0f) : r.for_f16(int(i / 3));
     const int8_t s8 = -7;
     const uint16_t s16 = 40000;
-    ClKernel k(generate_opencl(small_ints()), "small_ints");
-    ClBuffer<int8_t> da(a), db(b), o8{std::vector<int8_t>(n * small_per)};
-    ClBuffer<uint8_t> dc(c), dd(d), ou8{std::vector<uint8_t>(n * small_per)};
-    ClBuffer<int16_t> de(e), df(f), o16{std::vector<int16_t>(n * small_per)};
-    ClBuffer<uint16_t> dg(g), dh(h), ou16{std::vector<uint16_t>(n * small_per)};
-    ClBuffer<float> dx(x);
-    ClBuffer<int32_t> oi{std::vector<int32_t>(n * small_per)};
+    Program k("small_ints");
+    Buffer<int8_t> da(a), db(b), o8{std::vector<int8_t>(n * small_per)};
+    Buffer<uint8_t> dc(c), dd(d), ou8{std::vector<uint8_t>(n * small_per)};
+    Buffer<int16_t> de(e), df(f), o16{std::vector<int16_t>(n * small_per)};
+    Buffer<uint16_t> dg(g), dh(h), ou16{std::vector<uint16_t>(n * small_per)};
+    Buffer<float> dx(x);
+    Buffer<int32_t> oi{std::vector<int32_t>(n * small_per)};
     launch(k, {n}, {64}, da, db, dc, dd, de, df, dg, dh, dx, o8, ou8, o16, ou16, oi, int32_t(n), s8,
            s16);
     auto g8 = o8.read();
@@ -113,11 +129,11 @@ TEST_CASE("half_ops: f16 and bf16 arithmetic, conversions and comparisons, bit f
     }
     const half hs(0.1f);
     const bf16 bs(0.3f);
-    ClKernel k(generate_opencl(half_ops()), "half_ops");
-    ClBuffer<uint16_t> dxa(xa), dxb(xb), dya(ya), dyb(yb), oh{std::vector<uint16_t>(n * half_per)},
+    Program k("half_ops");
+    Buffer<uint16_t> dxa(xa), dxb(xb), dya(ya), dyb(yb), oh{std::vector<uint16_t>(n * half_per)},
         ob{std::vector<uint16_t>(n * half_per)};
-    ClBuffer<float> dx(x), of{std::vector<float>(n * half_f32_per)};
-    ClBuffer<int32_t> dk(kv), oi{std::vector<int32_t>(n * half_i32_per)};
+    Buffer<float> dx(x), of{std::vector<float>(n * half_f32_per)};
+    Buffer<int32_t> dk(kv), oi{std::vector<int32_t>(n * half_i32_per)};
     launch(k, {n}, {64}, dxa, dxb, dya, dyb, dx, dk, oh, ob, of, oi, int32_t(n), hs.bits, bs.bits);
     auto goh = oh.read(), gob = ob.read();
     auto gof = of.read();
@@ -126,28 +142,9 @@ TEST_CASE("half_ops: f16 and bf16 arithmetic, conversions and comparisons, bit f
     for (size_t i = 0; i < n; ++i) {
         const float ha = half::from_bits(xa[i]), hb = half::from_bits(xb[i]);
         const float ba = bf16::from_bits(ya[i]), bb = bf16::from_bits(yb[i]);
-        // Each operation rounded to the type once, as the kernel rounds it.
-        const std::array<uint16_t, half_per> want_h = {
-            half(ha + hb).bits,
-            half(ha - hb).bits,
-            half(ha * hb).bits,
-            half(ha / hb).bits,
-            half(ir_min(ha, hb)).bits,
-            half(ir_max(ha, hb)).bits,
-            half(-ha).bits,
-            half(float(half(ha * float(hs))) + hb).bits,
-            half(x[i]).bits,
-            half(float(half(float(kv[i]))) + float(half(0.1f))).bits};
-        const std::array<uint16_t, half_per> want_b = {bf16(ba + bb).bits,
-                                                       bf16(ba - bb).bits,
-                                                       bf16(ba * bb).bits,
-                                                       bf16(ba / bb).bits,
-                                                       bf16(ir_min(ba, bb)).bits,
-                                                       bf16(ir_max(ba, bb)).bits,
-                                                       bf16(-ba).bits,
-                                                       bf16(float(bf16(ba * float(bs))) + bb).bits,
-                                                       bf16(x[i]).bits,
-                                                       bf16(ha).bits};
+        const auto want_h =
+            half_slots<half>(ha, hb, hs, x[i], float(half(float(kv[i]))) + float(half(0.1f)));
+        const auto want_b = half_slots<bf16>(ba, bb, bs, x[i], ha);
         for (int s = 0; s < half_per; ++s) {
             const size_t at = i * half_per + s;
             const bool by_value = s == 4 || s == 5;
@@ -170,8 +167,8 @@ TEST_CASE("half_ops: f16 and bf16 arithmetic, conversions and comparisons, bit f
 
 TEST_CASE("conversions: f32 and f64 to every integer saturate (NaN gives 0); into f16 / bf16 "
           "through f32") {
-    if (!g_device->has("cl_khr_fp64")) {
-        MESSAGE("skipped: the device has no cl_khr_fp64");
+    if (!g_device->has("fp64")) {
+        MESSAGE("skipped: the device has no f64");
         return;
     }
     const size_t n = 1500;
@@ -192,12 +189,12 @@ TEST_CASE("conversions: f32 and f64 to every integer saturate (NaN gives 0); int
         }
         kv[i] = i % 2 ? int64_t((uint64_t(r.bits()) << 32) | r.bits()) : r.range(-70000, 70000);
     }
-    ClKernel k(generate_opencl(conversions()), "conversions");
-    ClBuffer<float> dx(x);
-    ClBuffer<double> dy(y);
-    ClBuffer<int64_t> dk(kv), oi{std::vector<int64_t>(n * 16)};
-    ClBuffer<half> oh{std::vector<half>(n * 2)};
-    ClBuffer<bf16> ob{std::vector<bf16>(n * 2)};
+    Program k("conversions");
+    Buffer<float> dx(x);
+    Buffer<double> dy(y);
+    Buffer<int64_t> dk(kv), oi{std::vector<int64_t>(n * 16)};
+    Buffer<half> oh{std::vector<half>(n * 2)};
+    Buffer<bf16> ob{std::vector<bf16>(n * 2)};
     launch(k, {n}, {64}, dx, dy, dk, oi, oh, ob, int32_t(n));
     auto gi = oi.read();
     auto gh = oh.read();

@@ -1,9 +1,9 @@
-// Runs the generated OpenCL C of the vector kernel on random inputs and checks every lane of
+// Runs the generated code of the vector kernel on random inputs and checks every lane of
 // every output element against the host reference, exactly. Host buffers use plexus::Vec,
 // whose layout is the IR's (a 3-lane vector takes 16 bytes).
 #include "host_reference.hpp"
 #include "kernels.hpp"
-#include "opencl_host.hpp"
+#include "run_host.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -66,14 +66,14 @@ TEST_CASE("vectors: lane-wise arithmetic, swizzles, broadcasts, lane stores, cas
     auto ca = random_vectors<C8>(r, n, 0, 0), cb = random_vectors<C8>(r, n, 0, 0);
     auto ha = random_vectors<H4>(r, n, 0, 0), hb = random_vectors<H4>(r, n, 0, 0);
     auto bh = random_vectors<B8>(r, n, 0, 0);
-    ClKernel k(generate_opencl(vectors()), "vectors");
-    ClBuffer<F4> dva(va), dvb(vb), of{std::vector<F4>(n * 4)};
-    ClBuffer<F3> dv3(v3), o3{std::vector<F3>(n * 2)};
-    ClBuffer<I4> dia(ia), dib(ib), oi{std::vector<I4>(n * 4)};
-    ClBuffer<C8> dca(ca), dcb(cb), oc{std::vector<C8>(n * 2)};
-    ClBuffer<H4> dha(ha), dhb(hb), oh{std::vector<H4>(n * 2)};
-    ClBuffer<B8> dbh(bh), ob{std::vector<B8>(n)};
-    ClBuffer<S4> os{std::vector<S4>(n * 2)};
+    Program k("vectors");
+    Buffer<F4> dva(va), dvb(vb), of{std::vector<F4>(n * 4)};
+    Buffer<F3> dv3(v3), o3{std::vector<F3>(n * 2)};
+    Buffer<I4> dia(ia), dib(ib), oi{std::vector<I4>(n * 4)};
+    Buffer<C8> dca(ca), dcb(cb), oc{std::vector<C8>(n * 2)};
+    Buffer<H4> dha(ha), dhb(hb), oh{std::vector<H4>(n * 2)};
+    Buffer<B8> dbh(bh), ob{std::vector<B8>(n)};
+    Buffer<S4> os{std::vector<S4>(n * 2)};
     launch(k, {n}, {64}, dva, dvb, dv3, dia, dib, dca, dcb, dha, dhb, dbh, of, o3, oi, oc, oh, os,
            ob, int32_t(n));
     Mismatches bad;

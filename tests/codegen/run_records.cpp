@@ -1,10 +1,10 @@
-// Runs the generated OpenCL C of the record, variant and array kernels on random inputs and
+// Runs the generated code of the record, variant and array kernels on random inputs and
 // checks every field of every output element against the host reference, exactly. The host
-// structs are plain C++ with the IR's layout (checked against the IR's declarations), the
-// variant is plexus::Variant, as a program using plexus would pass them.
+// types are those of host_types.hpp.
 #include "host_reference.hpp"
+#include "host_types.hpp"
 #include "kernels.hpp"
-#include "opencl_host.hpp"
+#include "run_host.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -12,51 +12,10 @@
 #include <vector>
 
 using namespace codegen_test;
-using plexus::Vec;
 
 namespace {
 
-using F3 = Vec<float, 3>;
-using F4 = Vec<float, 4>;
-
-struct Particle {
-    F3 pos, vel;
-    float mass;
-    bf16 charge;
-};
-struct Cell {
-    Particle p;
-    uint16_t id;
-    half h;
-    uint8_t flag;
-};
-struct Pair {
-    int32_t a;
-    int16_t s; // named `short` in the IR, which the generators rename
-};
-using Kind = plexus::Variant<"Kind", plexus::Case<"free">, plexus::Case<"charged", half>,
-                             plexus::Case<"anchored", F3>, plexus::Case<"boxed", Pair>>;
-
-// The payload of case C of a Kind. (Kind::get<C>() does the same, but its memcpy into a type
-// with member initializers trips GCC's -Wclass-memaccess, in kernel_types.hpp.)
-template <plexus::FixedString C> Kind::payload_of<C> payload(const Kind& k) {
-    Kind::payload_of<C> p;
-    std::memcpy(static_cast<void*>(&p), &k.payload, sizeof p);
-    return p;
-}
-
-// What the buffers exchange depends on the host structs having the IR's layout.
-void check_layout(const plexus::ir::Type& t, size_t size, size_t align,
-                  std::vector<uint64_t> offsets) {
-    const auto& d = *t.decl();
-    INFO("the host struct of " << d.name << " differs from the IR's layout");
-    CHECK(d.size == size);
-    CHECK(d.align == align);
-    if (d.kind == plexus::ir::TypeDecl::Kind::Record)
-        CHECK(d.offsets == offsets);
-    else
-        CHECK(d.payload_offset == offsets.at(0));
-}
+using F4 = plexus::Vec<float, 4>;
 
 bool same_f3(const F3& got, const F3& want) {
     return same32(got[0], want[0]) && same32(got[1], want[1]) && same32(got[2], want[2]);
@@ -69,11 +28,6 @@ bool same_particle(const Particle& got, const Particle& want) {
 } // namespace
 
 TEST_CASE("records: fields, paths into fields and lanes, construction, shared memory, select") {
-    check_layout(particle_type(), sizeof(Particle), alignof(Particle),
-                 {offsetof(Particle, pos), offsetof(Particle, vel), offsetof(Particle, mass),
-                  offsetof(Particle, charge)});
-    check_layout(cell_type(), sizeof(Cell), alignof(Cell),
-                 {offsetof(Cell, p), offsetof(Cell, id), offsetof(Cell, h), offsetof(Cell, flag)});
     const size_t n = 300; // the last group of 64 is partly outside
     const float dt = 0.375f;
     Random r(41);
@@ -84,9 +38,9 @@ TEST_CASE("records: fields, paths into fields and lanes, construction, shared me
         p.mass = r.uniform(0, 4);
         p.charge = bf16(r.uniform(-2, 2));
     }
-    ClKernel k(generate_opencl(records()), "records");
-    ClBuffer<Particle> dparts(parts), dpick{std::vector<Particle>(n)};
-    ClBuffer<Cell> dcells{std::vector<Cell>(n)};
+    Program k("records");
+    Buffer<Particle> dparts(parts), dpick{std::vector<Particle>(n)};
+    Buffer<Cell> dcells{std::vector<Cell>(n)};
     launch(k, {n}, {size_t(records_group)}, dparts, dcells, dpick, int32_t(n), dt);
     auto got_parts = dparts.read(), got_pick = dpick.read();
     auto got_cells = dcells.read();
@@ -117,8 +71,6 @@ TEST_CASE("records: fields, paths into fields and lanes, construction, shared me
 }
 
 TEST_CASE("variants: match in a loop with break and continue, otherwise, make_variant") {
-    check_layout(pair_type(), sizeof(Pair), alignof(Pair), {offsetof(Pair, a), offsetof(Pair, s)});
-    check_layout(kind_type(), sizeof(Kind), alignof(Kind), {offsetof(Kind, payload)});
     const size_t n = 500;
     Random r(42);
     std::vector<Kind> kinds(n);
@@ -137,10 +89,10 @@ TEST_CASE("variants: match in a loop with break and continue, otherwise, make_va
         }
         counts[i] = r.range(0, 6);
     }
-    ClKernel k(generate_opencl(variants()), "variants");
-    ClBuffer<Kind> dkinds(kinds), dout{std::vector<Kind>(n)};
-    ClBuffer<int32_t> dcounts(counts);
-    ClBuffer<float> dres{std::vector<float>(2 * n)};
+    Program k("variants");
+    Buffer<Kind> dkinds(kinds), dout{std::vector<Kind>(n)};
+    Buffer<int32_t> dcounts(counts);
+    Buffer<float> dres{std::vector<float>(2 * n)};
     launch(k, {n}, {64}, dkinds, dcounts, dout, dres, int32_t(n));
     auto out = dout.read();
     auto res = dres.read();
@@ -193,11 +145,11 @@ TEST_CASE(
     std::vector<float> tin(n);
     for (auto& t : tin)
         t = r.uniform(-100, 100);
-    ClKernel k(generate_opencl(arrays()), "arrays");
-    ClBuffer<int32_t> dvin(vin), dvout{std::vector<int32_t>(n * arrays_sorted)};
-    ClBuffer<float> dtin(tin), dtout{std::vector<float>(n)};
-    ClBuffer<half> dhsum{std::vector<half>(n)};
-    ClBuffer<F4> dacc{std::vector<F4>(n)};
+    Program k("arrays");
+    Buffer<int32_t> dvin(vin), dvout{std::vector<int32_t>(n * arrays_sorted)};
+    Buffer<float> dtin(tin), dtout{std::vector<float>(n)};
+    Buffer<half> dhsum{std::vector<half>(n)};
+    Buffer<F4> dacc{std::vector<F4>(n)};
     launch(k, {n}, {size_t(arrays_group)}, dvin, dvout, dtin, dtout, dhsum, dacc, int32_t(n));
     auto vout = dvout.read();
     auto tout = dtout.read();
