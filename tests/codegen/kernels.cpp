@@ -267,12 +267,12 @@ Kernel control() {
 }
 
 std::vector<TestKernel> all_kernels() {
-    return {{vector_add()}, {reduce_sum()},       {matmul_tiled()},
-            {histogram()},  {math_f32()},         {math_f64(), true},
-            {int_ops()},    {atomics32()},        {atomics64(), false, true},
-            {control()},    {small_ints()},       {half_ops()},
-            {vectors()},    {records()},          {variants()},
-            {arrays()},     {conversions(), true}};
+    return {{vector_add()}, {reduce_sum()},        {matmul_tiled()},
+            {histogram()},  {math_f32()},          {math_f64(), true},
+            {int_ops()},    {atomics32()},         {atomics64(), false, true},
+            {control()},    {small_ints()},        {half_ops()},
+            {vectors()},    {records()},           {variants()},
+            {arrays()},     {conversions(), true}, {combinations(), true}};
 }
 
 } // namespace codegen_test

@@ -30,6 +30,7 @@ plexus::ir::Kernel control(); // for / while / break / continue / else-if / nati
 plexus::ir::Kernel small_ints();  // i8 / u8 / i16 / u16 arithmetic, shifts, casts, literals, params
 plexus::ir::Kernel half_ops();    // f16 and bf16 arithmetic, conversions, comparisons, params
 plexus::ir::Kernel conversions(); // f32 / f64 to every integer, f64 / i64 to f16 and bf16 (fp64)
+plexus::ir::Kernel combinations(); // built, not run: nested variants, odd vectors (fp64)
 plexus::ir::Kernel
 vectors(); // f32x4, f32x3, i32x4, u8x8, f16x4, i8x4, bf16x8: ops, swizzles, lanes
 plexus::ir::Kernel records();  // Particle / Cell records: fields, paths, construct, shared, select

@@ -156,4 +156,46 @@ Kernel conversions() {
                 {}, {gid_i32(), if_(bin(B::Lt, gid(), n_i32()), std::move(body))});
 }
 
+// Combinations the other kernels leave out, built but not run: a record holding a variant
+// and vectors of i16x3 and u64x2, a variant with an f16x4 and an f64 case, a match on a
+// field, a select of variants, an f16x8 swizzled to 3 lanes, f64x4 arithmetic.
+Kernel combinations() {
+    const auto D = Scalar::F64, H = Scalar::F16;
+    const Type h4 = Type::vector(H, 4), h8 = Type::vector(H, 8), s3 = Type::vector(Scalar::I16, 3),
+               w2 = Type::vector(Scalar::U64, 2), d4 = Type::vector(D, 4);
+    const Type tagged = Type::aggregate(
+        TypeDecl::make_variant("Tagged", {{"none", {}}, {"halves", h4}, {"wide", D}}));
+    const Type holder =
+        Type::aggregate(TypeDecl::make_record("Holder", {{"k", tagged}, {"s", s3}, {"w", w2}}));
+    auto h = var("h", holder), v = var("v", h4);
+    auto halves = construct(
+        h4, {float_const(H, 1.5), float_const(H, -2.0), float_const(H, 0.25), float_const(H, 8.0)});
+    auto eight = construct(h8, {lanes(v, {0}), lanes(v, {1}), lanes(v, {2}), lanes(v, {3}),
+                                lanes(v, {3}), lanes(v, {2}), lanes(v, {1}), lanes(v, {0})});
+    return make(
+        "combinations",
+        {buffer("hs", holder, Access::ReadWrite), buffer("dv", d4, Access::ReadWrite),
+         buffer("e3", Type::vector(H, 3), Access::Write), scalar("n", Scalar::I32)},
+        {},
+        {gid_i32(),
+         if_(bin(B::Lt, gid(), n_i32()),
+             {let("h", gload("hs", holder, gid())),
+              ir::Match::make(
+                  field(h, 0),
+                  {{1, "v",
+                    block({assign("v", bin(B::Mul, v, splat(float_const(H, 2.0), 4))),
+                           gstore("e3", gid(), lanes(eight, {7, 0, 3}))})}},
+                  block({assign("h", bin(B::Add, field(h, 1), splat(int_const(Scalar::I16, 1), 3)),
+                                {1})})),
+              assign("h", bin(B::Shl, field(h, 2), splat(u64(3), 2)), {2}),
+              assign("h",
+                     select(bin(B::Eq, bin(B::Rem, gid(), i32(2)), i32(0)),
+                            make_variant(tagged, 1, halves), make_variant(tagged, 2, f64(0.5))),
+                     {0}),
+              gstore("hs", gid(), h),
+              gstore("dv", gid(),
+                     bin(B::Add, bin(B::Mul, gload("dv", d4, gid()), splat(f64(0.5), 4)),
+                         gload("dv", d4, gid())))})});
+}
+
 } // namespace codegen_test

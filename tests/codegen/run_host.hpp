@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 namespace codegen_test {
 
@@ -15,8 +16,14 @@ inline constexpr bool run_on_cuda = true;
 inline constexpr bool run_on_cuda = false;
 #endif
 
-// The generated source of the test kernel `name` in the language of the run (run_sources.cpp).
+// The generated source of the test kernel `name` in the language of the run, and every test
+// kernel with what it needs of the device (run_sources.cpp).
 std::string kernel_source(const std::string& name);
+struct KernelNeeds {
+    std::string name;
+    bool fp64 = false, int64_atomics = false;
+};
+std::vector<KernelNeeds> test_kernels();
 
 // Counts elements outside tolerance, reporting the first few; every element is checked.
 struct Mismatches {

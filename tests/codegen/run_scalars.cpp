@@ -23,6 +23,16 @@ std::vector<float> random_floats(size_t n, float lo, float hi, unsigned seed) {
 
 } // namespace
 
+TEST_CASE("every test kernel builds for the device, those that are not run too") {
+    for (const KernelNeeds& k : test_kernels()) {
+        if ((k.fp64 && !g_device->has("fp64")) ||
+            (k.int64_atomics && !g_device->has("int64_atomics")))
+            continue;
+        INFO(k.name);
+        CHECK_NOTHROW(Program(k.name));
+    }
+}
+
 TEST_CASE("vector_add") {
     const int n = 1000; // groups of 64: the last one is partly outside
     auto a = random_floats(n, -100, 100, 1), b = random_floats(n, -100, 100, 2);

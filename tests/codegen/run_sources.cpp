@@ -3,6 +3,7 @@
 // machine with a GPU), the golden file, which codegen_golden holds equal to that output.
 #include "run_host.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -33,6 +34,20 @@ std::string kernel_source(const std::string& name) {
         }
     throw std::runtime_error("no test kernel named " + name);
 #endif
+}
+
+std::vector<KernelNeeds> test_kernels() {
+    std::vector<KernelNeeds> out;
+#ifdef PLEXUS_RUN_GOLDEN_DIR
+    // Every golden file of the run's language; a device of the CUDA C targets has it all.
+    for (auto& entry : std::filesystem::directory_iterator(PLEXUS_RUN_GOLDEN_DIR))
+        if (entry.path().extension() == (run_on_cuda ? ".cu" : ".cl"))
+            out.push_back({entry.path().stem().string()});
+#else
+    for (auto& tk : all_kernels())
+        out.push_back({tk.kernel.name, tk.fp64, tk.int64_atomics});
+#endif
+    return out;
 }
 
 } // namespace codegen_test
