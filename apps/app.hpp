@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "plexus/config.hpp"
+#include "plexus/ir.hpp"
 
 namespace plexus::app {
 
@@ -32,5 +33,8 @@ Config load_config();
 
 // Prints a plexus::Error (or any exception) the way every subcommand does; returns 2.
 int report_error(const std::exception& e);
+
+// A sample kernel by name, or a JSON IR file (validated). Throws plexus::Error naming both.
+ir::Kernel load_kernel(const std::string& what);
 
 } // namespace plexus::app

@@ -22,21 +22,6 @@ int usage(std::ostream& out, int status) {
     return status;
 }
 
-ir::Kernel load_kernel(const std::string& what) {
-    if (const ir::Kernel* k = samples::find(what)) return *k;
-    std::ifstream in(what);
-    if (!in) {
-        std::string msg = "'" + what + "' is neither a sample kernel nor a readable file; samples:";
-        for (auto& n : samples::names()) msg += " " + n;
-        throw Error(ErrorCode::InvalidArgument, msg);
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    ir::Kernel k = ir::from_json(text.str(), what);
-    ir::validate(k);
-    return k;
-}
-
 int run_codegen(const std::vector<std::string>& args) {
     std::string kernel, lang, arch;
     for (size_t i = 0; i < args.size(); ++i) {

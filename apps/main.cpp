@@ -3,10 +3,13 @@
 #include <initializer_list>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <unistd.h>
 
 #include "app.hpp"
+#include "kernels.hpp"
 #include "plexus/error.hpp"
 
 namespace plexus::app {
@@ -45,6 +48,21 @@ Config load_config() {
     }
 #endif
     return config;
+}
+
+ir::Kernel load_kernel(const std::string& what) {
+    if (const ir::Kernel* k = samples::find(what)) return *k;
+    std::ifstream in(what);
+    if (!in) {
+        std::string msg = "'" + what + "' is neither a sample kernel nor a readable file; samples:";
+        for (auto& n : samples::names()) msg += " " + n;
+        throw Error(ErrorCode::InvalidArgument, msg);
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    ir::Kernel k = ir::from_json(text.str(), what);
+    ir::validate(k);
+    return k;
 }
 
 int report_error(const std::exception& e) {

@@ -22,9 +22,9 @@ inline constexpr int matmul_naive_local = 16;
 const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_naive();
 // The same as a register-blocked SGEMM (samples/matmul.cpp): each 1-D work-group of
 // matmul_group_size work-items computes a matmul_block x matmul_block block of c, 8 x 8
-// elements per work-item. Launch Grid(ceil(n / 128) * 256, ceil(m / 128)).local_size(256, 1):
-// the kernel assumes that work-group shape, and any other gives wrong results (the kernel
-// language has no way yet to declare a required work-group size).
+// elements per work-item. Launch Grid(ceil(n / 128) * 256, ceil(m / 128)): the kernel requires
+// work-groups of 256 x 1 (px::require_work_group_size), and a launch asking for another shape
+// is refused.
 inline constexpr int matmul_block = 128;
 inline constexpr int matmul_group_size = 256;
 const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tiled();
@@ -50,8 +50,8 @@ const Kernel<In<half>, InOut<half>, Float, Int>& saxpy_f16();
 // char4 (four weights of one row per element) and one f32 scale per row.
 const Kernel<In<Vec<int8_t, 4>>, In<float>, Out<Vec4>, Int, Int>& dequant_int8();
 // Row-wise softmax of a rows x cols matrix, accumulated in f32: 8 rows per work-group of
-// 32 x 8, each row's maximum and sum reduced in a 2-D shared array. Launch
-// Grid(32, ceil(rows / 8) * 8).local_size(32, 8). T is bf16 (softmax_bf16) or float (softmax_f32).
+// 32 x 8 (required), each row's maximum and sum reduced in a 2-D shared array. Launch
+// Grid(32, ceil(rows / 8) * 8). T is bf16 (softmax_bf16) or float (softmax_f32).
 inline constexpr int softmax_rows_per_group = 8;
 inline constexpr int softmax_row_items = 32;
 const Kernel<In<bf16>, Out<bf16>, Int, Int>& softmax_bf16();
@@ -69,7 +69,7 @@ PLEXUS_RECORD(Particle, pos, vel, mass, charge, kind);
 // One step of dt: every particle attracted by every other (softened gravity, through tiles of
 // records in shared memory), then moved by its kind: free ones by that force, charged ones also
 // by charge * strength along particles_field, anchored ones pulled to their anchor by a spring.
-// Work-group size: particles_tile.
+// Work-group size: particles_tile (required).
 inline constexpr int particles_tile = 64;
 inline constexpr float particles_softening = 0.01f;
 inline constexpr float particles_spring = 4.0f;

@@ -23,6 +23,7 @@ const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tiled() {
             constexpr int TM = 8, TN = 8;
             constexpr int cols = BN / TN; // work-items along a row of the block: 16
             static_assert((BM / TM) * cols == matmul_group_size);
+            px::require_work_group_size(matmul_group_size);
             // The micro-tile is two 4 x 4 quads per dimension, 64 rows (columns) apart: the 4
             // values a work-item reads are contiguous (one 128-bit shared load), and the 16
             // work-items of a half warp read 16 consecutive quads of a row of b (no bank

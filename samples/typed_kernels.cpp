@@ -47,6 +47,7 @@ namespace {
 template <class T> auto make_softmax(const char* name) {
     return px::kernel(name, {"x", "y", "rows", "cols"}, [](px::In<T> x, px::Out<T> y, px::Int rows, px::Int cols) {
         constexpr int W = softmax_row_items, R = softmax_rows_per_group;
+        px::require_work_group_size(W, R);
         auto partial = px::shared<float>(R, W);
         px::Int lx = px::local_id(0);
         px::Int ly = px::local_id(1);
@@ -94,6 +95,7 @@ const Kernel<In<float>, Out<float>, Int, Int>& softmax_f32() {
 const Kernel<In<Particle>, Out<Particle>, Int, Float>& particles() {
     static const auto k = px::kernel("particles", {"in", "out", "n", "dt"},
         [](px::In<Particle> in, px::Out<Particle> out, px::Int n, px::Float dt) {
+            px::require_work_group_size(particles_tile);
             auto tile = px::shared<Particle>(particles_tile);
             px::Int i = px::global_id(0);
             px::Int lid = px::local_id(0);

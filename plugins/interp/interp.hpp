@@ -72,7 +72,8 @@ void event_release(plx_event event);
 uint64_t now_ns() noexcept;
 bool queue_profiles(plx_queue queue) noexcept;
 
-// module.cpp: parses and checks the IR JSON into a Program; throws CompileError.
+// module.cpp: module_load has the loader (loader.hpp) parse and check the IR JSON into a
+// Program; the loader throws CompileError.
 struct CompileError {
     std::string message; // "<json path>: <what>"
 };
@@ -81,7 +82,8 @@ plx_status module_load(plx_device device, plx_language language, const char* sou
 void module_unload(plx_module module);
 plx_status kernel_get(plx_module module, const char* name, plx_kernel* kernel);
 
-// exec.cpp: runs every work-group of a launch, one after another, its work-items in lockstep.
+// exec.cpp (machine.hpp): runs every work-group of a launch, one after another, its
+// work-items in lockstep.
 struct LaunchShape {
     uint32_t dims;
     uint64_t global_size[3];
@@ -91,7 +93,7 @@ struct LaunchShape {
 struct BoundParam {
     std::byte* data = nullptr; // buffers
     uint64_t bytes = 0;
-    uint64_t scalar = 0;       // scalars, as a register holds them
+    uint64_t scalar = 0;       // scalars, as a register holds them (ops.hpp)
 };
 // What stopped a launch: "kernel \"k\": <what> at <statement path>, work-item ...".
 struct LaunchError {

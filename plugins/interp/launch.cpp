@@ -1,7 +1,9 @@
 // launch: checks the grid and binds the arguments to the kernel's parameters, then runs the
 // whole grid before returning (the event is complete when it is made).
 #include "interp.hpp"
+#include "ops.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace plx_interp {
@@ -62,7 +64,7 @@ plx_status bind(const Program& p, const plx_arg* args, uint32_t num_args,
         const plx_arg& a = args[i];
         const std::string which =
             kernel + "argument " + std::to_string(i) + " (\"" + param.name + "\", " +
-            (param.buffer ? "buffer of " : "scalar ") + ty_name(param.type) + ")";
+            (param.buffer ? "buffer of " : "scalar ") + param.type_name + ")";
         if (a.struct_size < offsetof(plx_arg, size) + sizeof(size_t))
             return fail(PLX_ERROR_INVALID_ARGUMENT,
                         which + ": struct_size " + std::to_string(a.struct_size) + " is too small");
@@ -82,14 +84,8 @@ plx_status bind(const Program& p, const plx_arg* args, uint32_t num_args,
                             which + ": the value has " + std::to_string(a.size) +
                                 " bytes, the parameter's type has " + std::to_string(size));
             if (!a.value) return fail(PLX_ERROR_INVALID_ARGUMENT, which + ": value is NULL");
-            // A register holds a 4-byte value in its low half (little- or big-endian alike).
-            if (size == 4) {
-                uint32_t v;
-                std::memcpy(&v, a.value, 4);
-                bound[i].scalar = v;
-            } else {
-                std::memcpy(&bound[i].scalar, a.value, 8);
-            }
+            // As a register holds it: f16 and bf16 as the f32 of their value.
+            bound[i].scalar = read_scalar(static_cast<const std::byte*>(a.value), param.type);
         }
     }
     return PLX_OK;
@@ -106,6 +102,17 @@ plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dim
     LaunchShape shape{};
     uint32_t dynamic_bytes = 0;
     if (plx_status s = check_dims(dims, shape, dynamic_bytes); s != PLX_OK) return s;
+    const uint64_t items = uint64_t(shape.local_size[0]) * shape.local_size[1] * shape.local_size[2];
+    const bool required = p.required_local[0] != 0;
+    if ((required && !std::equal(shape.local_size, shape.local_size + 3, p.required_local)) ||
+        (p.max_local && items > p.max_local))
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    "interp: launch: kernel \"" + p.name + "\" declares " +
+                        (required ? "work-groups of " + std::to_string(p.required_local[0]) + " x " +
+                                        std::to_string(p.required_local[1]) + " x " + std::to_string(p.required_local[2])
+                                  : "at most " + std::to_string(p.max_local) + " work-items per group") +
+                        ", the launch has " + std::to_string(shape.local_size[0]) + " x " +
+                        std::to_string(shape.local_size[1]) + " x " + std::to_string(shape.local_size[2]));
     if (p.shared_bytes + dynamic_bytes > kLocalMemoryBytes)
         return fail(PLX_ERROR_OUT_OF_RESOURCES,
                     "interp: launch: kernel \"" + p.name + "\" needs " +

@@ -13,7 +13,7 @@ namespace {
 bool g_initialized = false;
 std::mutex g_init_mutex;
 
-const plx_language kLanguages[] = {PLX_LANG_PLEXUS_IR_JSON};
+const plx_language kLanguages[] = {PLX_LANG_PLEXUS_IR2_JSON, PLX_LANG_PLEXUS_IR_JSON};
 
 // Keeps C++ exceptions (std::bad_alloc while building a message, a bug caught as a
 // logic_error) from crossing the C ABI.
@@ -53,7 +53,7 @@ plx_plugin make_descriptor() {
         .priority = 5,
         .execution_model = PLX_EXEC_CUSTOM,
         .languages = kLanguages,
-        .num_languages = 1,
+        .num_languages = sizeof kLanguages / sizeof kLanguages[0],
         .intrinsics = intrinsics,
         .num_intrinsics = num_intrinsics,
         .last_error = plugin_last_error,

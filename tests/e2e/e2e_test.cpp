@@ -72,6 +72,12 @@ TEST_CASE("matmul_tiled") { run_problem("matmul_tiled"); }
 TEST_CASE("transpose") { run_problem("transpose"); }
 TEST_CASE("scan") { run_problem("scan"); }
 TEST_CASE("histogram") { run_problem("histogram"); }
+TEST_CASE("vector_add_float4") { run_problem("vector_add_float4"); }
+TEST_CASE("saxpy_f16") { run_problem("saxpy_f16"); }
+TEST_CASE("dequant_int8") { run_problem("dequant_int8"); }
+TEST_CASE("softmax_bf16") { run_problem("softmax_bf16"); }
+TEST_CASE("softmax_f32") { run_problem("softmax_f32"); }
+TEST_CASE("particles") { run_problem("particles"); }
 
 // The default 1-D work-group is 256 (wider only on a CPU for kernels with no barrier and no
 // shared array): a kernel that sizes its shared array for it must run with the default grid.

@@ -261,3 +261,31 @@ TEST_CASE("a launch error is reported once, not again by finish()") {
     expect_error(px::ErrorCode::Launch, [&] { rt.launch(px::Target{"interp"}, oob, px::Grid(8), c, 8).wait(); });
     CHECK_NOTHROW(rt.finish());
 }
+
+TEST_CASE("a launch whose work-group breaks the kernel's declared size is refused; the default is the declared one") {
+    px::Runtime rt(test_config());
+    static const auto fixed = px::kernel("fixed_group", {"out"}, [](px::Out<int32_t> out) {
+        px::require_work_group_size(64);
+        out[px::global_id(0)] = px::local_size(0);
+    });
+    static const auto capped = px::kernel("capped_group", {"out"}, [](px::Out<int32_t> out) {
+        px::max_work_group_size(32);
+        out[px::global_id(0)] = px::local_size(0);
+    });
+    px::Buffer<int32_t> out(rt, 128);
+    px::Error e = expect_error(px::ErrorCode::InvalidArgument, [&] { rt.launch(fixed, px::Grid(128).local_size(32), out); });
+    CHECK(e.message().find("requires work-groups of 64 x 1 x 1") != std::string::npos);
+    CHECK(e.message().find("asks for 32 x 1 x 1") != std::string::npos);
+    e = expect_error(px::ErrorCode::InvalidArgument, [&] { rt.launch(capped, px::Grid(128).local_size(64), out); });
+    CHECK(e.message().find("at most 32 work-items per group") != std::string::npos);
+    for (const px::Backend* b : rt.backends()) {
+        INFO(b->name());
+        rt.launch(px::Target{b->name()}, fixed, px::Grid(128), out).wait();
+        std::vector<int32_t> got = out.to_vector();
+        CHECK(std::count(got.begin(), got.end(), 64) == 128);
+        rt.launch(px::Target{b->name()}, capped, px::Grid(128), out).wait();
+        got = out.to_vector();
+        CHECK(std::all_of(got.begin(), got.end(), [](int32_t s) { return s > 0 && s <= 32; }));
+    }
+    check_vector_add(rt, {}, 1000, 3); // the runtime still works
+}

@@ -7,7 +7,9 @@
 
 #include <doctest/doctest.h>
 #include <dlfcn.h>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <stdexcept>
@@ -193,8 +195,9 @@ struct Arg {
         arg.kind = PLX_ARG_BUFFER;
         arg.buffer = b.handle();
     }
+    // Numbers, and the kernel language's 2-byte px::half and px::bf16.
     template <class T>
-        requires std::is_arithmetic_v<T>
+        requires(std::is_arithmetic_v<T> || std::is_trivially_copyable_v<T>) && (sizeof(T) <= 8)
     Arg(T v) { // NOLINT
         arg.struct_size = sizeof arg;
         arg.kind = PLX_ARG_SCALAR;
@@ -240,10 +243,39 @@ template <class T> std::vector<T> random_vector(size_t n, T lo, T hi) {
         std::uniform_real_distribution<T> d(lo, hi);
         for (auto& x : v) x = d(rng());
     } else {
-        std::uniform_int_distribution<T> d(lo, hi);
-        for (auto& x : v) x = d(rng());
+        // The distribution is not defined for char types: draw i8 / u8 as 32-bit integers.
+        using D = std::conditional_t<(sizeof(T) < 2), std::conditional_t<std::is_signed_v<T>, int32_t, uint32_t>, T>;
+        std::uniform_int_distribution<D> d(lo, hi);
+        for (auto& x : v) x = static_cast<T>(d(rng()));
     }
     return v;
+}
+
+// Replaces every value of `good` (leaves and containers), one at a time, by each replacement
+// and loads the result: each load must end in OK or PLX_ERROR_COMPILE with a message, never a
+// crash. The modules are not launched (a mutated loop step may loop forever). Returns how many
+// loads were refused.
+inline int load_every_mutation(const nlohmann::json& good, const std::vector<nlohmann::json>& replacements) {
+    using pointer = nlohmann::json::json_pointer;
+    const nlohmann::json flat = good.flatten(); // leaves only; their parents are added below
+    std::vector<pointer> pointers;
+    for (auto& [key, value] : flat.items())
+        for (pointer p(key); !p.empty(); p = p.parent_pointer()) pointers.push_back(p);
+    std::sort(pointers.begin(), pointers.end());
+    pointers.erase(std::unique(pointers.begin(), pointers.end()), pointers.end());
+    int refused = 0;
+    for (auto& p : pointers)
+        for (auto& r : replacements) {
+            nlohmann::json j = good;
+            j[p] = r;
+            Module m(j.dump());
+            REQUIRE((m.status() == PLX_OK || m.status() == PLX_ERROR_COMPILE));
+            if (m.status() == PLX_ERROR_COMPILE) {
+                REQUIRE(contains(m.error(), "interp: module_load: "));
+                ++refused;
+            }
+        }
+    return refused;
 }
 
 // The simple kernel run after every failure to show the plugin still works.

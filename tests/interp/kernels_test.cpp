@@ -1,6 +1,11 @@
 // Whole kernels on the interpreter against host references, on random inputs whose sizes are
-// not multiples of the group size: vector_add, reductions, tiled matmul, histogram, indices.
+// not multiples of the group size: vector_add, reductions, tiled matmul, histogram, indices,
+// a transpose through a shaped shared tile.
 #include "fixture.hpp"
+
+#include <plexus/kernel.hpp>
+
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <numeric>
@@ -232,6 +237,40 @@ TEST_CASE("index intrinsics on a 3-D grid with rounded-up groups, for every work
                     CHECK(row[15 + dim] == padded[dim]);
                 }
             }
+}
+
+constexpr int kTile = 16; // the transpose's tile size
+
+TEST_CASE("transpose through a shaped shared tile: [16][16] with rows padded to 17") {
+    namespace px = plexus;
+    auto k = px::kernel("transpose", {"in", "out", "rows", "cols"},
+                        [](px::In<float> in, px::Out<float> out, px::Int rows, px::Int cols) {
+        auto tile = px::shared<float>(kTile, kTile, px::Pad{1});
+        px::Int tx = px::local_id(0), ty = px::local_id(1);
+        px::Int x = px::group_id(0) * kTile + tx, y = px::group_id(1) * kTile + ty;
+        px::If(x < cols && y < rows, [&] { tile[ty][tx] = in[y * cols + x]; });
+        px::barrier();
+        // The tile is read down its columns: tx * 17 + ty, every row's pad skipped.
+        px::Int ox = px::group_id(1) * kTile + tx, oy = px::group_id(0) * kTile + ty;
+        px::If(ox < rows && oy < cols, [&] { out[oy * rows + ox] = tile[tx][ty]; });
+    });
+    const nlohmann::json shared = nlohmann::json::parse(ir::to_json(k.ir()))["shared"][0];
+    CHECK(shared["dims"] == nlohmann::json({kTile, kTile}));
+    CHECK(shared["pad"] == 1);
+    CHECK(shared["count"] == kTile * (kTile + 1));
+    const int rows = 37, cols = 50;
+    auto in = random_vector<float>(rows * cols, -1.f, 1.f);
+    Buffer bin(in), bout(std::vector<float>(rows * cols, 0.f));
+    Module m(k.ir());
+    REQUIRE(m.status() == PLX_OK);
+    REQUIRE(launch(m.kernel(), Dims{2, {cols, rows, 1}, {kTile, kTile, 1}}, {bin, bout, rows, cols}) == PLX_OK);
+    const auto out = bout.read<float>();
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) {
+            CAPTURE(r);
+            CAPTURE(c);
+            REQUIRE(out[c * rows + r] == in[r * cols + c]);
+        }
 }
 
 } // namespace interp_test

@@ -16,8 +16,9 @@ TEST_CASE("descriptor: Custom, IR JSON, priority 5, and every catalog intrinsic"
     CHECK(std::string(d.vendor) == "plexus");
     CHECK(d.priority == 5);
     CHECK(d.execution_model == PLX_EXEC_CUSTOM);
-    REQUIRE(d.num_languages == 1);
-    CHECK(d.languages[0] == PLX_LANG_PLEXUS_IR_JSON);
+    REQUIRE(d.num_languages == 2);
+    CHECK(d.languages[0] == PLX_LANG_PLEXUS_IR2_JSON);
+    CHECK(d.languages[1] == PLX_LANG_PLEXUS_IR_JSON);
     // doctest cannot print function pointers, so compare booleans.
     const bool has_launch = d.launch, has_launch_host = d.launch_host,
                has_host_ptr = d.buffer_host_ptr;

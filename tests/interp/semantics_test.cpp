@@ -1,10 +1,11 @@
 // The IR's scalar semantics on the interpreter, element by element against C++ on the host:
 // wrapping integers, shifts modulo the width, signed/unsigned min/max, casts, every math
 // intrinsic, and divergent control flow (break, continue, return, short-circuit and/or).
-#include "fixture.hpp"
+#include "elementwise.hpp"
 
 #include <plexus/catalog.hpp>
 
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -14,75 +15,12 @@ namespace interp_test {
 namespace {
 
 using B = ir::BinaryOp;
-using E = ir::Expr;
-
-template <class T, class R> struct Op {
-    std::string name;
-    std::function<E(E, E, E)> build;
-    std::function<R(T, T, T)> host;
-};
-
-template <class T> Scalar scalar_of() {
-    if constexpr (std::is_same_v<T, int32_t>) return Scalar::I32;
-    else if constexpr (std::is_same_v<T, uint32_t>) return Scalar::U32;
-    else if constexpr (std::is_same_v<T, int64_t>) return Scalar::I64;
-    else if constexpr (std::is_same_v<T, uint64_t>) return Scalar::U64;
-    else if constexpr (std::is_same_v<T, float>) return Scalar::F32;
-    else return Scalar::F64;
-}
-
-// Runs out[i * K + j] = op_j(x[i], y[i], z[i]) for K ops and compares each element: integers
-// exactly, floats within `tolerance` relative to max(1, |want|), NaN matching NaN.
-template <class T, class R>
-void check_elementwise(const std::string& name, const std::vector<Op<T, R>>& ops,
-                       const std::vector<T>& xs, const std::vector<T>& ys, const std::vector<T>& zs,
-                       double tolerance = 0) {
-    const Scalar t = scalar_of<T>(), r = scalar_of<R>();
-    const int n = static_cast<int>(xs.size()), K = static_cast<int>(ops.size());
-    auto gid = var("gid", Scalar::I32);
-    std::vector<ir::Stmt> then = {let("x", load("X", t, gid)), let("y", load("Y", t, gid)),
-                                  let("z", load("Z", t, gid))};
-    for (int j = 0; j < K; ++j)
-        then.push_back(store("out", bin(B::Add, bin(B::Mul, gid, i32(K)), i32(j)),
-                             ops[j].build(var("x", t), var("y", t), var("z", t))));
-    const ir::Kernel k =
-        kernel(name, {buffer("X", t), buffer("Y", t), buffer("Z", t), buffer("out", r, ir::Access::Write),
-                      scalar("n", Scalar::I32)},
-               {let_gid(), if_(bin(B::Lt, gid, var("n", Scalar::I32)), then)});
-    ir::validate(k);
-    Buffer bx(xs), by(ys), bz(zs), out(size_t(n) * K * sizeof(R));
-    Module m(k);
-    REQUIRE(m.status() == PLX_OK);
-    REQUIRE(launch(m.kernel(), dims1(n, 64), {bx, by, bz, out, n}) == PLX_OK);
-    const auto got = out.read<R>();
-    for (int i = 0; i < n; ++i)
-        for (int j = 0; j < K; ++j) {
-            const R want = ops[j].host(xs[i], ys[i], zs[i]);
-            const R g = got[size_t(i) * K + j];
-            CAPTURE(ops[j].name);
-            CAPTURE(xs[i]);
-            CAPTURE(ys[i]);
-            CAPTURE(zs[i]);
-            if constexpr (std::is_floating_point_v<R>) {
-                if (std::isnan(want)) REQUIRE(std::isnan(g));
-                else if (std::isinf(want)) REQUIRE(g == want);
-                else REQUIRE(std::fabs(g - want) <= tolerance * std::max<double>(1, std::fabs(want)));
-            } else {
-                REQUIRE(g == want);
-            }
-        }
-}
-
-template <class T> std::vector<T> with_specials(std::vector<T> v, std::initializer_list<T> specials) {
-    size_t i = 0;
-    for (T s : specials) v[i++ % v.size()] = s;
-    return v;
-}
 
 // add, sub, mul, div, rem, min, max, bit ops, shifts, neg, bitnot, comparisons on integer T,
-// against C++ computed in the unsigned type (wrapping) with the IR's shift rule.
+// against C++ computed in an unsigned type (wrapping) with the IR's shift rule. U is at least
+// 32 bits wide: u16 * u16 would otherwise be promoted to int and overflow.
 template <class T> void check_integer_ops() {
-    using U = std::make_unsigned_t<T>;
+    using U = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
     constexpr T lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
     constexpr U width = sizeof(T) * 8 - 1;
     auto b = [](B op) { return [op](E x, E y, E) { return bin(op, x, y); }; };
@@ -125,6 +63,13 @@ TEST_CASE("integer semantics: wrapping, shifts modulo the width, signedness of m
     check_integer_ops<uint32_t>();
     check_integer_ops<int64_t>();
     check_integer_ops<uint64_t>();
+}
+
+TEST_CASE("i8, u8, i16, u16 wrap at their own width: nothing is promoted to int") {
+    check_integer_ops<int8_t>();
+    check_integer_ops<uint8_t>();
+    check_integer_ops<int16_t>();
+    check_integer_ops<uint16_t>();
 }
 
 TEST_CASE("casts: sign and zero extension, truncation, to and from bool and floats") {
@@ -245,15 +190,16 @@ TEST_CASE("math intrinsics: every catalog entry in f32 and f64 against <cmath>")
     check_math<double>("f64");
 }
 
-TEST_CASE("float min / max follow fmin / fmax: a NaN operand yields the other operand") {
+TEST_CASE("float min / max follow fmin / fmax: a NaN operand, even a signaling one, yields the other") {
     const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float snan = std::bit_cast<float>(0x7f800001u), negative_snan = std::bit_cast<float>(0xff812345u);
     std::vector<Op<float, float>> ops = {
-        {"min", [](E x, E y, E) { return bin(B::Min, x, y); }, [](float x, float y, float) { return std::fmin(x, y); }},
-        {"max", [](E x, E y, E) { return bin(B::Max, x, y); }, [](float x, float y, float) { return std::fmax(x, y); }},
+        {"min", [](E x, E y, E) { return bin(B::Min, x, y); }, [](float x, float y, float) { return ir_min(x, y); }},
+        {"max", [](E x, E y, E) { return bin(B::Max, x, y); }, [](float x, float y, float) { return ir_max(x, y); }},
         {"div", [](E x, E y, E) { return bin(B::Div, x, y); }, [](float x, float y, float) { return x / y; }},
     };
-    std::vector<float> xs = {nan, 1.f, nan, -0.f, 3.f, 2.f, 1.f};
-    std::vector<float> ys = {2.f, nan, nan, 0.f, -3.f, 0.f, -0.f};
+    std::vector<float> xs = {nan, 1.f, nan, -0.f, 3.f, 2.f, 1.f, snan, 5.f, negative_snan};
+    std::vector<float> ys = {2.f, nan, nan, 0.f, -3.f, 0.f, -0.f, 4.f, snan, snan};
     check_elementwise<float, float>("float_min_max", ops, xs, ys, ys, 0.0);
 }
 

@@ -276,3 +276,20 @@ TEST_CASE("a backend without a plugin refuses plugin calls with a clear error") 
         }
     }
 }
+
+TEST_CASE("a Custom backend that reads only plexus-ir/1 is dropped for a kernel that needs plexus-ir/2") {
+    Machine m;
+    KernelNeeds needs;
+    needs.ir_v2 = true;
+    auto cs = rank_candidates(m.all(), needs, Config{});
+    CHECK_FALSE(find(cs, "interp").kept);
+    CHECK(find(cs, "interp").reason.find("needs schema plexus-ir/2") != std::string::npos);
+    CHECK(find(cs, "native").kept);
+    BackendDesc d;
+    d.name = "interp2";
+    d.exec_model = ExecModel::Custom;
+    d.languages = {PLX_LANG_PLEXUS_IR2_JSON};
+    d.devices = {device("interpreter", DeviceType::CPU, 1)};
+    Backend v2(d);
+    CHECK(rank_candidates({&v2}, needs, Config{})[0].kept);
+}

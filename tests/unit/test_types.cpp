@@ -377,3 +377,29 @@ TEST_CASE("the kernel language widens exactly, broadcasts scalars, and refuses n
     });
     CHECK(ir::print(v.ir()).find("f32x4(s)") != std::string::npos);
 }
+
+TEST_CASE("a kernel that plexus-ir/1 can express is written as plexus-ir/1; a declared work-group size is /2") {
+    static const auto plain = px::kernel("plain", {"o"}, [](px::Out<float> o) { o[px::global_id(0)] = 1.0f; });
+    std::string text = ir::to_json(plain.ir());
+    CHECK(text.find("\"plexus-ir/1\"") != std::string::npos);
+    CHECK(text.find("\"types\"") == std::string::npos);
+    CHECK_FALSE(ir::needs_ir_v2(plain.ir()));
+    static const auto bounded = px::kernel("bounded", {"o"}, [](px::Out<float> o) {
+        px::require_work_group_size(16, 4);
+        px::max_work_group_size(64);
+        o[px::global_id(0)] = 1.0f;
+    });
+    CHECK(ir::needs_ir_v2(bounded.ir()));
+    ir::Kernel back = ir::from_json(ir::to_json(bounded.ir()));
+    CHECK(back.work_group.required == std::array<uint32_t, 3>{16, 4, 1});
+    CHECK(back.work_group.max == 64);
+    expect_error(px::ErrorCode::InvalidKernel, [] {
+        px::kernel("twice", [](px::Out<float>) {
+            px::require_work_group_size(16);
+            px::require_work_group_size(8);
+        });
+    }, {"kernel 'twice'", "given twice"});
+    ir::Kernel k = bounded.ir();
+    k.work_group.max = 32;
+    expect_invalid(k, {"required work-group of 64 work-items above its own maximum of 32"});
+}

@@ -3,6 +3,7 @@
 // enums, the visitor and every dispatch; nodes are immutable and built only through make().
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -388,14 +389,25 @@ struct ArrayDecl {
 };
 using SharedArray = ArrayDecl;
 
+// The work-group size a kernel declares: a required shape (every launch uses exactly that
+// one: OpenCL's reqd_work_group_size, PTX's .reqntid), or a most work-items per group
+// (CUDA's __launch_bounds__, PTX's .maxntid). 0 means "not declared".
+struct WorkGroupBound {
+    std::array<uint32_t, 3> required{0, 0, 0};
+    uint32_t max = 0;
+    bool operator==(const WorkGroupBound&) const = default;
+    bool declared() const { return required[0] != 0 || max != 0; }
+};
+
 struct Kernel {
     std::string name;
     std::vector<Param> params;
     std::vector<ArrayDecl> shared;
     Stmt body; // a Block
     // Every record and variant the kernel uses, each after the ones it contains.
-    std::vector<std::shared_ptr<const TypeDecl>> types;
-    std::vector<ArrayDecl> privates;
+    std::vector<std::shared_ptr<const TypeDecl>> types{};
+    std::vector<ArrayDecl> privates{};
+    WorkGroupBound work_group{};
 
     const Param* param(std::string_view name) const;
     const ArrayDecl* shared_array(std::string_view name) const;
@@ -458,7 +470,11 @@ template <class FE, class FS> void for_each_part(const StmtNode& s, FE&& on_expr
 
 std::string print(const Kernel& k);         // readable text
 std::string print(const Expr& e);
-std::string to_json(const Kernel& k);        // schema "plexus-ir/2", indented, sorted keys
+// Whether the kernel needs schema "plexus-ir/2": a type or node "plexus-ir/1" lacks, a path, a
+// private or shaped array, a declared work-group size. The JSON writer emits the oldest schema
+// that can express the kernel, so a Custom plugin that reads only "/1" keeps working.
+bool needs_ir_v2(const Kernel& k);
+std::string to_json(const Kernel& k);        // schema "plexus-ir/1" or "/2", indented, sorted keys
 std::string canonical_json(const Kernel& k); // the same on one line: what hash() covers
 // Reads schema "plexus-ir/2" and "plexus-ir/1". Throws plexus::Error(InvalidIR) naming the JSON
 // path ("kernel.body.body[2].value.op") and what was expected; `origin` (a file name) goes

@@ -675,6 +675,13 @@ void barrier();
 void fence_workgroup();
 void fence_device();
 
+// The work-group size the kernel declares (inside the kernel's lambda, once): every launch must
+// use exactly this shape (and gets it when the grid names none), or at most this many
+// work-items per group. Generators pass it on (reqd_work_group_size, .reqntid,
+// __launch_bounds__), so a compiler can specialize for it.
+void require_work_group_size(uint32_t x, uint32_t y = 1, uint32_t z = 1);
+void max_work_group_size(uint32_t items);
+
 namespace detail {
 // The array element a Part names, for an atomic: a whole element of a global or local array.
 const Place& atomic_place(const Place& p);

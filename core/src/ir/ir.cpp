@@ -558,6 +558,32 @@ void collect_types(Kernel& k) {
     k.types = std::move(found);
 }
 
+bool needs_ir_v2(const Kernel& k) {
+    auto v1_type = [](const Type& t) {
+        static constexpr Scalar v1[] = {Scalar::Void, Scalar::Bool, Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64, Scalar::F32, Scalar::F64};
+        return !t.is_aggregate() && !t.is_vector() && std::find(std::begin(v1), std::end(v1), t.scalar()) != std::end(v1);
+    };
+    bool v2 = !k.types.empty() || !k.privates.empty() || k.work_group.declared();
+    for (auto& p : k.params) v2 = v2 || !v1_type(p.type);
+    for (auto& a : k.shared) v2 = v2 || !v1_type(a.type) || !a.dims.empty() || a.pad;
+    auto on_expr = [&](const ExprNode& e) {
+        const bool added = e.kind == ExprKind::Field || e.kind == ExprKind::Swizzle || e.kind == ExprKind::Broadcast ||
+                           e.kind == ExprKind::Construct || e.kind == ExprKind::MakeVariant;
+        v2 = v2 || added || !v1_type(e.type);
+    };
+    auto on_stmt = [&](const StmtNode& s) {
+        switch (s.kind) {
+        case StmtKind::Assign: v2 = v2 || !static_cast<const Assign&>(s).path.empty(); break;
+        case StmtKind::Store: v2 = v2 || !static_cast<const Store&>(s).path.empty(); break;
+        case StmtKind::Let: v2 = v2 || !v1_type(static_cast<const Let&>(s).type); break;
+        case StmtKind::Match: v2 = true; break;
+        default: break;
+        }
+    };
+    if (k.body) walk(k.body, on_expr, on_stmt);
+    return v2;
+}
+
 KernelUses collect_uses(const Kernel& k) {
     std::set<std::string> intrinsics, natives;
     KernelUses uses;

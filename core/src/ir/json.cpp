@@ -178,9 +178,19 @@ json kernel_json(const Kernel& k) {
     json types = json::array();
     for (auto& d : k.types) types.push_back(type_decl_json(*d));
     Writer w;
-    return {{"schema", schema_name}, {"name", k.name},         {"params", params},
-            {"types", types},        {"shared", arrays_json(k.shared)}, {"private", arrays_json(k.privates)},
-            {"body", k.body ? w.stmt(k.body) : json(nullptr)}};
+    json j = {{"schema", schema_v1}, {"name", k.name}, {"params", params}, {"shared", arrays_json(k.shared)},
+              {"body", k.body ? w.stmt(k.body) : json(nullptr)}};
+    if (!needs_ir_v2(k)) return j;
+    j["schema"] = schema_name;
+    j["types"] = types;
+    j["private"] = arrays_json(k.privates);
+    if (k.work_group.declared()) {
+        json wg = json::object();
+        if (k.work_group.required[0]) wg["required"] = k.work_group.required;
+        if (k.work_group.max) wg["max"] = k.work_group.max;
+        j["work_group"] = wg;
+    }
+    return j;
 }
 
 } // namespace
@@ -603,7 +613,7 @@ struct Reader {
             fail("schema", "unsupported schema \"" + schema + "\" (this plexus reads " + schema_name + " and " +
                                schema_v1 + ")");
         v2 = schema == schema_name;
-        if (v2) keys(j, "", {"schema", "name", "types", "params", "shared", "private", "body"});
+        if (v2) keys(j, "", {"schema", "name", "types", "params", "shared", "private", "work_group", "body"});
         else keys(j, "", {"schema", "name", "params", "shared", "body"});
         Kernel k;
         k.name = str(j, "", "name");
@@ -635,6 +645,20 @@ struct Reader {
                 fail(p + ".kind", "unknown parameter kind \"" + kind + "\" (expected buffer or scalar)");
             }
             k.params.push_back(param);
+        }
+        if (v2 && j.contains("work_group")) {
+            const json& wg = j["work_group"];
+            keys(wg, "work_group", {"required", "max"});
+            if (wg.contains("required")) {
+                const json& r = array(wg, "work_group", "required");
+                if (r.size() != 3) fail("work_group.required", "expected three sizes [x, y, z]");
+                for (size_t d = 0; d < 3; ++d) {
+                    if (!r[d].is_number_unsigned() || r[d].get<uint64_t>() > UINT32_MAX)
+                        fail("work_group.required[" + std::to_string(d) + "]", "expected a size, found " + r[d].dump());
+                    k.work_group.required[d] = r[d].get<uint32_t>();
+                }
+            }
+            if (wg.contains("max")) k.work_group.max = uint32_t(count(wg, "work_group", "max", UINT32_MAX));
         }
         field(j, "", "shared");
         k.shared = arrays(j, "shared");

@@ -53,6 +53,7 @@ public:
         }
         check_arrays(k_.shared, "shared", names);
         check_arrays(k_.privates, "private", names);
+        check_work_group();
         if (limits_.local_memory_bytes && k_.shared_bytes() > limits_.local_memory_bytes)
             fail("", "shared memory of " + std::to_string(k_.shared_bytes()) +
                          " bytes is over the device's limit of " +
@@ -150,14 +151,29 @@ private:
                 if (a.pad) fail(where, "array '" + a.name + "' has row padding but no shape");
                 continue;
             }
-            if (a.dims.size() > 3 || std::count(a.dims.begin(), a.dims.end(), 0u))
-                fail(where, "array '" + a.name + "' must have 1 to 3 positive dimensions");
+            if (std::string(space) == "private") fail(where, "private array '" + a.name + "' has a shape (only shared arrays have one)");
+            if (a.dims.size() < 2 || a.dims.size() > 3 || std::count(a.dims.begin(), a.dims.end(), 0u))
+                fail(where, "array '" + a.name + "' must have 2 or 3 positive dimensions");
             uint64_t count = uint64_t(a.dims.back()) + a.pad;
             for (size_t d = 0; d + 1 < a.dims.size(); ++d) count *= a.dims[d];
             if (count != a.count)
                 fail(where, "array '" + a.name + "' holds " + std::to_string(a.count) + " elements, its shape " +
                                 std::to_string(count));
         }
+    }
+
+    void check_work_group() const {
+        const WorkGroupBound& w = k_.work_group;
+        const bool some = w.required[0] || w.required[1] || w.required[2];
+        if (!some) return;
+        uint64_t items = 1;
+        for (uint32_t d : w.required) {
+            if (d == 0) fail("work_group", "a required work-group size with a dimension of 0");
+            items *= d;
+        }
+        if (w.max && items > w.max)
+            fail("work_group", "a required work-group of " + std::to_string(items) + " work-items above its own maximum of " +
+                                   std::to_string(w.max));
     }
 
     const Scope* lookup(const std::string& n) const {

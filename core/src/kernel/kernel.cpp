@@ -228,6 +228,22 @@ void barrier() { detail::Tracer::current().emit(ir::Barrier::make()); }
 void fence_workgroup() { detail::Tracer::current().emit(ir::Fence::make(ir::FenceScope::WorkGroup)); }
 void fence_device() { detail::Tracer::current().emit(ir::Fence::make(ir::FenceScope::Device)); }
 
+void require_work_group_size(uint32_t x, uint32_t y, uint32_t z) {
+    auto& t = detail::Tracer::current();
+    ir::WorkGroupBound& w = t.kernel().work_group;
+    if (w.required[0]) t.fail("px::require_work_group_size is given twice");
+    if (!x || !y || !z) t.fail("px::require_work_group_size with a size of 0");
+    w.required = {x, y, z};
+}
+
+void max_work_group_size(uint32_t items) {
+    auto& t = detail::Tracer::current();
+    ir::WorkGroupBound& w = t.kernel().work_group;
+    if (w.max) t.fail("px::max_work_group_size is given twice");
+    if (!items) t.fail("px::max_work_group_size of 0");
+    w.max = items;
+}
+
 void native(std::map<std::string, std::string> code, const std::function<void()>& fallback) {
     auto& t = detail::Tracer::current();
     ir::Stmt f = fallback ? t.trace_block(fallback) : nullptr;

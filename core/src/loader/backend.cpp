@@ -30,6 +30,7 @@ const char* to_string(plx_language l) {
     case PLX_LANG_OPENCL_C: return "opencl_c";
     case PLX_LANG_PLEXUS_IR_JSON: return "plexus_ir_json";
     case PLX_LANG_CUDA_BINARY: return "cuda_binary";
+    case PLX_LANG_PLEXUS_IR2_JSON: return "plexus_ir2_json";
     }
     return "unknown";
 }

@@ -186,8 +186,9 @@ std::string contract_violation(const plx_plugin& api, uint32_t size) {
             return "languages[" + std::to_string(i) + "] is PLX_LANG_UNSET";
     if (custom) {
         bool ir = false;
-        for (uint32_t i = 0; i < api.num_languages; ++i) ir = ir || api.languages[i] == PLX_LANG_PLEXUS_IR_JSON;
-        if (!ir) return "a Custom plugin must list PLX_LANG_PLEXUS_IR_JSON in 'languages'";
+        for (uint32_t i = 0; i < api.num_languages; ++i)
+            ir = ir || api.languages[i] == PLX_LANG_PLEXUS_IR_JSON || api.languages[i] == PLX_LANG_PLEXUS_IR2_JSON;
+        if (!ir) return "a Custom plugin must list PLX_LANG_PLEXUS_IR_JSON or PLX_LANG_PLEXUS_IR2_JSON in 'languages'";
     }
     if (api.num_intrinsics > 0 && api.intrinsics == nullptr)
         return "'intrinsics' is NULL but num_intrinsics is " + std::to_string(api.num_intrinsics);

@@ -36,6 +36,10 @@ std::string drop_reason(const Backend& b, const DeviceInfo& d, const KernelNeeds
         }
         if (!any) return "no code generator for its languages (" + langs + ")";
     }
+    if (needs.ir_v2 && b.exec_model() == ExecModel::Custom &&
+        std::find(b.languages().begin(), b.languages().end(), PLX_LANG_PLEXUS_IR2_JSON) == b.languages().end())
+        return "the kernel needs schema plexus-ir/2 (records, variants, vectors, f16, small integers, private "
+               "arrays or a declared work-group size) and the plugin reads only plexus-ir/1";
     if (needs.has_native_blocks && needs.native_backends.count(b.name()) == 0 && !needs.native_fallback)
         return "the kernel's native blocks have no entry for " + b.name() + " (only " +
                join(needs.native_backends) + ") and no portable fallback";

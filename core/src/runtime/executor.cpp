@@ -94,7 +94,33 @@ plx_language pick_language(const Backend& b, const Config& config) {
 // `cooperative`: the kernel has barriers or shared arrays, so its work-items may rely on the
 // group's size (a shared array sized for the documented default, per-work-item state kept
 // across barriers); its default group stays 256 in 1-D everywhere.
-std::array<uint32_t, 3> choose_local(const Grid& g, const DeviceInfo& d, bool cooperative) {
+// The launch's grid with the kernel's declared work-group size applied: a required shape is
+// the default and the only one allowed; an explicit group may not exceed a declared maximum.
+Grid bounded_grid(const ir::Kernel& k, const Grid& grid, const ErrorContext& where) {
+    const ir::WorkGroupBound& w = k.work_group;
+    Grid g = grid;
+    auto shape = [](const std::array<uint32_t, 3>& l) {
+        return std::to_string(l[0]) + " x " + std::to_string(l[1]) + " x " + std::to_string(l[2]);
+    };
+    std::array<uint32_t, 3> asked = g.local;
+    for (uint32_t d = g.dims; d < 3; ++d) asked[d] = 1;
+    if (w.required[0]) {
+        for (uint32_t d = g.dims; d < 3; ++d)
+            if (w.required[d] != 1)
+                throw Error(ErrorCode::InvalidArgument, "kernel '" + k.name + "' requires work-groups of " +
+                            shape(w.required) + ", which a " + std::to_string(g.dims) + "-D grid cannot have", where);
+        if (g.local[0] == 0) g.local = w.required;
+        else if (asked != w.required)
+            throw Error(ErrorCode::InvalidArgument, "kernel '" + k.name + "' requires work-groups of " + shape(w.required) +
+                        " (px::require_work_group_size); the launch asks for " + shape(asked), where);
+    }
+    if (w.max && g.local[0] != 0 && uint64_t(asked[0]) * asked[1] * asked[2] > w.max)
+        throw Error(ErrorCode::InvalidArgument, "kernel '" + k.name + "' takes at most " + std::to_string(w.max) +
+                    " work-items per group (px::max_work_group_size); the launch asks for " + shape(asked), where);
+    return g;
+}
+
+std::array<uint32_t, 3> choose_local(const Grid& g, const DeviceInfo& d, bool cooperative, uint32_t kernel_max) {
     if (g.local[0] != 0) {
         std::array<uint32_t, 3> l = g.local;
         for (uint32_t i = g.dims; i < 3; ++i) l[i] = 1;
@@ -110,6 +136,7 @@ std::array<uint32_t, 3> choose_local(const Grid& g, const DeviceInfo& d, bool co
                                : g.dims == 2 ? std::array<uint32_t, 3>{16, 16, 1}
                                              : std::array<uint32_t, 3>{8, 8, 4};
     uint32_t max = d.max_work_group_size ? d.max_work_group_size : 256;
+    if (kernel_max) max = std::min(max, kernel_max);
     while (l[0] * l[1] * l[2] > max) {
         auto big = std::max_element(l.begin(), l.end());
         *big = std::max(1u, *big / 2);
@@ -151,12 +178,18 @@ std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, uint64_t hash, 
         if (b.exec_model() == ExecModel::JIT) {
             c->module = load_jit_module(k, hash, ctx, where, report);
         } else {
-            report.language = to_string(PLX_LANG_PLEXUS_IR_JSON);
+            // The oldest schema the kernel fits, under the language value the plugin lists for it.
+            const bool v2 = ir::needs_ir_v2(k);
+            const auto& langs = b.languages();
+            const plx_language lang = v2 || std::find(langs.begin(), langs.end(), PLX_LANG_PLEXUS_IR_JSON) == langs.end()
+                                          ? PLX_LANG_PLEXUS_IR2_JSON
+                                          : PLX_LANG_PLEXUS_IR_JSON;
+            report.language = to_string(lang);
             auto t_lower = std::chrono::steady_clock::now();
             std::string json = ir::to_json(k);
             report.lower_ms = ms_since(t_lower);
             auto t_load = std::chrono::steady_clock::now();
-            plx_status s = b.api().module_load(ctx.device, PLX_LANG_PLEXUS_IR_JSON, json.data(), json.size(), "", &c->module);
+            plx_status s = b.api().module_load(ctx.device, lang, json.data(), json.size(), "", &c->module);
             report.load_ms = ms_since(t_load);
             if (s != PLX_OK) {
                 where.build_log = b.last_error();
@@ -261,8 +294,12 @@ KernelNeeds Executor::needs_of(const ir::Kernel& k, const Grid* grid) const {
     n.native_backends.insert(uses.native_backends.begin(), uses.native_backends.end());
     n.has_native_blocks = uses.native_blocks;
     n.native_fallback = uses.native_fallback;
+    n.ir_v2 = ir::needs_ir_v2(k);
+    // A required work-group shape is the launch's shape on every device: drop those too small.
+    const auto& req = k.work_group.required;
+    if (req[0] && !n.work_group_size) n.work_group_size = req[0] * req[1] * req[2];
     static const std::set<plx_language> generated = [] {
-        std::set<plx_language> langs{PLX_LANG_PLEXUS_IR_JSON};
+        std::set<plx_language> langs{PLX_LANG_PLEXUS_IR_JSON, PLX_LANG_PLEXUS_IR2_JSON};
         for (plx_language l : {PLX_LANG_OPENCL_C, PLX_LANG_CUDA_C, PLX_LANG_PTX})
             if (codegen::make_codegen(l)) langs.insert(l);
         return langs;
@@ -316,9 +353,11 @@ Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Ker
     for (uint32_t d = 0; d < grid.dims; ++d)
         if (grid.global[d] == 0)
             throw Error(ErrorCode::InvalidArgument, "kernel '" + k->name + "': the grid is empty in dimension " + std::to_string(d), where);
+    const Grid bounded = bounded_grid(*k, grid, where);
 
-    uint64_t work_group_size =
-        grid.local[0] == 0 ? 0 : uint64_t(grid.local[0]) * std::max(1u, grid.local[1]) * std::max(1u, grid.local[2]);
+    uint64_t work_group_size = bounded.local[0] == 0
+                                   ? 0
+                                   : uint64_t(bounded.local[0]) * std::max(1u, bounded.local[1]) * std::max(1u, bounded.local[2]);
     uint64_t hash = 0;
     std::shared_ptr<const std::vector<Candidate>> ranking_ptr = ranking(k, work_group_size, hash);
     const std::vector<Candidate>& ranked = *ranking_ptr;
@@ -330,7 +369,7 @@ Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Ker
         if (target.device >= 0 && c.device_index != uint32_t(target.device)) continue;
         DeviceContext& ctx = context(c.backend_ptr, c.device_index);
         try {
-            return launch_on(ctx, k, hash, grid, args);
+            return launch_on(ctx, k, hash, bounded, args);
         } catch (const Error& e) {
             bool recoverable = e.code() == ErrorCode::Compile || e.code() == ErrorCode::Unsupported ||
                                e.code() == ErrorCode::OutOfResources || e.code() == ErrorCode::OutOfMemory ||
@@ -358,7 +397,7 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
     plx_launch_dims dims{};
     dims.struct_size = sizeof dims;
     dims.dims = grid.dims;
-    std::array<uint32_t, 3> local = choose_local(grid, *ctx.info, c->cooperative);
+    std::array<uint32_t, 3> local = choose_local(grid, *ctx.info, c->cooperative, k->work_group.max);
     for (int d = 0; d < 3; ++d) {
         dims.global_size[d] = d < int(grid.dims) ? grid.global[d] : 1;
         dims.local_size[d] = local[d];

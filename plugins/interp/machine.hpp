@@ -1,0 +1,85 @@
+// The SIMT machine: one lane per work-item of a group, an 8-byte register per scalar node and a
+// slot per variable leaf per lane. Statements in exec.cpp, expressions in eval.cpp.
+#pragma once
+
+#include "interp.hpp"
+
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace plx_interp {
+
+class Machine {
+public:
+    Machine(const Program& p, const LaunchShape& s, const std::vector<BoundParam>& params);
+    void run();
+
+private:
+    // Where an array's elements are: a private array's lane l starts `lane_stride` * l further.
+    struct Bound {
+        std::byte* base;
+        uint64_t count;
+        uint64_t stride;
+        uint64_t lane_stride = 0;
+    };
+
+    const Program& p_;
+    const LaunchShape& s_;
+    const uint32_t n_; // work-items per group: one lane each
+    std::vector<uint64_t> regs_, vars_, scratch_;
+    std::vector<uint8_t> masks_, returned_, top_;
+    std::vector<uint64_t> lid_[3], gid_[3];
+    uint64_t group_[3] = {0, 0, 0};
+    std::vector<std::byte> local_, private_;
+    std::vector<Bound> arrays_;
+    std::vector<std::pair<uint32_t, uint64_t>> scalars_; // slot, argument
+    // Nodes with several parents are evaluated once per statement: `epoch_` counts statement
+    // executions, and such a node keeps the epoch and result of its last evaluation.
+    uint64_t epoch_ = 0;
+    std::vector<uint64_t> evaluated_;
+    std::vector<const uint64_t*> results_;
+    std::vector<const uint64_t*> leaves_; // a Store's computed leaves
+
+    uint64_t* reg(uint32_t r) { return regs_.data() + size_t(r) * n_; }
+    uint64_t* var(uint32_t slot) { return vars_.data() + size_t(slot) * n_; }
+    uint8_t* mask(uint32_t m) { return masks_.data() + size_t(m) * n_; }
+    bool any(const uint8_t* m) const { return std::memchr(m, 1, n_) != nullptr; }
+    static std::byte* element(const Bound& b, uint32_t lane, uint64_t i) {
+        return b.base + lane * b.lane_stride + i * b.stride;
+    }
+
+    void run_group();
+    std::string work_item(uint32_t l) const;
+    // "kernel "k": <what> at <statement path> by work-item global id (..), local id (..), ..."
+    [[noreturn]] void error(uint32_t stmt, uint32_t lane, const std::string& what) const;
+    [[noreturn]] void out_of_bounds(Ty index_type, uint32_t stmt, uint32_t array,
+                                    uint64_t raw_index, uint32_t lane, const char* access) const;
+    // The element an index names, after the bounds check.
+    uint64_t index(Ty t, uint64_t raw, uint32_t array, uint32_t stmt, uint32_t lane,
+                   const char* access) const;
+
+    // eval.cpp
+    const uint64_t* eval(uint32_t ei, const uint8_t* m);
+    const uint64_t* compute(uint32_t ei, const uint8_t* m);
+    void unary(const ExprNode& e, const uint8_t* m, uint64_t* out);
+    void binary(const ExprNode& e, const uint8_t* m, uint64_t* out);
+    // Out of line: its error message would otherwise enlarge the frame of every recursion.
+    [[gnu::noinline]] void divide(const ExprNode& e, const uint64_t* a, const uint64_t* b,
+                                  uint64_t* out, const uint8_t* m);
+    const uint64_t* call(const ExprNode& e, const uint8_t* m, uint64_t* out);
+    void atomic(const ExprNode& e, const uint8_t* m, uint64_t* out);
+    void load(const ExprNode& e, const uint8_t* m, uint64_t* out);
+    [[gnu::noinline]] void invalid_tag(const ExprNode& e, uint64_t i, uint64_t tag, uint32_t lane) const;
+
+    // exec.cpp
+    void exec(uint32_t si, uint8_t* m);
+    void copy(const StmtNode& s, const uint8_t* m);
+    void store(const StmtNode& s, uint32_t si, const uint8_t* m);
+    void loop(const StmtNode& s, uint8_t* m);
+    void match(const StmtNode& s, uint8_t* m);
+    void barrier(uint32_t si, const uint8_t* m) const;
+};
+
+} // namespace plx_interp

@@ -1,0 +1,18 @@
+#!/bin/sh
+# `plexus explain`: the ranked candidates of a sample kernel, one dropped by the configuration
+# with its reason, in text and JSON. Argument: the plexus executable.
+set -eu
+plexus=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+printf '{"backends": {"native": {"devices": "gpu"}}}\n' > "$dir/config.json"
+out=$(PLEXUS_CONFIG="$dir/config.json" "$plexus" explain particles)
+echo "$out"
+echo "$out" | grep -q '^kernel particles: ' || { echo "FAIL: no header"; exit 1; }
+echo "$out" | grep -q '^  1\. ' || { echo "FAIL: nothing kept"; exit 1; }
+echo "$out" | grep -q 'native:0 .*dropped: not selected by backends.native.devices "gpu"' || { echo "FAIL: native not dropped with its reason"; exit 1; }
+json=$(PLEXUS_CONFIG="$dir/config.json" "$plexus" explain particles --json --grid 1000 --local 64)
+echo "$json" | grep -q '"kernel": "particles"' || { echo "FAIL: JSON lacks the kernel"; exit 1; }
+echo "$json" | grep -q '"kept": false' || { echo "FAIL: JSON lacks the dropped candidate"; exit 1; }
+if "$plexus" explain particles --grid 0 2>/dev/null; then echo "FAIL: --grid 0 accepted"; exit 1; fi
+echo ok
