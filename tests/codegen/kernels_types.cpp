@@ -158,7 +158,8 @@ Kernel conversions() {
 
 // Combinations the other kernels leave out, built but not run: a record holding a variant
 // and vectors of i16x3 and u64x2, a variant with an f16x4 and an f64 case, a match on a
-// field, a select of variants, an f16x8 swizzled to 3 lanes, f64x4 arithmetic.
+// field, a select of variants and one of i16 broadcast, an f16x8 swizzled to 3 lanes, f64x4
+// arithmetic.
 Kernel combinations() {
     const auto D = Scalar::F64, H = Scalar::F16;
     const Type h4 = Type::vector(H, 4), h8 = Type::vector(H, 8), s3 = Type::vector(Scalar::I16, 3),
@@ -168,6 +169,11 @@ Kernel combinations() {
     const Type holder =
         Type::aggregate(TypeDecl::make_record("Holder", {{"k", tagged}, {"s", s3}, {"w", w2}}));
     auto h = var("h", holder), v = var("v", h4);
+    // The min of a select of narrow integers (C's ?: makes them int, and OpenCL's min wants
+    // one type) and a constant, broadcast to a vector.
+    auto pick =
+        select(bin(B::Gt, gid(), i32(7)), int_const(Scalar::I16, 1), int_const(Scalar::I16, 2));
+    auto step = bin(B::Min, pick, int_const(Scalar::I16, 3));
     auto halves = construct(
         h4, {float_const(H, 1.5), float_const(H, -2.0), float_const(H, 0.25), float_const(H, 8.0)});
     auto eight = construct(h8, {lanes(v, {0}), lanes(v, {1}), lanes(v, {2}), lanes(v, {3}),
@@ -180,13 +186,11 @@ Kernel combinations() {
         {gid_i32(),
          if_(bin(B::Lt, gid(), n_i32()),
              {let("h", gload("hs", holder, gid())),
-              ir::Match::make(
-                  field(h, 0),
-                  {{1, "v",
-                    block({assign("v", bin(B::Mul, v, splat(float_const(H, 2.0), 4))),
-                           gstore("e3", gid(), lanes(eight, {7, 0, 3}))})}},
-                  block({assign("h", bin(B::Add, field(h, 1), splat(int_const(Scalar::I16, 1), 3)),
-                                {1})})),
+              ir::Match::make(field(h, 0),
+                              {{1, "v",
+                                block({assign("v", bin(B::Mul, v, splat(float_const(H, 2.0), 4))),
+                                       gstore("e3", gid(), lanes(eight, {7, 0, 3}))})}},
+                              block({assign("h", bin(B::Add, field(h, 1), splat(step, 3)), {1})})),
               assign("h", bin(B::Shl, field(h, 2), splat(u64(3), 2)), {2}),
               assign("h",
                      select(bin(B::Eq, bin(B::Rem, gid(), i32(2)), i32(0)),

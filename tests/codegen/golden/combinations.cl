@@ -58,7 +58,7 @@ __kernel void combinations(__global Holder* hs, __global double4* dv, __global u
             v = plx_round_f16x4(v * (float4)(2.0f));
             e3[gid] = plx_to_f16x3(((float8)(v.x, v.y, v.z, v.w, v.w, v.z, v.y, v.x)).s703);
         } else {
-            h.s = as_short3(as_ushort3(h.s) + as_ushort3((short3)((short)1)));
+            h.s = as_short3(as_ushort3(h.s) + as_ushort3((short3)((short)min((short)((gid > 7) ? (short)1 : (short)2), (short)3))));
         }
         h.w = h.w << (ulong2)(3UL);
         h.k = ((gid % 2) == 0) ? (Tagged){1u, {.halves = plx_to_f16x4((float4)(1.5f, -2.0f, 0.25f, 8.0f))}} : (Tagged){2u, {.wide = 0.5}};

@@ -164,7 +164,7 @@ extern "C" __global__ void combinations(Holder* hs, plx_double4* dv, plx_ushort3
             v = plx_round_f16x4(v * plx_splat<4>(2.0f));
             e3[gid] = plx_to_f16x3(plx_swizzle(plx_float8{v.v[0], v.v[1], v.v[2], v.v[3], v.v[3], v.v[2], v.v[1], v.v[0]}, 7, 0, 3));
         } else {
-            h.s = h.s + plx_splat<3>((short)1);
+            h.s = h.s + plx_splat<3>((short)min((short)((gid > 7) ? (short)1 : (short)2), (short)3));
         }
         h.w = h.w << plx_splat<2>(3ULL);
         h.k = ((gid % 2) == 0) ? Tagged::plx_make_halves(plx_to_f16x4(plx_float4{1.5f, -2.0f, 0.25f, 8.0f})) : Tagged::plx_make_wide(0.5);

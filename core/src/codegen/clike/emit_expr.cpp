@@ -86,7 +86,9 @@ std::string Emitter::visit(const ir::Select& n) {
     std::string cond = expr(n.cond), a = expr(n.a), b = expr(n.b), first;
     if (has_atomic(n.a)) a = hoist(n.type, a, first);
     if (has_atomic(n.b)) b = hoist(n.type, b, first);
-    return cat("(", first, cond, " ? ", a, " : ", b, ")");
+    std::string code = cat("(", first, cond, " ? ", a, " : ", b, ")");
+    // ?: converts narrow integer arms to int: the result goes back to the type.
+    return narrow(n.type) ? cat("(", value_type(n.type), ")", code) : code;
 }
 
 std::string Emitter::visit(const ir::Cast& n) {
