@@ -16,7 +16,7 @@ int usage(std::ostream& out, int status) {
            "  KERNEL  a sample kernel (";
     auto names = samples::names();
     for (size_t i = 0; i < names.size(); ++i) out << (i ? ", " : "") << names[i];
-    out << ") or the path of a JSON IR file (schema plexus-ir/1)\n"
+    out << ") or the path of a JSON IR file (schema plexus-ir/2 or plexus-ir/1)\n"
            "  LANG    ir, json, llvm-host, opencl-c, cuda-c, ptx\n"
            "  --arch  the GPU architecture for ptx (default sm_80)\n";
     return status;

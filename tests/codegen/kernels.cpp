@@ -1,106 +1,15 @@
-// Builders of the test kernels with the IR's make() factories and a few terse helpers.
+// Builders of the scalar test kernels with the IR's make() factories (through ir_build.hpp).
 #include "kernels.hpp"
+
+#include "ir_build.hpp"
 
 #include <cmath>
 #include <limits>
 
 namespace codegen_test {
-namespace {
 
 using namespace plexus::ir;
-using B = BinaryOp;
-
-Expr i32(int32_t v) {
-    return Const::make_int(Scalar::I32, v);
-}
-Expr u32(uint32_t v) {
-    return Const::make_int(Scalar::U32, v);
-}
-Expr i64(int64_t v) {
-    return Const::make_int(Scalar::I64, v);
-}
-Expr u64(uint64_t v) {
-    return Const::make_int(Scalar::U64, static_cast<int64_t>(v));
-}
-Expr f32(float v) {
-    return Const::make_float(Scalar::F32, v);
-}
-Expr f64(double v) {
-    return Const::make_float(Scalar::F64, v);
-}
-Expr var(const std::string& n, Scalar t) {
-    return Var::make(n, t);
-}
-Expr bin(B op, Expr a, Expr b) {
-    return Binary::make(op, std::move(a), std::move(b));
-}
-Expr cast(Scalar t, Expr a) {
-    return Cast::make(t, std::move(a));
-}
-Expr call(const std::string& n, std::vector<Expr> args = {}) {
-    return Call::make(n, std::move(args));
-}
-Expr gload(const std::string& a, Scalar t, Expr i) {
-    return Load::make(a, Space::Global, t, std::move(i));
-}
-Expr lload(const std::string& a, Scalar t, Expr i) {
-    return Load::make(a, Space::Local, t, std::move(i));
-}
-Expr select(Expr c, Expr a, Expr b) {
-    return Select::make(std::move(c), std::move(a), std::move(b));
-}
-Expr atomic(AtomicOp op, const std::string& a, Space s, Scalar t, Expr i, Expr v,
-            Expr cmp = nullptr) {
-    return Atomic::make(op, a, s, t, std::move(i), std::move(v), std::move(cmp));
-}
-Stmt let(const std::string& n, Expr e) {
-    return Let::make(n, std::move(e));
-}
-Stmt assign(const std::string& n, Expr e) {
-    return Assign::make(n, std::move(e));
-}
-Stmt gstore(const std::string& a, Expr i, Expr v) {
-    return Store::make(a, Space::Global, std::move(i), std::move(v));
-}
-Stmt lstore(const std::string& a, Expr i, Expr v) {
-    return Store::make(a, Space::Local, std::move(i), std::move(v));
-}
-Stmt block(std::vector<Stmt> s) {
-    return Block::make(std::move(s));
-}
-Stmt if_(Expr c, std::vector<Stmt> t, std::vector<Stmt> e = {}) {
-    return If::make(std::move(c), block(std::move(t)), e.empty() ? nullptr : block(std::move(e)));
-}
-Stmt eval(Expr e) {
-    return Eval::make(std::move(e));
-}
-
-Param buffer(const std::string& n, Scalar t, Access a) {
-    return {n, Param::Kind::Buffer, t, a};
-}
-Param scalar(const std::string& n, Scalar t) {
-    return {n, Param::Kind::Scalar, t, Access::Read};
-}
-
-Kernel make(const std::string& name, std::vector<Param> params, std::vector<SharedArray> shared,
-            std::vector<Stmt> body) {
-    Kernel k{name, std::move(params), std::move(shared), block(std::move(body))};
-    validate(k);
-    return k;
-}
-
-// gid = i32(global_id_x), the usual first line.
-Stmt gid_i32() {
-    return let("gid", cast(Scalar::I32, call("global_id_x")));
-}
-Expr gid() {
-    return var("gid", Scalar::I32);
-}
-Expr n_i32() {
-    return var("n", Scalar::I32);
-}
-
-} // namespace
+using namespace build;
 
 // c[i] = a[i] + b[i] for i < n.
 Kernel vector_add() {
@@ -358,10 +267,12 @@ Kernel control() {
 }
 
 std::vector<TestKernel> all_kernels() {
-    return {{vector_add()}, {reduce_sum()}, {matmul_tiled()},
-            {histogram()},  {math_f32()},   {math_f64(), true},
-            {int_ops()},    {atomics32()},  {atomics64(), false, true},
-            {control()}};
+    return {{vector_add()}, {reduce_sum()},        {matmul_tiled()},
+            {histogram()},  {math_f32()},          {math_f64(), true},
+            {int_ops()},    {atomics32()},         {atomics64(), false, true},
+            {control()},    {small_ints()},        {half_ops()},
+            {vectors()},    {records()},           {variants()},
+            {arrays()},     {conversions(), true}, {combinations(), true}};
 }
 
 } // namespace codegen_test

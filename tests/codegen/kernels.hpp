@@ -26,10 +26,30 @@ plexus::ir::Kernel atomics32(); // f32 atomics in both spaces, a select with an 
 plexus::ir::Kernel atomics64();
 plexus::ir::Kernel control(); // for / while / break / continue / else-if / native / fence
 
+// The new types (kernels_types.cpp, kernels_aggregates.cpp), described beside their builders.
+plexus::ir::Kernel small_ints();  // i8 / u8 / i16 / u16 arithmetic, shifts, casts, literals, params
+plexus::ir::Kernel half_ops();    // f16 and bf16 arithmetic, conversions, comparisons, params
+plexus::ir::Kernel conversions(); // f32 / f64 to every integer, f64 / i64 to f16 and bf16 (fp64)
+plexus::ir::Kernel combinations(); // built, not run: nested variants, odd vectors (fp64)
+plexus::ir::Kernel
+vectors(); // f32x4, f32x3, i32x4, u8x8, f16x4, i8x4, bf16x8: ops, swizzles, lanes
+plexus::ir::Kernel records();  // Particle / Cell records: fields, paths, construct, shared, select
+plexus::ir::Kernel variants(); // the Kind variant: match (break / continue inside), make_variant
+plexus::ir::Kernel arrays();   // private arrays (i32, f16, f32x4 with lane stores), a shaped tile
+
+// The records and variant of those kernels.
+plexus::ir::Type particle_type(); // Particle { f32x3 pos, vel; f32 mass; bf16 charge }: 48 bytes
+plexus::ir::Type cell_type();     // Cell { Particle p; u16 id; f16 h; u8 flag }: 64 bytes
+plexus::ir::Type pair_type();     // Pair { i32 a; i16 short }: `short` is renamed in C
+plexus::ir::Type kind_type();     // Kind: free | charged f16 | anchored f32x3 | boxed Pair
+
 // Every kernel above, in this order.
 std::vector<TestKernel> all_kernels();
 
 constexpr int reduce_group = 256;
 constexpr int matmul_tile = 16;
+// Outputs per element of the kernels above.
+constexpr int small_per = 12, half_per = 10, half_f32_per = 4, half_i32_per = 6;
+constexpr int records_group = 64, arrays_group = 64, arrays_sorted = 6;
 
 } // namespace codegen_test

@@ -1,6 +1,7 @@
 // Compiles the generated CUDA C of every test kernel with nvcc (-cubin, sm_80 and sm_90), all
-// kernels in one file per architecture to keep it fast, and checks each kernel is in the
-// cubin. Exits 77 (SKIP) when nvcc was not found at configure time.
+// kernels in one file per architecture to keep it fast (each in a namespace of its own, since
+// each defines its own helpers), and checks each kernel is in the cubin. Exits 77 (SKIP) when
+// nvcc was not found at configure time.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "kernels.hpp"
 
@@ -52,7 +53,8 @@ TEST_CASE("nvcc compiles the generated CUDA C of every test kernel") {
     std::string all;
     auto kernels = codegen_test::all_kernels();
     for (auto& tk : kernels)
-        all += gen->generate(tk.kernel, {"cuda", {}, ""}) + "\n";
+        all += "namespace " + tk.kernel.name + "_unit {\n" +
+               gen->generate(tk.kernel, {"cuda", {}, ""}) + "}\n";
     TempDir dir;
     const fs::path source = dir.path / "kernels.cu";
     std::ofstream(source) << all;

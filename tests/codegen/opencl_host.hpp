@@ -1,5 +1,6 @@
-// A small OpenCL host harness for the codegen run tests: first device, program build with the
-// build log on failure, typed buffers, argument setting and a launch that rounds up.
+// The OpenCL side of the run tests' harness (run_host.hpp): the first device, a program built
+// from a kernel's generated OpenCL C with the build log on failure, typed buffers, and a launch
+// that rounds the global size up to whole work-groups.
 #pragma once
 
 #ifndef CL_TARGET_OPENCL_VERSION
@@ -7,15 +8,13 @@
 #endif
 #include <CL/cl.h>
 
-#include <doctest/doctest.h>
-
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace codegen_test {
 
-struct ClDevice {
+struct Device {
     cl_device_id id = nullptr;
     cl_context context = nullptr;
     cl_command_queue queue = nullptr;
@@ -53,12 +52,19 @@ struct ClDevice {
         }
         return true;
     }
-    ~ClDevice() {
+    ~Device() {
         if (queue) clReleaseCommandQueue(queue);
         if (context) clReleaseContext(context);
     }
-    bool has(const std::string& ext) const {
-        return extensions.find(" " + ext + " ") != std::string::npos;
+    // "fp64", "int64_atomics": what some test kernels need beyond OpenCL C 1.2.
+    bool has(const std::string& feature) const {
+        auto ext = [&](const char* e) {
+            std::string word = " ";
+            word.append(e).append(" ");
+            return extensions.find(word) != std::string::npos;
+        };
+        if (feature == "fp64") return ext("cl_khr_fp64");
+        return ext("cl_khr_int64_base_atomics") && ext("cl_khr_int64_extended_atomics");
     }
     std::string info(cl_device_info what) const {
         size_t size = 0;
@@ -71,7 +77,7 @@ struct ClDevice {
     }
 };
 
-extern ClDevice* g_device;
+extern Device* g_device;
 
 inline void cl_check(cl_int err, const char* what) {
     if (err != CL_SUCCESS)
@@ -79,10 +85,11 @@ inline void cl_check(cl_int err, const char* what) {
 }
 
 // A built program and one kernel of it; the build log goes into the failure message.
-struct ClKernel {
+struct Program {
     cl_program program = nullptr;
     cl_kernel kernel = nullptr;
-    ClKernel(const std::string& source, const std::string& name) {
+    explicit Program(const std::string& name) {
+        const std::string source = kernel_source(name);
         const char* text = source.c_str();
         cl_int err = CL_SUCCESS;
         program = clCreateProgramWithSource(g_device->context, 1, &text, nullptr, &err);
@@ -100,28 +107,28 @@ struct ClKernel {
         kernel = clCreateKernel(program, name.c_str(), &err);
         cl_check(err, "clCreateKernel");
     }
-    ~ClKernel() {
+    ~Program() {
         if (kernel) clReleaseKernel(kernel);
         if (program) clReleaseProgram(program);
     }
-    ClKernel(const ClKernel&) = delete;
-    ClKernel& operator=(const ClKernel&) = delete;
+    Program(const Program&) = delete;
+    Program& operator=(const Program&) = delete;
 };
 
-template <class T> struct ClBuffer {
+template <class T> struct Buffer {
     cl_mem mem = nullptr;
     size_t count;
-    explicit ClBuffer(const std::vector<T>& host) : count(host.size()) {
+    explicit Buffer(const std::vector<T>& host) : count(host.size()) {
         cl_int err = CL_SUCCESS;
         mem = clCreateBuffer(g_device->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
                              count * sizeof(T), const_cast<T*>(host.data()), &err);
         cl_check(err, "clCreateBuffer");
     }
-    ~ClBuffer() {
+    ~Buffer() {
         if (mem) clReleaseMemObject(mem);
     }
-    ClBuffer(const ClBuffer&) = delete;
-    ClBuffer& operator=(const ClBuffer&) = delete;
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
     std::vector<T> read() const {
         std::vector<T> out(count);
         cl_check(clEnqueueReadBuffer(g_device->queue, mem, CL_TRUE, 0, count * sizeof(T),
@@ -132,7 +139,7 @@ template <class T> struct ClBuffer {
 };
 
 namespace detail {
-template <class T> void set_arg(cl_kernel k, cl_uint i, const ClBuffer<T>& b) {
+template <class T> void set_arg(cl_kernel k, cl_uint i, const Buffer<T>& b) {
     cl_check(clSetKernelArg(k, i, sizeof(cl_mem), &b.mem), "clSetKernelArg");
 }
 template <class T> void set_arg(cl_kernel k, cl_uint i, const T& v) {
@@ -142,7 +149,7 @@ template <class T> void set_arg(cl_kernel k, cl_uint i, const T& v) {
 
 // Sets the arguments in order and runs on `global` work-items rounded up to whole groups.
 template <class... Args>
-void launch(const ClKernel& k, std::vector<size_t> global, std::vector<size_t> local,
+void launch(const Program& k, std::vector<size_t> global, std::vector<size_t> local,
             const Args&... args) {
     cl_uint i = 0;
     (detail::set_arg(k.kernel, i++, args), ...);
@@ -153,15 +160,5 @@ void launch(const ClKernel& k, std::vector<size_t> global, std::vector<size_t> l
              "clEnqueueNDRangeKernel");
     cl_check(clFinish(g_device->queue), "clFinish");
 }
-
-// Counts elements outside tolerance, reporting the first few; every element is checked.
-struct Mismatches {
-    int count = 0;
-    template <class A, class B> void add(size_t i, const A& got, const B& want, const char* what) {
-        if (++count <= 5) MESSAGE(std::string(what) << "[" << i << "]: got " << got << ", want " << want);
-    }
-};
-
-std::string generate_opencl(const plexus::ir::Kernel& k);
 
 } // namespace codegen_test

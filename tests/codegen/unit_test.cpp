@@ -31,18 +31,20 @@ Kernel stores(Scalar t, const std::vector<Expr>& values) {
     for (size_t i = 0; i < values.size(); ++i)
         body.push_back(
             Store::make("out", Space::Global, Const::make_int(Scalar::I32, int64_t(i)), values[i]));
-    Kernel k{"consts", {{"out", Param::Kind::Buffer, t, Access::Write}}, {}, Block::make(body)};
+    Kernel k{"consts", {{"out", Param::Kind::Buffer, t, Access::Write}}, {}, Block::make(body), {},
+             {}};
     return k;
 }
 
 Kernel with_native(std::map<std::string, std::string> code, Stmt fallback) {
     auto store = Store::make("out", Space::Global, Const::make_int(Scalar::I32, 0),
                              Const::make_int(Scalar::I32, 7));
-    return {
-        "nat",
-        {{"out", Param::Kind::Buffer, Scalar::I32, Access::Write}},
-        {},
-        Block::make({Native::make(std::move(code), fallback ? Block::make({store}) : nullptr)})};
+    return {"nat",
+            {{"out", Param::Kind::Buffer, Scalar::I32, Access::Write}},
+            {},
+            Block::make({Native::make(std::move(code), fallback ? Block::make({store}) : nullptr)}),
+            {},
+            {}};
 }
 
 } // namespace
@@ -203,7 +205,9 @@ TEST_CASE("user names that would hide a keyword or builtin are renamed") {
              {},
              Block::make({Let::make("float4", one), Let::make("and", v("float4")),
                           Store::make("out", Space::Global, one,
-                                      Binary::make(BinaryOp::Min, v("and"), v("min")))})};
+                                      Binary::make(BinaryOp::Min, v("and"), v("min")))}),
+             {},
+             {}};
     std::string o = ocl(k), c = cuda(k);
     CHECK(has(o, "int plx_u_min"));
     CHECK(has(o, "int plx_u_float4 = 1;"));
@@ -215,11 +219,11 @@ TEST_CASE("user names that would hide a keyword or builtin are renamed") {
 }
 
 TEST_CASE("invalid kernels are rejected with the kernel's name, not crashed on") {
-    Kernel no_body{"broken", {}, {}, nullptr};
+    Kernel no_body{"broken", {}, {}, nullptr, {}, {}};
     CHECK_THROWS_WITH_AS(ocl(no_body), doctest::Contains("broken"), plexus::Error);
     auto k = codegen_test::vector_add();
     k.params[2].access = Access::Read; // c is now read-only but stored to
     CHECK_THROWS_WITH_AS(cuda(k), doctest::Contains("vector_add"), plexus::Error);
-    Kernel reserved{"sqrt", {}, {}, Block::make({})};
+    Kernel reserved{"sqrt", {}, {}, Block::make({}), {}, {}};
     CHECK_THROWS_WITH_AS(ocl(reserved), doctest::Contains("reserved"), plexus::Error);
 }

@@ -16,7 +16,7 @@ extern "C" __global__ void int_ops(const int* a, const int* b, int* o, long long
         } else {
             o[(int)((unsigned)base + 6u)] = ~x;
         }
-        o[(int)((unsigned)base + 7u)] = (int)((unsigned)((x > y) ? (int)((float)x * 0.5f) : (int)((unsigned)x & 255u)) + (unsigned)(int)(bool)(x & 1));
+        o[(int)((unsigned)base + 7u)] = (int)((unsigned)((x > y) ? __float2int_rz(__fmul_rn((float)x, 0.5f)) : (int)((unsigned)x & 255u)) + (unsigned)(int)(bool)(x & 1));
         long long xl = (long long)x;
         ol[(int)((unsigned)gid * 2u)] = ((long long)((unsigned long long)xl * (unsigned long long)(long long)y) >> ((long long)y & 63LL)) ^ (-9223372036854775807LL - 1LL);
         ol[(int)(((unsigned)gid * 2u) + 1u)] = (long long)((((unsigned long long)xl * 11400714819323198485ULL) ^ (~(unsigned long long)(long long)y)) + max((unsigned long long)xl, 18446744069414584320ULL));

@@ -4,11 +4,11 @@ extern "C" __global__ void math_f32(const float* x, float* y, int n) {
     if (gid < n) {
         float v = x[gid];
         float r = fmaf(sinf(v), cosf(v), sqrtf(fabsf(v)));
-        r = r + (exp2f(floorf(v)) * 0.25f);
+        r = r + __fmul_rn(exp2f(floorf(v)), 0.25f);
         r = r + (-log2f(fabsf(v) + 1.0f));
         r = r + powf(fabsf(v), 1.5f);
-        r = r + (-tanf(v * 0.3f));
-        r = r + (expf(-v) * 0.125f);
+        r = r + (-tanf(__fmul_rn(v, 0.3f)));
+        r = r + __fmul_rn(expf(-v), 0.125f);
         r = r + logf(fabsf(v) + 0.5f);
         r = r + rsqrtf(fabsf(v) + 1.0f);
         r = r + fminf(v, 0.5f);

@@ -4,11 +4,11 @@ extern "C" __global__ void math_f64(const double* x, double* y, int n) {
     if (gid < n) {
         double v = x[gid];
         double r = fma(sin(v), cos(v), sqrt(fabs(v)));
-        r = r + (exp2(floor(v)) * 0.25);
+        r = r + __dmul_rn(exp2(floor(v)), 0.25);
         r = r + (-log2(fabs(v) + 1.0));
         r = r + pow(fabs(v), 1.5);
-        r = r + (-tan(v * 0.3));
-        r = r + (exp(-v) * 0.125);
+        r = r + (-tan(__dmul_rn(v, 0.3)));
+        r = r + __dmul_rn(exp(-v), 0.125);
         r = r + log(fabs(v) + 0.5);
         r = r + rsqrt(fabs(v) + 1.0);
         r = r + fmin(v, 0.5);

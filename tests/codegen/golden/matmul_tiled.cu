@@ -30,7 +30,7 @@ extern "C" __global__ void matmul_tiled(
         }
         __syncthreads();
         for (int k = 0; k < 16; k += 1) {
-            acc = acc + (ta[(ty * 16u) + (unsigned)k] * tb[((unsigned)k * 16u) + tx]);
+            acc = acc + __fmul_rn(ta[(ty * 16u) + (unsigned)k], tb[((unsigned)k * 16u) + tx]);
         }
         __syncthreads();
     }

@@ -1,5 +1,6 @@
 // The C-like source emitter shared by the OpenCL C and CUDA C generators: expressions,
-// statements and literals are printed here; a Dialect supplies what differs between languages.
+// statements, types and literals are printed here; a Dialect supplies what differs between
+// languages (docs/architecture.md, "The C-like family", says how each IR type is represented).
 #pragma once
 
 #include "plexus/catalog.hpp"
@@ -21,6 +22,26 @@ struct Usage {
     // Catalog names of the intrinsics whose code was printed with the standard spelling
     // (not overridden by Options::spellings): helpers are needed for those only.
     std::vector<std::string> standard_spelled;
+    // Whether the code multiplies floats (scalars or vectors): a product must not be
+    // contracted with an addition into an fma (docs/kernel-language.md: fma is explicit).
+    bool float_multiply = false;
+};
+
+// What generated code uses beyond the language itself: helper types (CUDA C's vectors) and
+// helper functions (the f16 / bf16 conversions), each defined once, in the order first asked
+// for, so that a definition may use everything asked for before it.
+class Prelude {
+public:
+    // True the first time `name` is asked for: the caller then adds its definition.
+    bool first(const std::string& name) { return names_.insert(name).second; }
+    void add_type(const std::string& text) { types_ += text; }
+    void add_function(const std::string& text) { functions_ += text; }
+    const std::string& types() const { return types_; }
+    const std::string& functions() const { return functions_; }
+
+private:
+    std::set<std::string> names_;
+    std::string types_, functions_;
 };
 
 // The operands of an atomic, as the intrinsic spelling receives them: $0 the address, then
@@ -30,31 +51,99 @@ struct AtomicCode {
     std::string result_cast; // a cast applied to the call when its value is used, or ""
 };
 
+// A record or variant as the emitter names it: the type's C name and each member's.
+struct DeclNames {
+    std::string type;
+    std::vector<std::string> members;
+    std::vector<std::string> member_types; // C types in memory (f16 as a 16-bit integer)
+};
+
 class Dialect {
 public:
     virtual ~Dialect() = default;
     // "OpenCL C 1.2": for the header comment and for error messages.
     virtual const char* language_name() const = 0;
-    virtual std::string type_name(const ir::Type& t) const = 0;
+
+    // ---- types: the emitter maps f16 and bf16 to f32 in registers and u16 in memory, so
+    // neither reaches these.
+    virtual std::string scalar_name(ir::Scalar t) const = 0;
+    // A vector of `lanes` elements of type t; may ask `prelude` for its definition.
+    virtual std::string vector_name(ir::Scalar t, uint32_t lanes, Prelude& prelude) const = 0;
+    // Lines inside the struct of a variant after its members (CUDA C: the functions that
+    // make a value of each case), or "".
+    virtual std::string variant_functions(const ir::TypeDecl& d, const DeclNames& names) const = 0;
+    // Lines after a record's or variant's struct that check its layout, or "".
+    virtual std::string layout_checks(const ir::TypeDecl& d, const DeclNames& names) const = 0;
+
+    // ---- literals and constructions
     // Suffix that gives an integer literal exactly type t ("u", "L", "ULL"...).
     virtual const char* int_suffix(ir::Scalar t) const = 0;
     // A float constant with the given IEEE bit pattern (used for NaN and infinities).
     virtual std::string float_from_bits(ir::Scalar t, uint64_t bits) const = 0;
+    // A vector of type `type` from its lanes (each a full expression).
+    virtual std::string vector_literal(const std::string& type,
+                                       const std::vector<std::string>& lanes) const = 0;
+    // A vector of `lanes` copies of the scalar `value`, of type `type`.
+    virtual std::string broadcast(const std::string& type, uint32_t lanes, const std::string& value,
+                                  Prelude& prelude) const = 0;
+    // A record from its fields' values in memory form.
+    virtual std::string record_literal(const std::string& type,
+                                       const std::vector<std::string>& fields) const = 0;
+    // A variant value of case `index`; `payload` is its value in memory form, "" for none.
+    virtual std::string variant_literal(const ir::TypeDecl& d, const DeclNames& names,
+                                        uint32_t index, const std::string& payload) const = 0;
+
+    // ---- vectors
+    // Lane `lane` of a vector expression that binds as a postfix operand (also a place).
+    virtual std::string lane(const std::string& vec, uint32_t lane, uint32_t lanes) const = 0;
+    // Several lanes of a vector expression that binds as a postfix operand.
+    virtual std::string swizzle(const std::string& vec, const std::vector<uint8_t>& lanes,
+                                uint32_t from_lanes, Prelude& prelude) const = 0;
+    // A lane-wise operation on vectors of type t (arithmetic, bitwise, shifts with the amount
+    // taken modulo the width, integers wrapping): the whole expression.
+    virtual std::string vector_binary(ir::BinaryOp op, const ir::Type& t, const std::string& a,
+                                      const std::string& b) const = 0;
+    virtual std::string vector_unary(ir::UnaryOp op, const ir::Type& t,
+                                     const std::string& a) const = 0;
+    // The product of two scalar floats (f32, or f16 / bf16 held as f32, or f64), never to be
+    // contracted with an addition into an fma: the IR rounds each operation on its own.
+    virtual std::string float_product(ir::Scalar t, const std::string& a,
+                                      const std::string& b) const = 0;
+
+    // ---- conversions: numbers in register form (f16 and bf16 arrive and leave as f32);
+    // scalars, or vectors lane by lane; "" where a C cast "(T)x" converts as the IR says.
+    // Float to integer saturates and NaN gives 0, as the LLVM backends do (docs/ir.md leaves
+    // the out-of-range case undefined).
+    virtual std::string convert(const ir::Type& from, const ir::Type& to, const std::string& code,
+                                Prelude& prelude) const = 0;
+    // The bits of a float as a 32-bit unsigned integer, and back ("as_uint", "__float_as_uint").
+    virtual const char* float_bits_function() const = 0;
+    virtual const char* bits_float_function() const = 0;
+    // What precedes the return type of a helper function ("", "__device__ __forceinline__ ").
+    virtual const char* helper_prefix() const = 0;
+
+    // ---- intrinsics and atomics
     virtual const std::string& standard_spelling(const IntrinsicInfo& info) const = 0;
     // True when the language's spelling of an integer intrinsic may have another type than
     // the catalog's (OpenCL's size_t work-item functions): the emitter then casts the result.
     virtual bool cast_integer_calls() const = 0;
-    // Function names for Min/Max of a type.
+    // Function names for Min/Max of a scalar or vector type (in register form).
     virtual std::string min_max_function(bool is_min, const ir::Type& t) const = 0;
     // Adjusts the operands of an atomic (pointer and value casts the language needs).
     virtual void atomic_operands(const ir::Atomic& a, AtomicCode& code) const = 0;
+
+    // ---- the translation unit
     // Pragmas and helper functions that go before the kernel ("" when none).
     virtual std::string prologue(const ir::Kernel& k, const Usage& usage) const = 0;
     // "__kernel void name" / "extern \"C\" __global__ void name".
     virtual std::string entry_prefix() const = 0;
-    // One kernel parameter as declared in the signature, under its emitted name.
-    virtual std::string param_decl(const ir::Param& p, const std::string& name) const = 0;
-    virtual std::string shared_decl(const ir::SharedArray& s, const std::string& name) const = 0;
+    // One kernel parameter as declared in the signature: its C type (the element type of a
+    // buffer) and emitted name.
+    virtual std::string param_decl(const ir::Param& p, const std::string& type,
+                                   const std::string& name) const = 0;
+    // A shared or private array of `count` elements of C type `type`.
+    virtual std::string array_decl(ir::Space space, const std::string& type,
+                                   const std::string& name, uint32_t count) const = 0;
     // A word the language reserves (keyword, type, builtin): user names are renamed around it.
     virtual bool is_reserved(const std::string& word) const = 0;
 };
@@ -62,6 +151,16 @@ public:
 // Generates the whole translation unit for one kernel. Validates the kernel first; throws
 // plexus::Error(InvalidKernel) naming the kernel for what the language cannot express.
 std::string emit_kernel(const ir::Kernel& kernel, const Options& options, const Dialect& dialect);
+
+// ---- f16 / bf16 helpers (clike_half.cpp) ------------------------------------------------------
+
+// Makes sure the prelude defines the conversions of `format` (F16 or BF16) between float and
+// its bits ("plx_to_f16", "plx_from_f16", "plx_round_f16"), and, for lanes > 1, their lane by
+// lane forms on vectors ("plx_round_f16x4"); returns the name of the one asked for.
+enum class HalfFn { To, From, Round };
+std::string half_function_name(HalfFn fn, ir::Scalar format, uint32_t lanes);
+std::string half_function(const Dialect& d, Prelude& prelude, HalfFn fn, ir::Scalar format,
+                          uint32_t lanes);
 
 // ---- text helpers (clike_text.cpp) ------------------------------------------------------------
 
@@ -73,21 +172,27 @@ template <class... Parts> std::string cat(const Parts&... parts) {
 }
 
 // True when `code` binds as one operand anywhere: a name, a literal, a call, an indexing, a
-// parenthesized group, or one of those behind a prefix `&`.
+// parenthesized group, a compound literal, or one of those behind a prefix `&`.
 bool is_primary(const std::string& code);
 // `code` as an operand: itself when primary, else parenthesized.
 std::string operand(const std::string& code);
+// `code` as the operand of a postfix `.member` or `[i]`: a name, call or member chain stays,
+// anything else (a cast, an OpenCL vector literal "(float4)(a, b)") is parenthesized.
+std::string postfix_operand(const std::string& code);
 // `code` with one pair of enclosing parentheses removed when they enclose all of it.
 std::string strip_parens(const std::string& code);
 // `code` where C expects a whole expression (an initializer, a condition, an argument): the
 // outer parentheses go, unless they hold a comma expression, which needs them there.
 std::string full_expression(const std::string& code);
+// "a, b, c": each a full expression.
+std::string join_args(const std::vector<std::string>& args);
 // Replaces $0, $1 ... in `spelling` with the arguments: a whole function argument as a full
 // expression, anywhere else as an operand. Throws
 // InvalidKernel naming the intrinsic when the spelling refers to a missing argument.
 std::string substitute(const std::string& spelling, const std::vector<std::string>& args,
                        const std::string& intrinsic);
-// A literal of exactly type t (integers, bool, floats; NaN and infinities through the dialect).
+// A literal of exactly type t (integers, bool, floats; NaN and infinities through the dialect;
+// f16 and bf16 as the float they hold in registers).
 std::string int_literal(const Dialect& d, ir::Scalar t, int64_t v);
 std::string float_literal(const Dialect& d, ir::Scalar t, double v);
 // Identifiers appearing in the catalog's spellings for the dialect's language and in the given

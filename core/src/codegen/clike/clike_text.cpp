@@ -17,14 +17,33 @@ bool ident_char(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
 }
 
+bool opens(char c) {
+    return c == '(' || c == '[' || c == '{';
+}
+bool closes(char c) {
+    return c == ')' || c == ']' || c == '}';
+}
+
 // Index of the bracket closing the one at `open`, or npos.
 size_t matching(const std::string& s, size_t open) {
     int depth = 0;
     for (size_t i = open; i < s.size(); ++i) {
-        if (s[i] == '(' || s[i] == '[') ++depth;
-        if (s[i] == ')' || s[i] == ']') {
+        if (opens(s[i])) ++depth;
+        if (closes(s[i])) {
             if (--depth == 0) return i;
         }
+    }
+    return std::string::npos;
+}
+
+// The end of a template argument list "<plx_float4>" at `open` right after a name, or npos
+// when what follows is no such list. Binary operators are always written with spaces around
+// them, so a '<' that touches a name and holds only names and spaces opens template arguments.
+size_t template_arguments(const std::string& s, size_t open) {
+    if (open == 0 || !ident_char(s[open - 1])) return std::string::npos;
+    for (size_t i = open + 1; i < s.size(); ++i) {
+        if (s[i] == '>') return i;
+        if (!ident_char(s[i]) && s[i] != ' ') return std::string::npos;
     }
     return std::string::npos;
 }
@@ -38,13 +57,20 @@ bool is_primary(const std::string& code) {
     bool after_group = false; // a name right after "(T)" makes a cast, which is no primary
     for (; i < code.size(); ++i) {
         char c = code[i];
-        if (c == '(' || c == '[') {
+        if (opens(c)) {
             ++depth;
-        } else if (c == ')' || c == ']') {
+        } else if (closes(c)) {
             if (--depth < 0) return false;
             after_group = depth == 0;
         } else if (depth == 0) {
-            if (!ident_char(c) && c != '.') return false;
+            if (c == '<') {
+                size_t end = template_arguments(code, i);
+                if (end == std::string::npos) return false;
+                i = end;
+                continue;
+            }
+            // '.' and "::" join the parts of a name; a ':' with spaces around it is a ?:.
+            if (!ident_char(c) && c != '.' && c != ':') return false;
             if (after_group && c != '.') return false;
             after_group = false;
         }
@@ -54,6 +80,12 @@ bool is_primary(const std::string& code) {
 
 std::string operand(const std::string& code) {
     return is_primary(code) ? code : "(" + code + ")";
+}
+
+std::string postfix_operand(const std::string& code) {
+    bool whole_group = !code.empty() && code.front() == '(' && matching(code, 0) == code.size() - 1;
+    bool chain = !code.empty() && ident_char(code.front()) && is_primary(code);
+    return whole_group || chain ? code : cat("(", code, ")");
 }
 
 std::string strip_parens(const std::string& code) {
@@ -66,11 +98,18 @@ std::string full_expression(const std::string& code) {
     std::string inner = strip_parens(code);
     int depth = 0;
     for (char c : inner) {
-        if (c == '(' || c == '[') ++depth;
-        if (c == ')' || c == ']') --depth;
+        if (opens(c)) ++depth;
+        if (closes(c)) --depth;
         if (c == ',' && depth == 0) return code;
     }
     return inner;
+}
+
+std::string join_args(const std::vector<std::string>& args) {
+    std::string out;
+    for (size_t i = 0; i < args.size(); ++i)
+        out += cat(i ? ", " : "", full_expression(args[i]));
+    return out;
 }
 
 std::string substitute(const std::string& spelling, const std::vector<std::string>& args,
@@ -108,6 +147,13 @@ std::string int_literal(const Dialect& d, ir::Scalar t, int64_t v) {
     const std::string suffix = d.int_suffix(t);
     switch (t) {
     case Scalar::Bool: return v ? "true" : "false";
+    // C has no literals of the narrow types: a cast of an int literal, which holds them all.
+    case Scalar::I8:
+    case Scalar::U8:
+    case Scalar::I16:
+    case Scalar::U16:
+        return cat("(", d.scalar_name(t), ")",
+                   v < 0 ? cat("(-", std::to_string(-v), ")") : std::to_string(v));
     case Scalar::U32: return std::to_string(static_cast<uint32_t>(v)) + suffix;
     case Scalar::U64: return std::to_string(static_cast<uint64_t>(v)) + suffix;
     case Scalar::I32:
@@ -127,9 +173,12 @@ std::string int_literal(const Dialect& d, ir::Scalar t, int64_t v) {
 }
 
 std::string float_literal(const Dialect& d, ir::Scalar t, double v) {
-    const bool single = t == ir::Scalar::F32;
+    // An f16 or bf16 constant is held as the float of the same value (exact: make_float
+    // rounded it to the type).
+    const bool single = t == ir::Scalar::F32 || ir::is_half(t);
     if (!std::isfinite(v))
-        return single ? d.float_from_bits(t, std::bit_cast<uint32_t>(static_cast<float>(v)))
+        return single ? d.float_from_bits(ir::Scalar::F32,
+                                          std::bit_cast<uint32_t>(static_cast<float>(v)))
                       : d.float_from_bits(t, std::bit_cast<uint64_t>(v));
     // The shortest text that reads back as the same value: exact and readable ("0.1f").
     char buf[64];

@@ -1,9 +1,11 @@
-// The CUDA C generator (for nvcc or NVRTC): the shared C-like emitter with CUDA's types,
-// qualifiers and the pointer casts its 64-bit atomics need. The output includes no header.
+// The CUDA C generator (for nvcc or NVRTC): the shared C-like emitter with CUDA's types (its
+// own vectors, f16 / bf16 as unsigned short in memory), qualifiers and the pointer casts its
+// 64-bit atomics need. The output includes no header.
 //
-// Signed +, -, * and << are computed in the unsigned type and converted back (see clike.cpp):
-// C++ leaves signed overflow undefined, compilers exploit that, and the IR wraps.
-#include "../clike/clike.hpp"
+// Signed +, -, * and << are computed in the unsigned type and converted back (see
+// clike/emit_expr.cpp): C++ leaves signed overflow undefined, compilers exploit that, and the IR
+// wraps.
+#include "cuda_c_types.hpp"
 
 #include "plexus/error.hpp"
 
@@ -19,23 +21,58 @@ class CudaDialect final : public clike::Dialect {
 public:
     const char* language_name() const override { return "CUDA C"; }
 
-    std::string type_name(const ir::Type& type) const override {
-        if (!type.is_scalar() && !type.is_void())
-            throw Error(ErrorCode::Unsupported, "CUDA C generation of " + type.name() + " is not built yet");
-        switch (type.scalar()) {
-        case Scalar::Bool: return "bool";
-        case Scalar::I32: return "int";
-        case Scalar::U32: return "unsigned";
-        case Scalar::I64: return "long long";
-        case Scalar::U64: return "unsigned long long";
-        case Scalar::F32: return "float";
-        case Scalar::F64: return "double";
-        case Scalar::Void: break;
-        default:
-            throw Error(ErrorCode::Unsupported, std::string(language_name()) + " generation of " + type.name() + " is not built yet");
-        }
-        return "void";
+    // ---- types: vectors are plx_vec (cuda_c_types.cpp); records and variants are structs
+    // whose layout static_asserts check against the IR's.
+    std::string scalar_name(Scalar t) const override { return cuda_c::scalar_type(t); }
+    std::string vector_name(Scalar t, uint32_t lanes, clike::Prelude& prelude) const override {
+        return cuda_c::vector_type(t, lanes, prelude);
     }
+    // A union member other than the first has no initializer in C++17 (designated ones are
+    // C++20): each case gets a function that makes a value of it, its payload in memory form.
+    std::string variant_functions(const ir::TypeDecl& d,
+                                  const clike::DeclNames& names) const override {
+        std::string out;
+        for (size_t i = 0; i < d.members.size(); ++i) {
+            const bool payload = !d.members[i].type.is_void();
+            out +=
+                clike::cat("    static __device__ ", names.type, " plx_make_", d.members[i].name,
+                           "(", payload ? names.member_types[i] + " p" : "", ") {\n        ",
+                           names.type, " v = {};\n        v.tag = ", std::to_string(i), "u;\n",
+                           payload ? clike::cat("        v.u.", names.members[i], " = p;\n") : "",
+                           "        return v;\n    }\n");
+        }
+        return out;
+    }
+    std::string layout_checks(const ir::TypeDecl& d, const clike::DeclNames& names) const override {
+        const std::string& t = names.type;
+        std::string out = clike::cat("static_assert(sizeof(", t, ") == ", std::to_string(d.size),
+                                     " && alignof(", t, ") == ", std::to_string(d.align), ", \"",
+                                     d.name, ": the IR's size and alignment\");\n");
+        std::string offsets;
+        auto offset = [&](const std::string& member, uint64_t at) {
+            offsets +=
+                clike::cat(offsets.empty() ? "" : " &&\n              ", "__builtin_offsetof(", t,
+                           ", ", member, ") == ", std::to_string(at));
+        };
+        if (d.kind == ir::TypeDecl::Kind::Record) {
+            for (size_t i = 0; i < d.members.size(); ++i)
+                offset(names.members[i], d.offsets[i]);
+        } else {
+            for (size_t i = 0; i < d.members.size(); ++i)
+                if (!d.members[i].type.is_void()) {
+                    offset("u", d.payload_offset);
+                    break;
+                }
+        }
+        // NVRTC has no offsetof (nor __builtin_offsetof, nor <cstddef>): nvcc checks the offsets,
+        // which the codegen suite compiles every test kernel with; NVRTC checks size and alignment.
+        if (!offsets.empty())
+            out += clike::cat("#ifndef __CUDACC_RTC__\nstatic_assert(", offsets, ", \"", d.name,
+                              ": the IR's offsets\");\n#endif\n");
+        return out;
+    }
+
+    // ---- literals
     const char* int_suffix(Scalar t) const override {
         return t == Scalar::U32 ? "u" : t == Scalar::I64 ? "LL" : t == Scalar::U64 ? "ULL" : "";
     }
@@ -48,13 +85,70 @@ public:
                           (unsigned long long)bits);
         return buf;
     }
+    std::string vector_literal(const std::string& type,
+                               const std::vector<std::string>& lanes) const override {
+        return clike::cat(type, "{", clike::join_args(lanes), "}");
+    }
+    std::string broadcast(const std::string&, uint32_t lanes, const std::string& value,
+                          clike::Prelude&) const override {
+        return clike::cat("plx_splat<", std::to_string(lanes), ">(", clike::full_expression(value),
+                          ")");
+    }
+    std::string record_literal(const std::string& type,
+                               const std::vector<std::string>& fields) const override {
+        return clike::cat(type, "{", clike::join_args(fields), "}");
+    }
+    std::string variant_literal(const ir::TypeDecl& d, const clike::DeclNames& names,
+                                uint32_t index, const std::string& payload) const override {
+        return clike::cat(names.type, "::plx_make_", d.members[index].name, "(",
+                          payload.empty() ? "" : clike::full_expression(payload), ")");
+    }
+
+    // ---- vectors (the operators are plx_vec's)
+    std::string lane(const std::string& vec, uint32_t lane, uint32_t) const override {
+        return clike::cat(clike::postfix_operand(vec), ".v[", std::to_string(lane), "]");
+    }
+    std::string swizzle(const std::string& vec, const std::vector<uint8_t>& lanes, uint32_t,
+                        clike::Prelude&) const override {
+        std::string out = clike::cat("plx_swizzle(", clike::full_expression(vec));
+        for (uint8_t l : lanes)
+            out += ", " + std::to_string(l);
+        return out + ")";
+    }
+    std::string vector_binary(ir::BinaryOp op, const ir::Type&, const std::string& a,
+                              const std::string& b) const override {
+        return clike::cat("(", clike::operand(a), " ", ir::c_symbol(op), " ", clike::operand(b),
+                          ")");
+    }
+    std::string vector_unary(ir::UnaryOp op, const ir::Type&, const std::string& a) const override {
+        return clike::cat(op == ir::UnaryOp::Neg ? "(-" : "(~", clike::operand(a), ")");
+    }
+
+    // nvcc and NVRTC fuse a * b + c into an fma by default (--fmad=true), which the IR's
+    // separately rounded operations forbid; __fmul_rn and __dmul_rn are never fused.
+    std::string float_product(Scalar t, const std::string& a, const std::string& b) const override {
+        return clike::cat(t == Scalar::F64 ? "__dmul_rn(" : "__fmul_rn(", clike::full_expression(a),
+                          ", ", clike::full_expression(b), ")");
+    }
+
+    // ---- conversions
+    std::string convert(const ir::Type& from, const ir::Type& to, const std::string& code,
+                        clike::Prelude& prelude) const override {
+        if (to.is_vector()) return cuda_c::vector_convert(from, to, code, prelude);
+        return cuda_c::scalar_convert(from.scalar(), to.scalar(), code, prelude);
+    }
+    const char* float_bits_function() const override { return "__float_as_uint"; }
+    const char* bits_float_function() const override { return "__uint_as_float"; }
+    const char* helper_prefix() const override { return "__device__ __forceinline__ "; }
+
     const std::string& standard_spelling(const IntrinsicInfo& info) const override {
         return info.cuda_c;
     }
     bool cast_integer_calls() const override { return false; } // spellings have exact types
     std::string min_max_function(bool is_min, const ir::Type& t) const override {
-        if (t == Scalar::F32) return is_min ? "fminf" : "fmaxf";
+        if (t.is_vector()) return is_min ? "plx_min" : "plx_max";
         if (t == Scalar::F64) return is_min ? "fmin" : "fmax";
+        if (ir::is_float(t)) return is_min ? "fminf" : "fmaxf"; // f32, and f16 / bf16 held as float
         // CUDA overloads min / max for int, unsigned, long long and unsigned long long.
         return is_min ? "min" : "max";
     }
@@ -71,14 +165,16 @@ public:
     std::string prologue(const ir::Kernel&, const clike::Usage&) const override { return ""; }
 
     std::string entry_prefix() const override { return "extern \"C\" __global__ void"; }
-    std::string param_decl(const ir::Param& p, const std::string& name) const override {
-        if (p.kind == ir::Param::Kind::Scalar) return type_name(p.type) + " " + name;
+    std::string param_decl(const ir::Param& p, const std::string& type,
+                           const std::string& name) const override {
+        if (p.kind == ir::Param::Kind::Scalar) return type + " " + name;
         // No __restrict__: the same buffer may be passed for two parameters.
-        return (p.access == ir::Access::Read ? "const " : "") + type_name(p.type) + "* " + name;
+        return (p.access == ir::Access::Read ? "const " : "") + type + "* " + name;
     }
-    std::string shared_decl(const ir::SharedArray& s, const std::string& name) const override {
-        return "__shared__ " + type_name(s.type) + " " + name + "[" + std::to_string(s.count) +
-               "];";
+    std::string array_decl(ir::Space space, const std::string& type, const std::string& name,
+                           uint32_t count) const override {
+        return clike::cat(space == ir::Space::Local ? "__shared__ " : "", type, " ", name, "[",
+                          std::to_string(count), "];");
     }
 
     bool is_reserved(const std::string& w) const override {
@@ -99,7 +195,7 @@ public:
             // CUDA built-in variables and types, and what the generator itself writes
             "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "uint", "ushort",
             "ulong", "uchar", "size_t", "min", "max", "fminf", "fmaxf", "fmin", "fmax", "NAN",
-            "INFINITY"};
+            "INFINITY", "NULL"};
         if (words.count(w)) return true;
         // Vector types: int2, float4, ulonglong3 ...
         for (const char* base : {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",

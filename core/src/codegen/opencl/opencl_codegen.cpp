@@ -1,8 +1,10 @@
-// The OpenCL C 1.2 generator: the shared C-like emitter with OpenCL's types, address spaces,
-// extension pragmas and a float atomic add helper (1.2 has none).
+// The OpenCL C 1.2 generator: the shared C-like emitter with OpenCL's types (its own vectors,
+// f16 / bf16 as ushort in memory), address spaces, extension pragmas and a float atomic add
+// helper (1.2 has none).
 //
-// Signed +, -, * and << are computed in the unsigned type and converted back (see clike.cpp):
-// OpenCL C leaves signed overflow undefined, compilers exploit that, and the IR wraps.
+// Signed +, -, * and << are computed in the unsigned type and converted back (see
+// clike/emit_expr.cpp): OpenCL C leaves signed overflow undefined, compilers exploit that, and the
+// IR wraps.
 #include "../clike/clike.hpp"
 
 #include "plexus/error.hpp"
@@ -10,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <iterator>
 #include <set>
 
 namespace plexus::codegen {
@@ -17,27 +20,40 @@ namespace {
 
 using ir::Scalar;
 
+// OpenCL C's name of each scalar ("uchar", "ulong"), by ir::Scalar.
+constexpr const char* cl_names[] = {"void", "bool", "char",  "uchar", "short", "ushort", "int",
+                                    "uint", "long", "ulong", nullptr, nullptr, "float",  "double"};
+static_assert(std::size(cl_names) == size_t(Scalar::F64) + 1);
+
+std::string cl_name(Scalar t) {
+    if (const char* name = cl_names[size_t(t)]) return name;
+    throw Error(ErrorCode::Internal,
+                std::string("OpenCL C has no name for ") + ir::to_string(t) +
+                    " here: the emitter maps it to float or ushort (a bug in plexus)");
+}
+
+bool signed_integer(const ir::Type& t) {
+    return ir::elem_integer(t) && ir::is_signed(t.scalar());
+}
+
 class OpenClDialect final : public clike::Dialect {
 public:
     const char* language_name() const override { return "OpenCL C 1.2"; }
 
-    std::string type_name(const ir::Type& type) const override {
-        if (!type.is_scalar() && !type.is_void())
-            throw Error(ErrorCode::Unsupported, "OpenCL C generation of " + type.name() + " is not built yet");
-        switch (type.scalar()) {
-        case Scalar::Bool: return "bool";
-        case Scalar::I32: return "int";
-        case Scalar::U32: return "uint";
-        case Scalar::I64: return "long";
-        case Scalar::U64: return "ulong";
-        case Scalar::F32: return "float";
-        case Scalar::F64: return "double";
-        case Scalar::Void: break;
-        default:
-            throw Error(ErrorCode::Unsupported, std::string(language_name()) + " generation of " + type.name() + " is not built yet");
-        }
-        return "void";
+    // ---- types: OpenCL C has every vector type the IR has, with the IR's layout (a float3
+    // takes 16 bytes); records and variants need nothing beyond their structs.
+    std::string scalar_name(Scalar t) const override { return cl_name(t); }
+    std::string vector_name(Scalar t, uint32_t lanes, clike::Prelude&) const override {
+        return cl_name(t) + std::to_string(lanes);
     }
+    std::string variant_functions(const ir::TypeDecl&, const clike::DeclNames&) const override {
+        return "";
+    }
+    std::string layout_checks(const ir::TypeDecl&, const clike::DeclNames&) const override {
+        return "";
+    }
+
+    // ---- literals
     const char* int_suffix(Scalar t) const override {
         return t == Scalar::U32 ? "u" : t == Scalar::I64 ? "L" : t == Scalar::U64 ? "UL" : "";
     }
@@ -49,6 +65,80 @@ public:
             std::snprintf(buf, sizeof buf, "as_double(0x%016llxUL)", (unsigned long long)bits);
         return buf;
     }
+    std::string vector_literal(const std::string& type,
+                               const std::vector<std::string>& lanes) const override {
+        return clike::cat("(", type, ")(", clike::join_args(lanes), ")");
+    }
+    std::string broadcast(const std::string& type, uint32_t, const std::string& value,
+                          clike::Prelude&) const override {
+        return clike::cat("(", type, ")(", clike::full_expression(value), ")");
+    }
+    // C99 compound literals; a variant's payload by the designated union member.
+    std::string record_literal(const std::string& type,
+                               const std::vector<std::string>& fields) const override {
+        return clike::cat("(", type, "){", clike::join_args(fields), "}");
+    }
+    std::string variant_literal(const ir::TypeDecl&, const clike::DeclNames& names, uint32_t index,
+                                const std::string& payload) const override {
+        std::string tag = std::to_string(index) + "u";
+        if (payload.empty()) return clike::cat("(", names.type, "){", tag, "}");
+        return clike::cat("(", names.type, "){", tag, ", {.", names.members[index], " = ",
+                          clike::full_expression(payload), "}}");
+    }
+
+    // ---- vectors: .xyzw names lanes of vectors of up to 4, .s0 ... .s7 those of 8
+    std::string lane(const std::string& vec, uint32_t lane, uint32_t lanes) const override {
+        const std::string name =
+            lanes <= 4 ? std::string(1, "xyzw"[lane]) : clike::cat("s", std::to_string(lane));
+        return clike::cat(clike::postfix_operand(vec), ".", name);
+    }
+    std::string swizzle(const std::string& vec, const std::vector<uint8_t>& lanes,
+                        uint32_t from_lanes, clike::Prelude&) const override {
+        std::string names = from_lanes <= 4 ? "" : "s";
+        for (uint8_t l : lanes)
+            names += from_lanes <= 4 ? "xyzw"[l] : char('0' + l);
+        return clike::cat(clike::postfix_operand(vec), ".", names);
+    }
+    // OpenCL C takes a shift amount modulo the lane width itself. Signed +, -, *, << wrap
+    // through the unsigned vector of the same width (as_uint4: the same bits).
+    std::string vector_binary(ir::BinaryOp op, const ir::Type& t, const std::string& a,
+                              const std::string& b) const override {
+        using ir::BinaryOp;
+        bool wrap = signed_integer(t) && (op == BinaryOp::Add || op == BinaryOp::Sub ||
+                                          op == BinaryOp::Mul || op == BinaryOp::Shl);
+        if (!wrap)
+            return clike::cat("(", clike::operand(a), " ", ir::c_symbol(op), " ", clike::operand(b),
+                              ")");
+        return clike::cat(reinterpret(t, false), "(", reinterpret(t, true), "(",
+                          clike::full_expression(a), ") ", ir::c_symbol(op), " ",
+                          reinterpret(t, true), "(", clike::full_expression(b), "))");
+    }
+    std::string vector_unary(ir::UnaryOp op, const ir::Type& t,
+                             const std::string& a) const override {
+        if (op == ir::UnaryOp::Neg && signed_integer(t))
+            return clike::cat(reinterpret(t, false), "(-", reinterpret(t, true), "(",
+                              clike::full_expression(a), "))");
+        return clike::cat(op == ir::UnaryOp::Neg ? "(-" : "(~", clike::operand(a), ")");
+    }
+
+    // ---- conversions: the convert_ builtins, saturating from float to integer (there the
+    // plain ones are implementation-defined out of range); between integers they keep the
+    // low bits, into float they round to nearest even.
+    std::string convert(const ir::Type& from, const ir::Type& to, const std::string& code,
+                        clike::Prelude&) const override {
+        const bool saturate = ir::elem_float(from) && ir::elem_integer(to);
+        if (!to.is_vector() && !saturate) return ""; // a C cast
+        std::string lanes = to.is_vector() ? std::to_string(to.lanes()) : "";
+        return clike::cat("convert_", cl_name(to.scalar()), lanes, saturate ? "_sat(" : "(",
+                          clike::full_expression(code), ")");
+    }
+    std::string float_product(Scalar, const std::string& a, const std::string& b) const override {
+        return clike::cat("(", a, " * ", b, ")"); // FP_CONTRACT OFF in the prologue
+    }
+    const char* float_bits_function() const override { return "as_uint"; }
+    const char* bits_float_function() const override { return "as_float"; }
+    const char* helper_prefix() const override { return ""; }
+
     const std::string& standard_spelling(const IntrinsicInfo& info) const override {
         return info.opencl_c;
     }
@@ -56,13 +146,16 @@ public:
     // lid - 1u wraps at 32 bits as the IR says.
     bool cast_integer_calls() const override { return true; }
     std::string min_max_function(bool is_min, const ir::Type& t) const override {
-        if (ir::is_float(t)) return is_min ? "fmin" : "fmax";
+        if (ir::elem_float(t)) return is_min ? "fmin" : "fmax";
         return is_min ? "min" : "max"; // overloaded on the signedness of the operands
     }
     void atomic_operands(const ir::Atomic&, clike::AtomicCode&) const override {}
 
     std::string prologue(const ir::Kernel&, const clike::Usage& usage) const override {
         std::string out;
+        // OpenCL C lets a compiler fuse a * b + c into an fma (FP_CONTRACT is on by default);
+        // the IR rounds the product and the sum each on its own.
+        if (usage.float_multiply) out += "#pragma OPENCL FP_CONTRACT OFF\n";
         if (usage.uses.fp64) out += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
         bool base = false, extended = false;
         for (auto& name : usage.uses.intrinsics) {
@@ -95,14 +188,17 @@ public:
     }
 
     std::string entry_prefix() const override { return "__kernel void"; }
-    std::string param_decl(const ir::Param& p, const std::string& name) const override {
-        if (p.kind == ir::Param::Kind::Scalar) return type_name(p.type) + " " + name;
+    std::string param_decl(const ir::Param& p, const std::string& type,
+                           const std::string& name) const override {
+        if (p.kind == ir::Param::Kind::Scalar) return type + " " + name;
         // No restrict: the same buffer may be passed for two parameters.
-        return std::string("__global ") + (p.access == ir::Access::Read ? "const " : "") +
-               type_name(p.type) + "* " + name;
+        return std::string("__global ") + (p.access == ir::Access::Read ? "const " : "") + type +
+               "* " + name;
     }
-    std::string shared_decl(const ir::SharedArray& s, const std::string& name) const override {
-        return "__local " + type_name(s.type) + " " + name + "[" + std::to_string(s.count) + "];";
+    std::string array_decl(ir::Space space, const std::string& type, const std::string& name,
+                           uint32_t count) const override {
+        return clike::cat(space == ir::Space::Local ? "__local " : "__private ", type, " ", name,
+                          "[", std::to_string(count), "];");
     }
 
     bool is_reserved(const std::string& w) const override {
@@ -119,8 +215,10 @@ public:
             "image3d_t", "sampler_t", "event_t", "quad", "vec_step",
             // builtins and macros the generator itself writes
             "min", "max", "fmin", "fmax", "as_float", "as_double", "as_uint", "atomic_cmpxchg",
-            "NAN", "INFINITY", "MAXFLOAT", "HUGE_VAL", "HUGE_VALF"};
+            "NAN", "INFINITY", "MAXFLOAT", "HUGE_VAL", "HUGE_VALF", "NULL"};
         if (words.count(w)) return true;
+        // Conversion and reinterpretation builtins (convert_char4_sat, as_uint4)
+        if (w.rfind("convert_", 0) == 0 || w.rfind("as_", 0) == 0) return true;
         // Vector types (float4, uint16 ...) and macros (M_PI, FLT_MAX, CLK_..., INT_MAX)
         for (const char* base : {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
                                  "float", "double", "half", "bool"})
@@ -138,6 +236,16 @@ public:
     }
 
 private:
+    // "as_int4" (to_unsigned: "as_uint4"): the same bits as another vector type.
+    static std::string reinterpret(const ir::Type& t, bool to_unsigned) {
+        Scalar s = t.scalar();
+        if (to_unsigned)
+            s = s == Scalar::I8    ? Scalar::U8
+                : s == Scalar::I16 ? Scalar::U16
+                : s == Scalar::I32 ? Scalar::U32
+                                   : Scalar::U64;
+        return clike::cat("as_", cl_name(s), std::to_string(t.lanes()));
+    }
     static std::string atomic_add_helper(const char* attr, const char* space) {
         std::string s = space;
         return std::string(attr) + "float plx_atomic_add_f32(volatile " + s +

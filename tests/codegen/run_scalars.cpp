@@ -1,26 +1,12 @@
-// Runs the generated OpenCL C of the test kernels on the first OpenCL device (PoCL here) on
-// random inputs at sizes that are not multiples of the work-group size, and checks every
-// output element against a host reference. Exits 77 (SKIP) when there is no OpenCL device.
-// This file: main and the array kernels; opencl_run_semantics.cpp: math, integers, atomics.
-#define DOCTEST_CONFIG_IMPLEMENT
+// Runs the generated code of the array kernels (vector_add, reduce_sum, matmul_tiled,
+// histogram, control) on random inputs at sizes that are not multiples of the work-group
+// size, and checks every output element against a host reference. run_semantics.cpp has the
+// math, integer and atomic kernels; run_numbers / run_vectors / run_records the new types.
 #include "kernels.hpp"
-#include "opencl_host.hpp"
-
-#include "plexus/codegen.hpp"
+#include "run_host.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <random>
-
-namespace codegen_test {
-
-ClDevice* g_device = nullptr;
-
-std::string generate_opencl(const plexus::ir::Kernel& k) {
-    return plexus::codegen::make_opencl_codegen()->generate(k, {"opencl", {}, ""});
-}
-
-} // namespace codegen_test
 
 using namespace codegen_test;
 
@@ -37,11 +23,21 @@ std::vector<float> random_floats(size_t n, float lo, float hi, unsigned seed) {
 
 } // namespace
 
+TEST_CASE("every test kernel builds for the device, those that are not run too") {
+    for (const KernelNeeds& k : test_kernels()) {
+        if ((k.fp64 && !g_device->has("fp64")) ||
+            (k.int64_atomics && !g_device->has("int64_atomics")))
+            continue;
+        INFO(k.name);
+        CHECK_NOTHROW(Program(k.name));
+    }
+}
+
 TEST_CASE("vector_add") {
     const int n = 1000; // groups of 64: the last one is partly outside
     auto a = random_floats(n, -100, 100, 1), b = random_floats(n, -100, 100, 2);
-    ClKernel k(generate_opencl(vector_add()), "vector_add");
-    ClBuffer<float> da(a), db(b), dc(std::vector<float>(n, -1.0f));
+    Program k("vector_add");
+    Buffer<float> da(a), db(b), dc(std::vector<float>(n, -1.0f));
     launch(k, {n}, {64}, da, db, dc, n);
     auto c = dc.read();
     Mismatches bad;
@@ -53,8 +49,8 @@ TEST_CASE("vector_add") {
 TEST_CASE("reduce_sum: shared memory, barrier tree, float atomic add") {
     const int n = 3001;
     auto in = random_floats(n, -1, 1, 3);
-    ClKernel k(generate_opencl(reduce_sum()), "reduce_sum");
-    ClBuffer<float> din(in), dout(std::vector<float>{0.0f});
+    Program k("reduce_sum");
+    Buffer<float> din(in), dout(std::vector<float>{0.0f});
     launch(k, {n}, {size_t(reduce_group)}, din, dout, n);
     double sum = 0, mag = 0;
     for (float x : in)
@@ -67,8 +63,8 @@ TEST_CASE("reduce_sum: shared memory, barrier tree, float atomic add") {
 TEST_CASE("matmul_tiled: two shared tiles, barriers in a uniform loop") {
     const int M = 37, N = 45, K = 29;
     auto A = random_floats(size_t(M) * K, -1, 1, 4), B = random_floats(size_t(K) * N, -1, 1, 5);
-    ClKernel k(generate_opencl(matmul_tiled()), "matmul_tiled");
-    ClBuffer<float> dA(A), dB(B), dC(std::vector<float>(size_t(M) * N, 0.0f));
+    Program k("matmul_tiled");
+    Buffer<float> dA(A), dB(B), dC(std::vector<float>(size_t(M) * N, 0.0f));
     launch(k, {size_t(N), size_t(M)}, {size_t(matmul_tile), size_t(matmul_tile)}, dA, dB, dC, M, N,
            K);
     auto C = dC.read();
@@ -94,8 +90,8 @@ TEST_CASE("histogram: global u32 atomic add") {
     std::vector<uint32_t> data(n);
     for (auto& x : data)
         x = uint32_t(rng());
-    ClKernel k(generate_opencl(histogram()), "histogram");
-    ClBuffer<uint32_t> dd(data), dh(std::vector<uint32_t>(bins, 0));
+    Program k("histogram");
+    Buffer<uint32_t> dd(data), dh(std::vector<uint32_t>(bins, 0));
     launch(k, {n}, {64}, dd, dh, n, bins);
     std::vector<uint32_t> want(bins, 0);
     for (auto x : data)
@@ -113,10 +109,10 @@ TEST_CASE("control: return, for with run-time step, continue, break, while, else
     std::vector<int32_t> x(n);
     for (auto& v : x)
         v = int32_t(rng() % 101) - 50;
-    ClKernel k(generate_opencl(control()), "control");
+    Program k("control");
     for (int32_t steps : {20, 21, -3}) {
         CAPTURE(steps);
-        ClBuffer<int32_t> dx(x), dy(std::vector<int32_t>(n, 0));
+        Buffer<int32_t> dx(x), dy(std::vector<int32_t>(n, 0));
         launch(k, {n}, {32}, dx, dy, n, steps);
         auto y = dy.read();
         Mismatches bad;
@@ -143,21 +139,4 @@ TEST_CASE("control: return, for with run-time step, continue, break, while, else
         }
         CHECK(bad.count == 0);
     }
-}
-
-int main(int argc, char** argv) {
-    ClDevice device;
-    if (!device.open()) {
-        std::printf("SKIP: no OpenCL device found (%s)\n", device.why.c_str());
-        return 77;
-    }
-    std::printf("OpenCL device: %s; fp64: %s; 64-bit atomics: %s\n", device.name.c_str(),
-                device.has("cl_khr_fp64") ? "yes" : "no",
-                device.has("cl_khr_int64_base_atomics") &&
-                        device.has("cl_khr_int64_extended_atomics")
-                    ? "yes"
-                    : "no");
-    g_device = &device;
-    doctest::Context ctx(argc, argv);
-    return ctx.run();
 }
