@@ -184,3 +184,19 @@ TEST_CASE("the run tests' host structs have the layout of the IR's records and v
     check(pair_type(), sizeof(Pair), alignof(Pair), {offsetof(Pair, a), offsetof(Pair, s)});
     check(kind_type(), sizeof(Kind), alignof(Kind), {offsetof(Kind, payload)});
 }
+
+TEST_CASE("a declared work-group size reaches the C-like languages") {
+    ir::Kernel k = codegen_test::vector_add();
+    CHECK(has(ocl(k), "__kernel void vector_add("));
+    CHECK(has(cuda(k), "extern \"C\" __global__ void vector_add("));
+
+    k.work_group.required = {16, 4, 1};
+    CHECK(has(ocl(k), "__kernel __attribute__((reqd_work_group_size(16, 4, 1))) void vector_add("));
+    CHECK(has(cuda(k), "__global__ void __launch_bounds__(64) vector_add("));
+
+    k.work_group = {};
+    k.work_group.max = 128;
+    // OpenCL C has no attribute that bounds the size; the runtime enforces it.
+    CHECK(has(ocl(k), "__kernel void vector_add("));
+    CHECK(has(cuda(k), "__global__ void __launch_bounds__(128) vector_add("));
+}

@@ -91,6 +91,24 @@ TEST_CASE("vector_add: parameters in IR order, IEEE arithmetic") {
     CHECK(has(ptx, "st.global.f32"));
 }
 
+TEST_CASE("a declared work-group size becomes .reqntid or .maxntid, and ptxas accepts it") {
+    Kernel required = ptxtest::vector_add();
+    required.work_group.required = {64, 2, 1};
+    const std::string req = generate(required);
+    CHECK(has(req, ".reqntid 64, 2, 1"));
+    CHECK_FALSE(has(req, ".maxntid"));
+    check_assembles("vector_add_reqntid", req, "sm_90");
+
+    Kernel bounded = ptxtest::vector_add();
+    bounded.work_group.max = 256;
+    const std::string max = generate(bounded);
+    CHECK(has(max, ".maxntid 256, 1, 1"));
+    CHECK_FALSE(has(max, ".reqntid"));
+    check_assembles("vector_add_maxntid", max, "sm_90");
+
+    CHECK_FALSE(has(generate(ptxtest::vector_add()), "ntid "));
+}
+
 TEST_CASE("reduction: static shared array, barriers, f32 atomic add") {
     const std::string ptx = generate(ptxtest::reduce_sum());
     CHECK(has(ptx, ".shared .align 16 .b8 partial[1024];"));

@@ -135,8 +135,9 @@ public:
     // ---- the translation unit
     // Pragmas and helper functions that go before the kernel ("" when none).
     virtual std::string prologue(const ir::Kernel& k, const Usage& usage) const = 0;
-    // "__kernel void name" / "extern \"C\" __global__ void name".
-    virtual std::string entry_prefix() const = 0;
+    // "__kernel void" / "extern \"C\" __global__ void", with the language's form of the
+    // kernel's declared work-group size (reqd_work_group_size, __launch_bounds__) when it has one.
+    virtual std::string entry_prefix(const ir::WorkGroupBound& bound) const = 0;
     // One kernel parameter as declared in the signature: its C type (the element type of a
     // buffer) and emitted name.
     virtual std::string param_decl(const ir::Param& p, const std::string& type,

@@ -69,7 +69,7 @@ std::string Emitter::run() {
          {d_.prologue(k_, usage), prelude_.types(), records, prelude_.functions()})
         if (!part.empty()) out << part << '\n';
 
-    std::string head = d_.entry_prefix() + " " + k_.name + "(";
+    std::string head = d_.entry_prefix(k_.work_group) + " " + k_.name + "(";
     // Long parameter lists go one per line, so a signature stays readable.
     bool wrap = head.size() + width > 100;
     out << head;

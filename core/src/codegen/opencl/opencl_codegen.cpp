@@ -187,7 +187,14 @@ public:
         return out;
     }
 
-    std::string entry_prefix() const override { return "__kernel void"; }
+    // OpenCL C states only an exact shape; a most-items bound has no attribute (the hint
+    // attribute promises nothing), so the runtime alone enforces it.
+    std::string entry_prefix(const ir::WorkGroupBound& bound) const override {
+        if (!bound.required[0]) return "__kernel void";
+        const auto& r = bound.required;
+        return "__kernel __attribute__((reqd_work_group_size(" + std::to_string(r[0]) + ", " +
+               std::to_string(r[1]) + ", " + std::to_string(r[2]) + "))) void";
+    }
     std::string param_decl(const ir::Param& p, const std::string& type,
                            const std::string& name) const override {
         if (p.kind == ir::Param::Kind::Scalar) return type + " " + name;

@@ -27,6 +27,26 @@ public:
                 int sm)
         : LlvmLowering(kernel, options, module, "PTX generation"), libdevice_(libdevice), sm_(sm) {}
 
+    // One nvvm.annotations entry on the kernel function.
+    void annotate(const char* key, uint32_t value) {
+        m_.getOrInsertNamedMetadata("nvvm.annotations")
+            ->addOperand(llvm::MDNode::get(
+                c_, {llvm::ValueAsMetadata::get(f_), llvm::MDString::get(c_, key),
+                     llvm::ConstantAsMetadata::get(b_.getInt32(value))}));
+    }
+    // The declared work-group size: .reqntid for a required shape, .maxntid for a most-items
+    // bound; ptxas then sizes registers for that many threads.
+    void annotate_work_group() {
+        const auto& bound = k_.work_group;
+        if (bound.required[0]) {
+            annotate("reqntidx", bound.required[0]);
+            annotate("reqntidy", bound.required[1]);
+            annotate("reqntidz", bound.required[2]);
+        } else if (bound.max) {
+            annotate("maxntidx", bound.max);
+        }
+    }
+
     void run() {
         // A scalar argument arrives in its memory form: an f16 is its 2 bytes.
         std::vector<llvm::Type*> params;
@@ -39,10 +59,8 @@ public:
         // setting both keeps the kernel a kernel whichever a later LLVM prefers.
         f_->setCallingConv(llvm::CallingConv::PTX_Kernel);
         f_->addFnAttr(llvm::Attribute::NoUnwind);
-        m_.getOrInsertNamedMetadata("nvvm.annotations")
-            ->addOperand(llvm::MDNode::get(
-                c_, {llvm::ValueAsMetadata::get(f_), llvm::MDString::get(c_, "kernel"),
-                     llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+        annotate("kernel", 1);
+        annotate_work_group();
 
         alloca_block_ = new_block("entry");
         b_.SetInsertPoint(alloca_block_);
