@@ -29,6 +29,17 @@ inline std::string built(const std::string& name) {
     return path;
 }
 
+inline std::string read_file(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+inline void write_file(const fs::path& p, const std::string& bytes) {
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
+}
+
 struct TempDir {
     fs::path path;
     TempDir() {

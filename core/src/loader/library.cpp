@@ -271,9 +271,14 @@ std::shared_ptr<const PluginLibrary> acquire(Entry& e) {
 }
 
 // Runs init and every check; on success the library is ready to enter the registry.
-OpenResult initialize(PluginLibrary& lib, Entry& entry) {
+OpenResult initialize(PluginLibrary& lib, Entry& entry, StageFn stage) {
     if (std::string bad = check_elf(lib.realpath); !bad.empty())
         return fail(LoadOutcome::NotAPlugin, "not a loadable shared library: " + bad);
+    const char* said_name = nullptr;
+    auto step = [stage, &said_name](const char* name) {
+        if (stage != nullptr) stage(name, said_name);
+    };
+    step("open");
     dlerror();
     lib.handle = dlopen(lib.realpath.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (lib.handle == nullptr) {
@@ -296,6 +301,7 @@ OpenResult initialize(PluginLibrary& lib, Entry& entry) {
     lib.host.options_json = lib.options_json.c_str();
     lib.api = plx_plugin{};
     lib.api.struct_size = sizeof lib.api;
+    step("init");
     const plx_status status = init(PLX_ABI_VERSION, &lib.host, &lib.api);
 
     // Fields past what the plugin declares are not its own: treat them as 0.
@@ -304,8 +310,10 @@ OpenResult initialize(PluginLibrary& lib, Entry& entry) {
         std::memset(reinterpret_cast<char*>(&lib.api) + size, 0, sizeof lib.api - size);
     auto fits = [&](size_t end) { return size >= end; };
     OpenResult said;
-    if (fits(offsetof(plx_plugin, name) + sizeof(const char*)) && lib.api.name != nullptr)
+    if (fits(offsetof(plx_plugin, name) + sizeof(const char*)) && lib.api.name != nullptr) {
         said.name = lib.api.name;
+        said_name = said.name.c_str();
+    }
     if (fits(offsetof(plx_plugin, execution_model) + sizeof(plx_exec_model)))
         said.execution_model = model_name(lib.api.execution_model);
     if (fits(offsetof(plx_plugin, priority) + sizeof(int32_t))) said.priority = lib.api.priority;
@@ -343,6 +351,7 @@ OpenResult initialize(PluginLibrary& lib, Entry& entry) {
         return entry.failure;
     }
     auto shut = [&](OpenResult r) {
+        step("shutdown");
         if (lib.api.shutdown != nullptr) lib.api.shutdown();
         return close(std::move(r));
     };
@@ -351,6 +360,7 @@ OpenResult initialize(PluginLibrary& lib, Entry& entry) {
                                                   "is 0; set it to PLX_ABI_VERSION"));
     if (std::string v = contract_violation(lib.api, size); !v.empty())
         return shut(with(LoadOutcome::InitFailed, "the descriptor breaks the plugin contract: " + v));
+    step("devices");
     if (std::string why = enumerate_devices(lib); !why.empty())
         return shut(with(LoadOutcome::NoDevices, why));
     return with(LoadOutcome::Loaded, "");
@@ -358,7 +368,12 @@ OpenResult initialize(PluginLibrary& lib, Entry& entry) {
 
 } // namespace
 
-OpenResult open_plugin(const std::string& path, const std::string& options_json) {
+bool plugin_is_open(const std::string& realpath) {
+    std::lock_guard lock(registry_mutex());
+    return registry().count(realpath) != 0;
+}
+
+OpenResult open_plugin(const std::string& path, const std::string& options_json, StageFn stage) {
     char resolved[PATH_MAX];
     if (realpath(path.c_str(), resolved) == nullptr)
         return fail(LoadOutcome::NotAPlugin, std::string("cannot resolve the path: ") + std::strerror(errno));
@@ -382,7 +397,7 @@ OpenResult open_plugin(const std::string& path, const std::string& options_json)
     lib->options_json = options_json;
     PluginLibrary& l = *lib;
     entry.library = std::move(lib);
-    OpenResult r = initialize(l, entry);
+    OpenResult r = initialize(l, entry, stage);
     if (entry.poisoned) return r;
     if (r.outcome != LoadOutcome::Loaded) {
         registry().erase(it);
