@@ -2,6 +2,7 @@
 // command runs with (the build tree's plugins when it runs from the build tree).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,5 +33,11 @@ Config load_config();
 
 // Prints a plexus::Error (or any exception) the way every subcommand does; returns 2.
 int report_error(const std::exception& e);
+
+// The options of a command that takes only [--json]: sets `json`, prints `help` for --help.
+// Returns the exit status when the command must stop there (0 after help, 2 for an unknown
+// option), nullopt when it goes on.
+std::optional<int> json_option_only(const std::vector<std::string>& args, const char* command, const char* help,
+                                    bool& json);
 
 } // namespace plexus::app
