@@ -167,6 +167,13 @@ TEST_CASE("syntax errors name the file and the position") {
     CHECK_MESSAGE(e.message().find("byte") != std::string::npos, e.message());
     CHECK(parse_error("").message().find("not valid JSON") != std::string::npos);
     CHECK(parse_error("{\"a\": ").message().find("not valid JSON") != std::string::npos);
+    // A number too large for a double is nlohmann's out_of_range, not a parse_error (found by
+    // tests/fuzz/fuzz_config.cpp): still an InvalidConfig error naming the file.
+    Error big = parse_error(R"({"plugin_init_timeout_ms": 1e999})");
+    CHECK(big.code() == ErrorCode::InvalidConfig);
+    CHECK(big.context().file == "/etc/cfg.json");
+    CHECK_MESSAGE(big.message().find("not valid JSON: number overflow parsing '1e999'") != std::string::npos,
+                  big.message());
 }
 
 TEST_CASE("wrong types at every key") {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "config/env.hpp"
+#include "config/json_error.hpp"
 #include "config/log.hpp"
 #include "plexus/error.hpp"
 
@@ -179,10 +180,9 @@ Config Config::parse(std::string_view json_text, const std::string& origin) {
         doc = json::parse(json_text);
     } catch (const json::parse_error& e) {
         // nlohmann's text already says "at line L, column C"; add the byte for editors.
-        std::string what = e.what();
-        if (auto pos = what.find("] "); what.rfind("[json.exception", 0) == 0 && pos != std::string::npos)
-            what = what.substr(pos + 2);
-        r.fail("", "not valid JSON: " + what + " (byte " + std::to_string(e.byte) + ")");
+        r.fail("", detail::json_error_text(e) + " (byte " + std::to_string(e.byte) + ")");
+    } catch (const json::exception& e) { // out_of_range: a number too large ("1e999")
+        r.fail("", detail::json_error_text(e));
     }
     r.object(doc, "(top level)");
     r.check_keys(doc, "", {"plugin_dirs", "backends", "kernels", "fallback", "profiling", "cache_dir", "log_level",

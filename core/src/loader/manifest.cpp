@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/json_error.hpp"
+
 namespace fs = std::filesystem;
 
 namespace plexus::detail {
@@ -18,11 +20,8 @@ Manifest parse_manifest(std::string_view text, const fs::path& file) {
     nlohmann::json doc;
     try {
         doc = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        std::string what = e.what(); // drop nlohmann's "[json.exception.parse_error.101] "
-        if (auto pos = what.find("] "); what.rfind("[json.exception", 0) == 0 && pos != std::string::npos)
-            what = what.substr(pos + 2);
-        m.error = "not valid JSON: " + what;
+    } catch (const nlohmann::json::exception& e) { // parse_error, or out_of_range for "1e999"
+        m.error = detail::json_error_text(e);
         return m;
     }
     if (!doc.is_object()) {
@@ -65,8 +64,11 @@ Manifest parse_manifest(std::string_view text, const fs::path& file) {
     m.abi_major = major;
     m.abi_minor = minor;
     if (auto p = doc.find("priority"); p != doc.end()) {
-        if (!p->is_number_integer()) {
-            m.error = "'priority' must be an integer, found " + p->dump();
+        // The configuration's range; a larger value would wrap around in an int.
+        const bool in_range = p->is_number_integer() && !(p->is_number_unsigned() && p->get<unsigned long long>() > 1'000'000) &&
+                              p->get<long long>() >= -1'000'000 && p->get<long long>() <= 1'000'000;
+        if (!in_range) {
+            m.error = "'priority' must be an integer between -1000000 and 1000000, found " + p->dump();
             return m;
         }
         m.priority = static_cast<int>(p->get<long long>());
