@@ -25,19 +25,35 @@ namespace {
 
 constexpr const char* kFormat = "plexus-plugin-verdict/1";
 
-// FNV-1a 64 of a whole file, read in blocks; false when it cannot be read to its end.
+// A hash of a whole file for change detection (not security: the verdict cache only protects
+// availability). Four FNV-style lanes over 64-bit words: FNV-1a over bytes took 1.8 ms for
+// the 1.1 MB of this tree's four plugins at every first Runtime of a process. Read in blocks,
+// never mapped: a file truncated while mapped would kill this process with SIGBUS.
 bool hash_file(int fd, uint64_t& hash) {
-    hash = fnv1a64(nullptr, 0);
-    unsigned char buf[1 << 16];
+    constexpr uint64_t kPrime = 0x100000001b3ull;
+    uint64_t lane[4] = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull, 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full};
+    unsigned char buf[(1 << 16) + 32];
+    size_t carried = 0; // bytes of an unfinished 32-byte group at the start of buf
+    uint64_t total = 0;
     for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n == 0) return true;
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return false;
-        }
-        hash = fnv1a64(buf, static_cast<size_t>(n), hash);
+        ssize_t n = ::read(fd, buf + carried, sizeof buf - carried);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return false;
+        if (n == 0) break;
+        total += static_cast<uint64_t>(n);
+        const size_t have = carried + static_cast<size_t>(n), whole = have - have % 32;
+        for (size_t i = 0; i < whole; i += 32)
+            for (size_t l = 0; l < 4; ++l) {
+                uint64_t w;
+                std::memcpy(&w, buf + i + 8 * l, 8);
+                lane[l] = (lane[l] ^ w) * kPrime;
+            }
+        carried = have - whole;
+        std::memmove(buf, buf + whole, carried);
     }
+    hash = fnv1a64(buf, carried, total);
+    for (uint64_t l : lane) hash = fnv1a64(&l, sizeof l, hash);
+    return true;
 }
 
 } // namespace
