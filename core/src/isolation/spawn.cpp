@@ -75,6 +75,8 @@ struct Running {
     pid_t pid = -1;
     Pipe report, output;
     Clock::time_point start, deadline;
+    std::chrono::milliseconds limit{0};
+    bool reported = false; // the first report byte came: the deadline is now + limit from then
     ChildResult* result = nullptr;
     bool done = false;
 };
@@ -97,6 +99,10 @@ bool drain(int fd, std::string& into, size_t keep) {
 
 void drain_all(Running& r) {
     if (r.report.read >= 0 && !drain(r.report.read, r.result->report, 0)) close_fd(r.report.read);
+    if (!r.reported && !r.result->report.empty()) {
+        r.reported = true;
+        r.deadline = Clock::now() + r.limit;
+    }
     if (r.result->report.size() > kReportCap) r.result->report.resize(kReportCap);
     if (r.output.read >= 0 && !drain(r.output.read, r.result->output, kOutputKeep)) close_fd(r.output.read);
 }
@@ -203,7 +209,8 @@ bool start(const ChildSpec& spec, Running& r) {
     std::vector<std::string> args = spec.argv, env = child_environment(spec.extra_env);
     std::vector<char*> argv = pointers(args), envp = pointers(env);
     r.start = Clock::now();
-    r.deadline = r.start + spec.limit;
+    r.limit = spec.limit;
+    r.deadline = r.start + spec.startup + spec.limit;
     int rc = ::posix_spawn(&r.pid, args[0].c_str(), &actions, &attr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);

@@ -12,7 +12,11 @@ namespace plexus::detail {
 struct ChildSpec {
     std::vector<std::string> argv;      // argv[0] is the path of the executable
     std::vector<std::string> extra_env; // "NAME=value", replacing NAME in this process's environment
+    // The time limit counts from the child's first report byte: loading the child program
+    // (libplexus, LLVM) on a loaded machine must not count against the code it then runs.
+    // Before that byte, `startup` more is allowed.
     std::chrono::milliseconds limit{10000};
+    std::chrono::milliseconds startup{10000};
 };
 
 struct ChildResult {

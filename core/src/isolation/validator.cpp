@@ -60,10 +60,11 @@ std::string where(const std::string& stage) {
 }
 
 std::string last_line(const std::string& output) {
-    size_t end = output.find_last_not_of(" \t\r\n");
+    const size_t end = output.find_last_not_of(" \t\r\n");
     if (end == std::string::npos) return {};
-    size_t start = output.rfind('\n', end);
-    std::string line = output.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start == std::string::npos ? 0 : start + 1));
+    const size_t newline = output.rfind('\n', end);
+    const size_t start = newline == std::string::npos ? 0 : newline + 1;
+    std::string line = output.substr(start, end + 1 - start);
     return line.size() > 200 ? line.substr(0, 197) + "..." : line;
 }
 
@@ -89,10 +90,12 @@ Verdict judge(const ChildResult& c, unsigned timeout_ms) {
         }
     }
     const std::string helper_words = last_line(c.output);
-    if (!c.start_error.empty() || (v.stage.empty() && !c.timed_out) || v.stage == "start") {
-        // The helper itself failed before the plugin ran any code: nothing is known about it.
-        v.message = "the validation child failed before it opened the plugin (" +
-                    (c.start_error.empty() ? helper_words : c.start_error) + ")";
+    if (!c.start_error.empty() || v.stage.empty() || v.stage == "start") {
+        // The child failed, or did not even start, before the plugin ran any code: nothing
+        // is known about the plugin.
+        v.message = c.timed_out ? "the validation child did not start in time"
+                                : "the validation child failed before it opened the plugin (" +
+                                      (c.start_error.empty() ? helper_words : c.start_error) + ")";
         return v;
     }
     const std::string last_words = helper_words.empty() ? "" : "; its last output: \"" + helper_words + "\"";
