@@ -235,7 +235,11 @@ private:
                                                                 : ExecModel::Direct;
         d.plugin_priority = api.priority;
         d.priority = effective_priority(r.name, api.priority);
-        if (api.languages != nullptr) d.languages.assign(api.languages, api.languages + api.num_languages);
+        // Languages this host does not know (a newer plugin's) are left out: nothing here
+        // generates them, and they are not values of plx_language here.
+        for (uint32_t i = 0; api.languages != nullptr && i < api.num_languages; ++i)
+            if (uint32_t l = raw_enum(api.languages[i]); l >= PLX_LANG_PTX && l <= PLX_LANG_CUDA_BINARY)
+                d.languages.push_back(static_cast<plx_language>(l));
         d.devices = lib.devices;
         return std::make_unique<Backend>(std::move(d), &api, lib.device_handles, r.library);
     }

@@ -73,8 +73,8 @@ std::string fixed_string(const char* s, size_t capacity) {
     return std::string(s, strnlen(s, capacity));
 }
 
-const char* model_name(plx_exec_model m) {
-    switch (m) {
+const char* model_name(uint32_t raw_model) {
+    switch (raw_model) {
     case PLX_EXEC_JIT: return "jit";
     case PLX_EXEC_DIRECT: return "direct";
     case PLX_EXEC_CUSTOM: return "custom";
@@ -131,12 +131,13 @@ std::string contract_violation(const plx_plugin& api, uint32_t size) {
         bool present;
     };
 #define PLX_FIELD(f, required) Field{#f, offsetof(plx_plugin, f) + sizeof(api.f), (required)}
-    const bool jit = api.execution_model == PLX_EXEC_JIT;
-    const bool direct = api.execution_model == PLX_EXEC_DIRECT;
-    const bool custom = api.execution_model == PLX_EXEC_CUSTOM;
+    const uint32_t model = raw_enum(api.execution_model); // 0 past struct_size
+    const bool jit = model == PLX_EXEC_JIT;
+    const bool direct = model == PLX_EXEC_DIRECT;
+    const bool custom = model == PLX_EXEC_CUSTOM;
     const Field fields[] = {
         PLX_FIELD(name, api.name != nullptr),
-        PLX_FIELD(execution_model, api.execution_model != PLX_EXEC_UNSET),
+        PLX_FIELD(execution_model, model != PLX_EXEC_UNSET),
         PLX_FIELD(last_error, api.last_error != nullptr),
         PLX_FIELD(device_count, api.device_count != nullptr),
         PLX_FIELD(device_get, api.device_get != nullptr),
@@ -173,7 +174,7 @@ std::string contract_violation(const plx_plugin& api, uint32_t size) {
         return std::string("name \"") + api.name +
                "\" must be non-empty lowercase letters, digits, '_' or '-'";
     if (!jit && !direct && !custom)
-        return "execution_model " + std::to_string(static_cast<int>(api.execution_model)) +
+        return "execution_model " + std::to_string(model) +
                " is not PLX_EXEC_JIT, PLX_EXEC_DIRECT or PLX_EXEC_CUSTOM";
     if (jit || custom)
         for (const Field& f : jit_fields)
@@ -182,11 +183,11 @@ std::string contract_violation(const plx_plugin& api, uint32_t size) {
         for (const Field& f : direct_fields)
             if (auto v = check(f); !v.empty()) return v;
     for (uint32_t i = 0; (jit || custom) && i < api.num_languages; ++i)
-        if (api.languages[i] == PLX_LANG_UNSET)
+        if (raw_enum(api.languages[i]) == PLX_LANG_UNSET)
             return "languages[" + std::to_string(i) + "] is PLX_LANG_UNSET";
     if (custom) {
         bool ir = false;
-        for (uint32_t i = 0; i < api.num_languages; ++i) ir = ir || api.languages[i] == PLX_LANG_PLEXUS_IR_JSON;
+        for (uint32_t i = 0; i < api.num_languages; ++i) ir = ir || raw_enum(api.languages[i]) == PLX_LANG_PLEXUS_IR_JSON;
         if (!ir) return "a Custom plugin must list PLX_LANG_PLEXUS_IR_JSON in 'languages'";
     }
     if (api.num_intrinsics > 0 && api.intrinsics == nullptr)
@@ -200,7 +201,7 @@ DeviceInfo convert(const plx_device_info& in) {
     d.vendor = fixed_string(in.vendor, sizeof in.vendor);
     d.platform = fixed_string(in.platform, sizeof in.platform);
     d.arch = fixed_string(in.arch, sizeof in.arch);
-    switch (in.type) {
+    switch (raw_enum(in.type)) {
     case PLX_DEVICE_TYPE_CPU: d.type = DeviceType::CPU; break;
     case PLX_DEVICE_TYPE_GPU: d.type = DeviceType::GPU; break;
     case PLX_DEVICE_TYPE_ACCELERATOR: d.type = DeviceType::Accelerator; break;
@@ -248,7 +249,7 @@ OpenResult loaded(const PluginLibrary& lib, std::shared_ptr<const PluginLibrary>
     OpenResult r;
     r.outcome = LoadOutcome::Loaded;
     r.name = lib.api.name;
-    r.execution_model = model_name(lib.api.execution_model);
+    r.execution_model = model_name(raw_enum(lib.api.execution_model));
     r.priority = lib.api.priority;
     r.library = std::move(keep);
     return r;
@@ -315,7 +316,7 @@ OpenResult initialize(PluginLibrary& lib, Entry& entry, StageFn stage) {
         said_name = said.name.c_str();
     }
     if (fits(offsetof(plx_plugin, execution_model) + sizeof(plx_exec_model)))
-        said.execution_model = model_name(lib.api.execution_model);
+        said.execution_model = model_name(raw_enum(lib.api.execution_model));
     if (fits(offsetof(plx_plugin, priority) + sizeof(int32_t))) said.priority = lib.api.priority;
     const uint32_t abi = fits(offsetof(plx_plugin, abi_version) + sizeof(uint32_t)) ? lib.api.abi_version : 0;
     auto with = [&](LoadOutcome o, std::string message) {

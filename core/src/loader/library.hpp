@@ -2,6 +2,8 @@
 // once, shared by every Runtime that uses it, and shut down when the last one lets go.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +41,16 @@ struct OpenResult {
 // has given one (else nullptr). The validation child reports them, so that a crash names the
 // step it happened in.
 using StageFn = void (*)(const char* stage, const char* plugin_name);
+
+// The integer a plugin stored in an enum field. Loading an enum object whose value is not one
+// of its enumerators is undefined behaviour in C++ (UBSan stops there), and a plugin may
+// store anything, so its enums are read as integers until they are checked.
+template <class E> uint32_t raw_enum(const E& field) {
+    static_assert(sizeof(E) == sizeof(uint32_t));
+    uint32_t v;
+    std::memcpy(&v, &field, sizeof v);
+    return v;
+}
 
 // Opens, initializes and checks the plugin at `path` (or shares the copy already open).
 // Never throws for a broken plugin: every failure is an outcome with a message.
