@@ -2,6 +2,7 @@
 // command runs with (the build tree's plugins when it runs from the build tree).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,5 +37,11 @@ int report_error(const std::exception& e);
 
 // A sample kernel by name, or a JSON IR file (validated). Throws plexus::Error naming both.
 ir::Kernel load_kernel(const std::string& what);
+
+// The options of a command that takes only [--json]: sets `json`, prints `help` for --help.
+// Returns the exit status when the command must stop there (0 after help, 2 for an unknown
+// option), nullopt when it goes on.
+std::optional<int> json_option_only(const std::vector<std::string>& args, const char* command, const char* help,
+                                    bool& json);
 
 } // namespace plexus::app

@@ -68,28 +68,22 @@ nlohmann::json to_json(const Runtime& rt) {
                            {"message", e.message},
                            {"execution_model", e.execution_model},
                            {"priority", e.priority},
+                           {"signal", e.signal},
                            {"devices", devices}});
     }
     const std::string& source = rt.config().source;
     return {{"plugins", plugins}, {"config", source.empty() ? nlohmann::json(nullptr) : nlohmann::json(source)}};
 }
 
+constexpr const char* kHelp =
+    "usage: plexus info [--json]\n\n"
+    "Lists every plugin file found, what happened when it was loaded, and the\n"
+    "devices of the plugins that loaded. Exits 0 even when some plugins failed;\n"
+    "exits 2 when the configuration is invalid.\n";
+
 int run_info(const std::vector<std::string>& args) {
     bool json = false;
-    for (const auto& a : args) {
-        if (a == "--json") {
-            json = true;
-        } else if (a == "--help" || a == "-h") {
-            std::printf("usage: plexus info [--json]\n\n"
-                        "Lists every plugin file found, what happened when it was loaded, and the\n"
-                        "devices of the plugins that loaded. Exits 0 even when some plugins failed;\n"
-                        "exits 2 when the configuration is invalid.\n");
-            return 0;
-        } else {
-            std::fprintf(stderr, "plexus info: unknown option '%s' (try --help)\n", a.c_str());
-            return 2;
-        }
-    }
+    if (auto stop = json_option_only(args, "info", kHelp, json)) return *stop;
     Runtime rt(load_config());
     if (json)
         std::cout << to_json(rt).dump(2) << "\n";

@@ -70,6 +70,22 @@ int report_error(const std::exception& e) {
     return 2;
 }
 
+std::optional<int> json_option_only(const std::vector<std::string>& args, const char* command, const char* help,
+                                    bool& json) {
+    for (const auto& a : args) {
+        if (a == "--json") {
+            json = true;
+        } else if (a == "--help" || a == "-h") {
+            std::fputs(help, stdout);
+            return 0;
+        } else {
+            std::fprintf(stderr, "plexus %s: unknown option '%s' (try --help)\n", command, a.c_str());
+            return 2;
+        }
+    }
+    return std::nullopt;
+}
+
 } // namespace plexus::app
 
 namespace {

@@ -5,7 +5,9 @@
 #include "plx_opencl.hpp"
 
 #include <chrono>
+#include <mutex>
 #include <new>
+#include <set>
 
 namespace plx_ocl {
 namespace {
@@ -118,6 +120,20 @@ plx_status cached_program(plx_device_s& dev, bool binary, const char* source, si
     return status;
 }
 
+// Modules the host has not unloaded (a host may lack module_unload calls, as plexus does
+// for a plugin without module_unload): shutdown frees them.
+std::mutex g_modules_mutex;
+std::set<plx_module_s*> g_modules;
+
+void release(plx_module module) {
+    for (auto& [name, kernel] : module->kernels) {
+        cl().clReleaseKernel(kernel->kernel);
+        kernel->tag = Tag::none;
+    }
+    module->tag = Tag::none;
+    delete module;
+}
+
 std::string kernel_names(cl_program program) {
     size_t size = 0;
     if (cl().clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, 0, nullptr, &size) != CL_SUCCESS ||
@@ -160,6 +176,10 @@ plx_status module_load(plx_device device, plx_language language, const char* sou
     if (m == nullptr) return fail(PLX_ERROR_OUT_OF_MEMORY, "module_load: out of host memory");
     m->device = device;
     m->program = std::move(program);
+    {
+        std::lock_guard lock(g_modules_mutex);
+        g_modules.insert(m);
+    }
     *module = m;
     return PLX_OK;
 }
@@ -193,12 +213,17 @@ plx_status module_get_binary(plx_module module, plx_language* language, void* da
 
 void module_unload(plx_module module) {
     if (bad_handle(module, Tag::module)) return;
-    for (auto& [name, kernel] : module->kernels) {
-        cl().clReleaseKernel(kernel->kernel);
-        kernel->tag = Tag::none;
+    {
+        std::lock_guard lock(g_modules_mutex);
+        g_modules.erase(module);
     }
-    module->tag = Tag::none;
-    delete module;
+    release(module);
+}
+
+void module_release_all() {
+    std::lock_guard lock(g_modules_mutex);
+    for (plx_module m : g_modules) release(m);
+    g_modules.clear();
 }
 
 plx_status kernel_get(plx_module module, const char* name, plx_kernel* kernel) {

@@ -32,6 +32,7 @@ const plx_intrinsic kIntrinsics[] = {
 };
 
 void shutdown() {
+    module_release_all();
     device_release_all();
     g_host = HostServices{};
 }

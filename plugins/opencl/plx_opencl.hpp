@@ -211,6 +211,7 @@ plx_status module_load(plx_device device, plx_language language, const char* sou
                        size_t source_bytes, const char* options, plx_module* module);
 plx_status module_get_binary(plx_module module, plx_language* language, void* data, size_t* bytes);
 void module_unload(plx_module module);
+void module_release_all(); // shutdown: the modules the host did not unload
 plx_status kernel_get(plx_module module, const char* name, plx_kernel* kernel);
 
 plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dims,

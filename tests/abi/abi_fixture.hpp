@@ -2,6 +2,7 @@
 // meson built (their paths come in FAKE_PLUGIN_<NAME> variables), and marker-file reading.
 #pragma once
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,12 +16,28 @@ namespace abi {
 
 namespace fs = std::filesystem;
 
+inline std::string upper(const std::string& s) {
+    std::string out;
+    for (char c : s) out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return out;
+}
+
 inline std::string built(const std::string& name) {
-    std::string var = "FAKE_PLUGIN_";
-    for (char c : name) var += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const std::string var = "FAKE_PLUGIN_" + upper(name);
     const char* path = std::getenv(var.c_str());
     REQUIRE_MESSAGE(path != nullptr, var << " is not set: run through meson test");
     return path;
+}
+
+inline std::string read_file(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+inline void write_file(const fs::path& p, const std::string& bytes) {
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
 }
 
 struct TempDir {
@@ -52,11 +69,16 @@ struct TempDir {
     }
 };
 
-// Lines that the fake plugin NAME wrote to its marker file (init, options..., shutdown).
-inline std::vector<std::string> marks(const fs::path& dir, const std::string& name) {
+// Lines that the fake plugin NAME wrote to its marker file (init, options..., shutdown): those
+// of this process, or with `child` those of validation children (written "child init", ...),
+// without the prefix.
+inline std::vector<std::string> marks(const fs::path& dir, const std::string& name, bool child = false) {
     std::ifstream in(dir / (name + ".log"));
     std::vector<std::string> lines;
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    for (std::string line; std::getline(in, line);) {
+        const bool from_child = line.rfind("child ", 0) == 0;
+        if (from_child == child) lines.push_back(from_child ? line.substr(6) : line);
+    }
     return lines;
 }
 
@@ -66,6 +88,12 @@ struct Markers {
     Markers() { setenv("FAKE_MARKER_DIR", dir.path.c_str(), 1); }
     ~Markers() { unsetenv("FAKE_MARKER_DIR"); }
     std::vector<std::string> operator()(const std::string& name) const { return marks(dir.path, name); }
+    std::vector<std::string> child(const std::string& name) const { return marks(dir.path, name, true); }
+    // How many validation children ran the init of NAME.
+    long child_inits(const std::string& name) const {
+        auto lines = child(name);
+        return std::count(lines.begin(), lines.end(), "init");
+    }
 };
 
 } // namespace abi

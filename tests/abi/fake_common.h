@@ -22,6 +22,17 @@ FAKE_STATIC plx_status fake_fail(plx_status s, const char* msg) {
 }
 FAKE_STATIC const char* fake_last_error(void) { return fake_error; }
 
+/* Whether this is a validation child (plexus-plugin-check, as the kernel shortens it). */
+FAKE_STATIC int fake_in_validation_child(void) {
+    char comm[32] = "";
+    FILE* f = fopen("/proc/self/comm", "r");
+    if (f == NULL) return 0;
+    if (fgets(comm, sizeof comm, f) == NULL) comm[0] = '\0';
+    fclose(f);
+    return strncmp(comm, "plexus-plugin-c", 15) == 0;
+}
+
+/* Appends a line to NAME.log; a validation child's lines start with "child ". */
 FAKE_STATIC void fake_mark(const char* event) {
     const char* dir = getenv("FAKE_MARKER_DIR");
     if (dir == NULL) return;
@@ -29,7 +40,7 @@ FAKE_STATIC void fake_mark(const char* event) {
     snprintf(path, sizeof path, "%s/%s.log", dir, fake_name_for_marker);
     FILE* f = fopen(path, "a");
     if (f == NULL) return;
-    fprintf(f, "%s\n", event);
+    fprintf(f, "%s%s\n", fake_in_validation_child() ? "child " : "", event);
     fclose(f);
 }
 

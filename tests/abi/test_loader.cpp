@@ -28,10 +28,13 @@ const char* kConfig = R"({
     }
 })";
 
+// The fakes' markers (abi::Markers) count the inits in this process apart from those of the
+// validation children, so validation stays on as by default; the verdict cache is off.
 Config config_for(const TempDir& t, const std::string& text = kConfig) {
     Config c = Config::parse(text, (t.path / "config.json").string());
     c.use_env_plugin_path = false;
     c.use_install_dir = false;
+    c.cache_dir = "";
     return c;
 }
 

@@ -278,6 +278,17 @@ TEST_CASE("control flow: return, while/break/continue, for with step, short-circ
 namespace {
 
 // Every atomic op of type T on cells in `space`; each work-item applies its value v[i].
+// a + b and a - b wrapping like the IR's integers; in T itself a signed overflow would be
+// undefined behaviour in the reference (UBSan stops there).
+template <class T> T wrap_add(T a, T b) {
+    if constexpr (std::is_integral_v<T>) return T(std::make_unsigned_t<T>(a) + std::make_unsigned_t<T>(b));
+    else return a + b;
+}
+template <class T> T wrap_sub(T a, T b) {
+    if constexpr (std::is_integral_v<T>) return T(std::make_unsigned_t<T>(a) - std::make_unsigned_t<T>(b));
+    else return a - b;
+}
+
 template <class T> void check_atomics(Space space) {
     Scalar S = scalar_of<T>();
     using Op = ir::AtomicOp;
@@ -322,7 +333,7 @@ template <class T> void check_atomics(Space space) {
     for (size_t i = 0; i < n; ++i) {
         if constexpr (std::is_same_v<T, float>) v[i] = float(int(rng()() % 41) - 20) * 0.5f; // sums are exact
         else v[i] = T(rng()());
-        if (v[i] + 1 == 0) v[i] = T(5); // the cmpxchg winner must not store the 0 it looks for
+        if (wrap_add(v[i], T(1)) == T(0)) v[i] = T(5); // the cmpxchg winner must not store the 0 it looks for
     }
     auto init = [&](Op op) -> T {
         if constexpr (std::is_integral_v<T>)
@@ -340,10 +351,10 @@ template <class T> void check_atomics(Space space) {
             std::vector<T> seen = {want};
             for (size_t i = first; i < last; ++i) {
                 T x = v[i];
-                if (ops[j] == Op::Add) want = T(want + x);
+                if (ops[j] == Op::Add) want = wrap_add(want, x);
                 if constexpr (std::is_integral_v<T>) {
                     switch (ops[j]) {
-                    case Op::Sub: want = T(want - x); break;
+                    case Op::Sub: want = wrap_sub(want, x); break;
                     case Op::Min: want = std::min(want, x); break;
                     case Op::Max: want = std::max(want, x); break;
                     case Op::And: want = T(want & x); break;
@@ -371,7 +382,7 @@ template <class T> void check_atomics(Space space) {
                 for (size_t i = first; i < last; ++i) {
                     if (old[i * no + j] == T(0)) {
                         ++winners;
-                        REQUIRE(final_v == T(v[i] + 1));
+                        REQUIRE(final_v == wrap_add(v[i], T(1)));
                     } else {
                         REQUIRE(old[i * no + j] == final_v);
                     }

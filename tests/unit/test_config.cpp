@@ -88,7 +88,30 @@ TEST_CASE("defaults") {
     CHECK(c.source.empty());
     CHECK(!c.cache_dir.empty());
     CHECK(c.cache_dir.find('~') == std::string::npos);
+    CHECK(c.validate_plugins == plexus::PluginValidation::FirstLoad);
+    CHECK(c.plugin_init_timeout_ms == 10000u);
     CHECK(Config::parse("{}", "x.json").backends.empty());
+}
+
+TEST_CASE("plugin validation keys") {
+    using plexus::PluginValidation;
+    CHECK(Config::parse(R"({"validate_plugins": "always"})", "x.json").validate_plugins == PluginValidation::Always);
+    CHECK(Config::parse(R"({"validate_plugins": "never"})", "x.json").validate_plugins == PluginValidation::Never);
+    CHECK(Config::parse(R"({"validate_plugins": "first_load"})", "x.json").validate_plugins ==
+          PluginValidation::FirstLoad);
+    CHECK(std::string(plexus::to_string(PluginValidation::FirstLoad)) == "first_load");
+    CHECK(Config::parse(R"({"plugin_init_timeout_ms": 2000})", "x.json").plugin_init_timeout_ms == 2000u);
+    CHECK(Config::parse(R"({"plugin_init_timeout_ms": 100})", "x.json").plugin_init_timeout_ms == 100u);
+    expect_error(R"({"validate_plugins": "sometimes"})", "validate_plugins",
+                 "expected one of \"first_load\", \"always\", \"never\"", "\"sometimes\"");
+    expect_error(R"({"validate_plugins": true})", "validate_plugins", "expected one of", "a boolean (true)");
+    expect_error(R"({"plugin_init_timeout_ms": "10s"})", "plugin_init_timeout_ms", "expected an integer between 100",
+                 "a string (\"10s\")");
+    expect_error(R"({"plugin_init_timeout_ms": 99})", "plugin_init_timeout_ms", "(milliseconds)", "an integer (99)");
+    expect_error(R"({"plugin_init_timeout_ms": 2.5})", "plugin_init_timeout_ms", "expected an integer", "a number (2.5)");
+    expect_error(R"({"plugin_init_timeout_ms": 3600001})", "plugin_init_timeout_ms", "3600000", "3600001");
+    expect_error(R"({"validate_plugin": "never"})", "validate_plugin", "unknown key 'validate_plugin'",
+                 "validate_plugins");
 }
 
 TEST_CASE("a complete file round-trips") {
@@ -144,6 +167,13 @@ TEST_CASE("syntax errors name the file and the position") {
     CHECK_MESSAGE(e.message().find("byte") != std::string::npos, e.message());
     CHECK(parse_error("").message().find("not valid JSON") != std::string::npos);
     CHECK(parse_error("{\"a\": ").message().find("not valid JSON") != std::string::npos);
+    // A number too large for a double is nlohmann's out_of_range, not a parse_error (found by
+    // tests/fuzz/fuzz_config.cpp): still an InvalidConfig error naming the file.
+    Error big = parse_error(R"({"plugin_init_timeout_ms": 1e999})");
+    CHECK(big.code() == ErrorCode::InvalidConfig);
+    CHECK(big.context().file == "/etc/cfg.json");
+    CHECK_MESSAGE(big.message().find("not valid JSON: number overflow parsing '1e999'") != std::string::npos,
+                  big.message());
 }
 
 TEST_CASE("wrong types at every key") {

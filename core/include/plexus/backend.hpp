@@ -45,6 +45,8 @@ enum class LoadOutcome {
     NoDevices,         // loaded fine but reports no device; unloaded again
     DisabledByConfig,  // backends.NAME.enabled is false
     Duplicate,         // a plugin of that name was already loaded; the first wins
+    Crashed,           // its init crashed or ended the process in a validation child; not loaded
+    TimedOut,          // its init did not return within plugin_init_timeout_ms there; not loaded
 };
 
 const char* to_string(LoadOutcome o); // "loaded", "not_a_plugin", ...
@@ -56,6 +58,7 @@ struct LoadReportEntry {
     LoadOutcome outcome = LoadOutcome::NotAPlugin;
     std::string execution_model; // "jit", "direct", "custom", or "" when unknown
     int priority = 0;            // effective (after config), when known
+    int signal = 0;              // Crashed: the signal that ended the validation child, if one did
     std::vector<DeviceInfo> devices; // loaded plugins only
 };
 

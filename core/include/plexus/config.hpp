@@ -27,6 +27,14 @@ struct KernelConfig {
     std::vector<std::string> prefer; // backend names, tried first, in this order
 };
 
+// When a plugin's init first runs in a child process (see docs/configuration.md).
+enum class PluginValidation {
+    FirstLoad, // a file not validated before (path, size, mtime, content): once, then cached
+    Always,    // every load that would run init in this process, ignoring every cache
+    Never,     // init runs in this process straight away, as before validation existed
+};
+const char* to_string(PluginValidation v); // "first_load", "always", "never"
+
 struct Config {
     std::vector<std::string> plugin_dirs; // absolute after parsing
     bool use_env_plugin_path = true;      // read PLEXUS_PLUGIN_PATH (never when setuid)
@@ -39,6 +47,10 @@ struct Config {
     bool profiling = false;
     std::string cache_dir = default_cache_dir(); // '~' expanded
     std::string log_level = "warn";              // trace, debug, info, warn, error, off
+    PluginValidation validate_plugins = PluginValidation::FirstLoad;
+    // How long a validation child may take to open, initialize and list the devices of one
+    // plugin before it is killed and the plugin reported timed_out.
+    unsigned plugin_init_timeout_ms = 10000;
     std::string source;                          // the file it came from, "" for defaults
 
     // Parses a configuration document; `origin` names it in errors and anchors relative
@@ -51,7 +63,8 @@ struct Config {
     // process the environment and the user's file are ignored: defaults only.
     static Config load();
 
-    // $XDG_CACHE_HOME/plexus, else ~/.cache/plexus.
+    // $XDG_CACHE_HOME/plexus, else ~/.cache/plexus; "" (no disk cache) in a setuid or
+    // setgid process, whose home directory belongs to the user who ran it.
     static std::string default_cache_dir();
 };
 

@@ -63,6 +63,8 @@ void append_field(std::string& out, const char* name, const std::string& value) 
     out += esc;
 }
 
+} // namespace
+
 std::string hex16(uint64_t v) {
     static const char digits[] = "0123456789abcdef";
     std::string s(16, '0');
@@ -84,6 +86,18 @@ bool write_all(int fd, const void* data, size_t bytes) {
     return true;
 }
 
+size_t read_full(int fd, void* data, size_t bytes) {
+    auto* p = static_cast<unsigned char*>(data);
+    size_t got = 0;
+    while (got < bytes) {
+        ssize_t n = ::read(fd, p + got, bytes - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<size_t>(n);
+    }
+    return got;
+}
+
 // Unique among processes (pid), threads (thread id) and calls of one thread (counter), so two
 // writers never share a temporary file.
 std::string temp_name(const std::string& final_path) {
@@ -92,8 +106,6 @@ std::string temp_name(const std::string& final_path) {
            hex16(std::hash<std::thread::id>{}(std::this_thread::get_id())) + "." +
            std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
 }
-
-} // namespace
 
 uint64_t fnv1a64(const void* data, size_t bytes, uint64_t hash) {
     const auto* p = static_cast<const unsigned char*>(data);
@@ -137,15 +149,8 @@ std::optional<std::vector<unsigned char>> DiskCache::load(const CacheKey& key) c
         bool read_ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
         if (read_ok) {
             file.resize(static_cast<size_t>(st.st_size));
-            size_t got = 0;
-            while (got < file.size()) {
-                ssize_t n = ::read(fd, file.data() + got, file.size() - got);
-                if (n < 0 && errno == EINTR) continue;
-                if (n <= 0) break;
-                got += static_cast<size_t>(n);
-            }
             // A short read means the file shrank under us; treat it like a truncated entry.
-            file.resize(got);
+            file.resize(read_full(fd, file.data(), file.size()));
         }
         ::close(fd);
         if (!read_ok) {

@@ -50,6 +50,17 @@ private:
 // taken from an older entry. "" when the library's file cannot be found.
 const std::string& core_build_id();
 
+// 16 lower-case hex digits.
+std::string hex16(uint64_t v);
+// Writes all of `data`, retrying short writes and EINTR; false with errno set on failure.
+bool write_all(int fd, const void* data, size_t bytes);
+// Reads up to `bytes`, retrying short reads and EINTR; returns how many it read before the end
+// of the file or an error.
+size_t read_full(int fd, void* data, size_t bytes);
+// A temporary name beside `final_path`, unique among processes, threads and calls, to be
+// renamed over it once written.
+std::string temp_name(const std::string& final_path);
+
 // FNV-1a 64, continuing from `hash` so that several pieces can be hashed as one.
 uint64_t fnv1a64(const void* data, size_t bytes, uint64_t hash = 0xcbf29ce484222325ull);
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "config/env.hpp"
+#include "config/json_error.hpp"
 #include "config/log.hpp"
 #include "plexus/error.hpp"
 
@@ -156,7 +157,18 @@ std::string absolute_dir(const std::string& dir, const std::string& origin) {
 
 } // namespace
 
+const char* to_string(PluginValidation v) {
+    switch (v) {
+    case PluginValidation::FirstLoad: return "first_load";
+    case PluginValidation::Always: return "always";
+    case PluginValidation::Never: return "never";
+    }
+    return "unknown";
+}
+
 std::string Config::default_cache_dir() {
+    // A privileged process must not write where the user who ran it can plant links.
+    if (detail::privileged_process()) return {};
     if (auto xdg = detail::get_env("XDG_CACHE_HOME")) return *xdg + "/plexus";
     return detail::home_dir() + "/.cache/plexus";
 }
@@ -168,13 +180,13 @@ Config Config::parse(std::string_view json_text, const std::string& origin) {
         doc = json::parse(json_text);
     } catch (const json::parse_error& e) {
         // nlohmann's text already says "at line L, column C"; add the byte for editors.
-        std::string what = e.what();
-        if (auto pos = what.find("] "); what.rfind("[json.exception", 0) == 0 && pos != std::string::npos)
-            what = what.substr(pos + 2);
-        r.fail("", "not valid JSON: " + what + " (byte " + std::to_string(e.byte) + ")");
+        r.fail("", detail::json_error_text(e) + " (byte " + std::to_string(e.byte) + ")");
+    } catch (const json::exception& e) { // out_of_range: a number too large ("1e999")
+        r.fail("", detail::json_error_text(e));
     }
     r.object(doc, "(top level)");
-    r.check_keys(doc, "", {"plugin_dirs", "backends", "kernels", "fallback", "profiling", "cache_dir", "log_level"});
+    r.check_keys(doc, "", {"plugin_dirs", "backends", "kernels", "fallback", "profiling", "cache_dir", "log_level",
+                           "validate_plugins", "plugin_init_timeout_ms"});
 
     Config c;
     c.source = origin;
@@ -210,6 +222,14 @@ Config Config::parse(std::string_view json_text, const std::string& origin) {
             c.cache_dir = detail::expand_tilde(c.cache_dir);
         } else if (key == "log_level") {
             c.log_level = r.one_of(value, key, {"trace", "debug", "info", "warn", "error", "off"});
+        } else if (key == "validate_plugins") {
+            const std::string v = r.one_of(value, key, {"first_load", "always", "never"});
+            c.validate_plugins = v == "always"  ? PluginValidation::Always
+                                 : v == "never" ? PluginValidation::Never
+                                                : PluginValidation::FirstLoad;
+        } else if (key == "plugin_init_timeout_ms") {
+            c.plugin_init_timeout_ms = static_cast<unsigned>(
+                r.integer(value, key, 100, 3'600'000, "an integer between 100 and 3600000 (milliseconds)"));
         }
     }
     return c;

@@ -675,7 +675,8 @@ Kernel from_json(std::string_view text, const std::string& origin) {
     json j;
     try {
         j = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
+        // parse_error, and out_of_range for a number no double holds ("1e999").
         ErrorContext ctx;
         ctx.file = origin;
         throw Error(ErrorCode::InvalidIR, std::string("not valid JSON: ") + e.what(), ctx);

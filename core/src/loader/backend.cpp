@@ -65,6 +65,8 @@ const char* to_string(LoadOutcome o) {
     case LoadOutcome::NoDevices: return "no_devices";
     case LoadOutcome::DisabledByConfig: return "disabled_by_config";
     case LoadOutcome::Duplicate: return "duplicate";
+    case LoadOutcome::Crashed: return "crashed";
+    case LoadOutcome::TimedOut: return "timed_out";
     }
     return "unknown";
 }

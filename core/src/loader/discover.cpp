@@ -1,20 +1,18 @@
 // Walks the plugin directories (manifests and drop-in libraries, sorted by file name), applies
 // the configuration (enabled, priority) and the first-wins rule, and writes the load report.
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "config/env.hpp"
 #include "config/log.hpp"
+#include "isolation/validator.hpp"
 #include "loader/library.hpp"
 #include "loader/loader.hpp"
+#include "loader/manifest.hpp"
 
 #ifndef PLEXUS_PLUGIN_INSTALL_DIR
 #error "core/meson.build passes PLEXUS_PLUGIN_INSTALL_DIR"
@@ -26,85 +24,20 @@ namespace plexus::detail {
 
 namespace {
 
-struct Manifest {
-    std::string file;
-    std::string name;
-    std::string library; // absolute
-    uint32_t abi_major = 0, abi_minor = 0;
-    std::optional<int> priority;
-    std::string error; // why the manifest is unusable, "" when it is fine
+// A plugin file: a manifest, or a library that no manifest of its folder names (a drop-in).
+struct Item {
+    std::optional<Manifest> manifest;
+    std::string dropin;
 };
-
-Manifest read_manifest(const fs::path& file) {
-    Manifest m;
-    m.file = file.string();
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    nlohmann::json doc;
-    try {
-        doc = nlohmann::json::parse(text.str());
-    } catch (const nlohmann::json::parse_error& e) {
-        std::string what = e.what(); // drop nlohmann's "[json.exception.parse_error.101] "
-        if (auto pos = what.find("] "); what.rfind("[json.exception", 0) == 0 && pos != std::string::npos)
-            what = what.substr(pos + 2);
-        m.error = "not valid JSON: " + what;
-        return m;
-    }
-    if (!doc.is_object()) {
-        m.error = "expected a JSON object at the top level";
-        return m;
-    }
-    auto string_field = [&](const char* key) -> std::optional<std::string> {
-        auto it = doc.find(key);
-        if (it == doc.end()) {
-            m.error = std::string("the key '") + key + "' is missing";
-            return std::nullopt;
-        }
-        if (!it->is_string() || it->get<std::string>().empty()) {
-            m.error = std::string("'") + key + "' must be a non-empty string, found " + it->dump();
-            return std::nullopt;
-        }
-        return it->get<std::string>();
-    };
-    auto version = doc.find("file_format_version");
-    if (version == doc.end() || !version->is_number_integer() || version->get<long long>() != 1) {
-        m.error = "'file_format_version' must be 1, found " +
-                  (version == doc.end() ? std::string("nothing") : version->dump());
-        return m;
-    }
-    auto name = string_field("name");
-    if (!name) return m;
-    m.name = *name;
-    auto library = string_field("library");
-    if (!library) return m;
-    fs::path lib = *library;
-    m.library = (lib.is_absolute() ? lib : file.parent_path() / lib).lexically_normal().string();
-    auto abi = string_field("abi");
-    if (!abi) return m;
-    unsigned major = 0, minor = 0;
-    char extra = 0;
-    if (std::sscanf(abi->c_str(), "%u.%u%c", &major, &minor, &extra) != 2) {
-        m.error = "'abi' must be \"MAJOR.MINOR\", found \"" + *abi + "\"";
-        return m;
-    }
-    m.abi_major = major;
-    m.abi_minor = minor;
-    if (auto p = doc.find("priority"); p != doc.end()) {
-        if (!p->is_number_integer()) {
-            m.error = "'priority' must be an integer, found " + p->dump();
-            return m;
-        }
-        m.priority = static_cast<int>(p->get<long long>());
-    }
-    return m;
-}
 
 class Discovery {
 public:
     explicit Discovery(const Config& config) : config_(config) {}
 
-    void scan(const fs::path& dir) {
+    // The plugin files of one folder in the order they are handled: manifests (*.json) and
+    // the libraries (*.so) no manifest names, by file name in byte order, so the result never
+    // depends on the file system.
+    std::vector<Item> list(const fs::path& dir) const {
         std::vector<fs::path> files;
         std::error_code ec;
         for (const auto& e : fs::directory_iterator(dir, ec)) {
@@ -112,7 +45,6 @@ public:
             if ((ext == ".json" || ext == ".so") && e.is_regular_file(ec)) files.push_back(e.path());
         }
         if (ec) log().info("cannot list plugin directory {}: {}", dir.string(), ec.message());
-        // Byte order of file names, so the result never depends on the file system.
         std::sort(files.begin(), files.end(),
                   [](const fs::path& a, const fs::path& b) { return a.filename().string() < b.filename().string(); });
 
@@ -124,24 +56,47 @@ public:
             if (m.error.empty()) claimed.insert(canonical(m.library));
             manifests.emplace(f.string(), std::move(m));
         }
+        std::vector<Item> items;
         for (const fs::path& f : files) {
-            if (f.extension() == ".json") {
-                from_manifest(manifests.at(f.string()));
-            } else if (claimed.count(canonical(f.string())) != 0) {
+            if (f.extension() == ".json")
+                items.push_back({std::move(manifests.at(f.string())), ""});
+            else if (claimed.count(canonical(f.string())) != 0)
                 log().debug("{} is named by a manifest; not loaded again as a drop-in", f.string());
-            } else {
-                // The options of backends.NAME must be given at init, before the plugin says its
-                // name: the file name (libplexus-NAME.so) is the guess.
-                std::string guess = f.stem().string();
-                if (guess.rfind("libplexus-", 0) == 0) guess = guess.substr(10);
-                OpenResult r = open(f.string(), &guess);
-                if (r.outcome == LoadOutcome::Loaded && r.name != guess && section(r.name) != nullptr)
-                    log().warn("{} calls itself '{}', so backends.{} was not passed to it; name the "
-                               "file libplexus-{}.so or give it a manifest",
-                               f.string(), r.name, r.name, r.name);
-                finish(f.string(), std::move(r), "");
+            else
+                items.push_back({std::nullopt, f.string()});
+        }
+        return items;
+    }
+
+    // Runs, in child processes and all at once, the init of every library that handle() may
+    // open, as the configuration's validate_plugins asks.
+    void validate(const std::vector<Item>& items) {
+        std::vector<ValidationRequest> requests;
+        for (const Item& it : items) {
+            if (!it.manifest) {
+                const std::string guess = guess_name(it.dropin);
+                requests.push_back({it.dropin, options_for(guess)});
+            } else if (const Manifest& m = *it.manifest; m.error.empty() && !disabled(m.name) &&
+                                                          m.abi_major == PLX_ABI_VERSION_MAJOR) {
+                requests.push_back({m.library, options_for(m.name)});
             }
         }
+        std::vector<Verdict> verdicts = validate_plugins(requests, config_);
+        for (size_t i = 0; i < requests.size(); ++i) verdicts_[requests[i].path] = std::move(verdicts[i]);
+    }
+
+    void handle(const Item& it) {
+        if (it.manifest) return from_manifest(*it.manifest);
+        const std::string& f = it.dropin;
+        // The options of backends.NAME must be given at init, before the plugin says its
+        // name: the file name (libplexus-NAME.so) is the guess.
+        const std::string guess = guess_name(f);
+        OpenResult r = open(f, guess);
+        if (r.outcome == LoadOutcome::Loaded && r.name != guess && section(r.name) != nullptr)
+            log().warn("{} calls itself '{}', so backends.{} was not passed to it; name the "
+                       "file libplexus-{}.so or give it a manifest",
+                       f, r.name, r.name, r.name);
+        finish(f, std::move(r), "");
     }
 
     LoadResult result() { return std::move(result_); }
@@ -174,11 +129,26 @@ private:
                "; the first one found wins";
     }
 
-    OpenResult open(const std::string& path, const std::string* name_hint) {
-        std::string options = "{}";
-        if (name_hint != nullptr)
-            if (const BackendConfig* b = section(*name_hint)) options = b->section.dump();
-        return open_plugin(path, options);
+    static std::string guess_name(const std::string& file) {
+        std::string guess = fs::path(file).stem().string();
+        return guess.rfind("libplexus-", 0) == 0 ? guess.substr(10) : guess;
+    }
+    std::string options_for(const std::string& name) const {
+        const BackendConfig* b = section(name);
+        return b != nullptr ? b->section.dump() : "{}";
+    }
+
+    // A plugin that crashed or hung in its validation child is not opened here.
+    OpenResult open(const std::string& path, const std::string& name) {
+        if (auto v = verdicts_.find(path); v != verdicts_.end() && v->second.refused()) {
+            OpenResult r;
+            r.outcome = v->second.result == VerdictResult::TimedOut ? LoadOutcome::TimedOut : LoadOutcome::Crashed;
+            r.message = v->second.message;
+            r.name = v->second.name;
+            r.signal = v->second.signal;
+            return r;
+        }
+        return open_plugin(path, options_for(name));
     }
 
     void report(LoadReportEntry e) {
@@ -215,7 +185,7 @@ private:
             e.outcome = LoadOutcome::NotAPlugin;
             e.message = "manifest " + m.file + " names library " + m.library + ", which does not exist";
         } else {
-            finish(m.library, open(m.library, &m.name), m.name);
+            finish(m.library, open(m.library, m.name), m.name);
             return;
         }
         report(std::move(e));
@@ -229,6 +199,7 @@ private:
         e.outcome = r.outcome;
         e.message = r.message;
         e.execution_model = r.execution_model;
+        e.signal = r.signal;
         e.priority = effective_priority(r.name, r.priority);
         if (r.outcome == LoadOutcome::Loaded) {
             if (!manifest_name.empty() && r.name != manifest_name) {
@@ -264,12 +235,17 @@ private:
                                                                 : ExecModel::Direct;
         d.plugin_priority = api.priority;
         d.priority = effective_priority(r.name, api.priority);
-        if (api.languages != nullptr) d.languages.assign(api.languages, api.languages + api.num_languages);
+        // Languages this host does not know (a newer plugin's, past PLX_LANG_OPENCL_BINARY) are left out: nothing here
+        // generates them, and they are not values of plx_language here.
+        for (uint32_t i = 0; api.languages != nullptr && i < api.num_languages; ++i)
+            if (uint32_t l = raw_enum(api.languages[i]); l >= PLX_LANG_PTX && l <= PLX_LANG_OPENCL_BINARY)
+                d.languages.push_back(static_cast<plx_language>(l));
         d.devices = lib.devices;
         return std::make_unique<Backend>(std::move(d), &api, lib.device_handles, r.library);
     }
 
     const Config& config_;
+    std::map<std::string, Verdict> verdicts_;   // library path -> its validation
     std::map<std::string, std::string> loaded_; // name -> path of the plugin that won
     LoadResult result_;
 };
@@ -299,6 +275,7 @@ std::vector<std::string> plugin_search_path(const Config& config) {
 
 LoadResult load_plugins(const Config& config) {
     Discovery discovery(config);
+    std::vector<Item> items;
     for (const std::string& dir : plugin_search_path(config)) {
         std::error_code ec;
         if (!fs::is_directory(dir, ec)) {
@@ -306,8 +283,11 @@ LoadResult load_plugins(const Config& config) {
             continue;
         }
         log().debug("searching plugin directory {}", dir);
-        discovery.scan(dir);
+        std::vector<Item> found = discovery.list(dir);
+        items.insert(items.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
     }
+    discovery.validate(items);
+    for (const Item& it : items) discovery.handle(it);
     return discovery.result();
 }
 

@@ -73,8 +73,8 @@ std::string fixed_string(const char* s, size_t capacity) {
     return std::string(s, strnlen(s, capacity));
 }
 
-const char* model_name(plx_exec_model m) {
-    switch (m) {
+const char* model_name(uint32_t raw_model) {
+    switch (raw_model) {
     case PLX_EXEC_JIT: return "jit";
     case PLX_EXEC_DIRECT: return "direct";
     case PLX_EXEC_CUSTOM: return "custom";
@@ -131,12 +131,13 @@ std::string contract_violation(const plx_plugin& api, uint32_t size) {
         bool present;
     };
 #define PLX_FIELD(f, required) Field{#f, offsetof(plx_plugin, f) + sizeof(api.f), (required)}
-    const bool jit = api.execution_model == PLX_EXEC_JIT;
-    const bool direct = api.execution_model == PLX_EXEC_DIRECT;
-    const bool custom = api.execution_model == PLX_EXEC_CUSTOM;
+    const uint32_t model = raw_enum(api.execution_model); // 0 past struct_size
+    const bool jit = model == PLX_EXEC_JIT;
+    const bool direct = model == PLX_EXEC_DIRECT;
+    const bool custom = model == PLX_EXEC_CUSTOM;
     const Field fields[] = {
         PLX_FIELD(name, api.name != nullptr),
-        PLX_FIELD(execution_model, api.execution_model != PLX_EXEC_UNSET),
+        PLX_FIELD(execution_model, model != PLX_EXEC_UNSET),
         PLX_FIELD(last_error, api.last_error != nullptr),
         PLX_FIELD(device_count, api.device_count != nullptr),
         PLX_FIELD(device_get, api.device_get != nullptr),
@@ -173,7 +174,7 @@ std::string contract_violation(const plx_plugin& api, uint32_t size) {
         return std::string("name \"") + api.name +
                "\" must be non-empty lowercase letters, digits, '_' or '-'";
     if (!jit && !direct && !custom)
-        return "execution_model " + std::to_string(static_cast<int>(api.execution_model)) +
+        return "execution_model " + std::to_string(model) +
                " is not PLX_EXEC_JIT, PLX_EXEC_DIRECT or PLX_EXEC_CUSTOM";
     if (jit || custom)
         for (const Field& f : jit_fields)
@@ -182,12 +183,13 @@ std::string contract_violation(const plx_plugin& api, uint32_t size) {
         for (const Field& f : direct_fields)
             if (auto v = check(f); !v.empty()) return v;
     for (uint32_t i = 0; (jit || custom) && i < api.num_languages; ++i)
-        if (api.languages[i] == PLX_LANG_UNSET)
+        if (raw_enum(api.languages[i]) == PLX_LANG_UNSET)
             return "languages[" + std::to_string(i) + "] is PLX_LANG_UNSET";
     if (custom) {
         bool ir = false;
         for (uint32_t i = 0; i < api.num_languages; ++i)
-            ir = ir || api.languages[i] == PLX_LANG_PLEXUS_IR_JSON || api.languages[i] == PLX_LANG_PLEXUS_IR2_JSON;
+            ir = ir || raw_enum(api.languages[i]) == PLX_LANG_PLEXUS_IR_JSON ||
+                 raw_enum(api.languages[i]) == PLX_LANG_PLEXUS_IR2_JSON;
         if (!ir) return "a Custom plugin must list PLX_LANG_PLEXUS_IR_JSON or PLX_LANG_PLEXUS_IR2_JSON in 'languages'";
     }
     if (api.num_intrinsics > 0 && api.intrinsics == nullptr)
@@ -201,7 +203,7 @@ DeviceInfo convert(const plx_device_info& in) {
     d.vendor = fixed_string(in.vendor, sizeof in.vendor);
     d.platform = fixed_string(in.platform, sizeof in.platform);
     d.arch = fixed_string(in.arch, sizeof in.arch);
-    switch (in.type) {
+    switch (raw_enum(in.type)) {
     case PLX_DEVICE_TYPE_CPU: d.type = DeviceType::CPU; break;
     case PLX_DEVICE_TYPE_GPU: d.type = DeviceType::GPU; break;
     case PLX_DEVICE_TYPE_ACCELERATOR: d.type = DeviceType::Accelerator; break;
@@ -249,7 +251,7 @@ OpenResult loaded(const PluginLibrary& lib, std::shared_ptr<const PluginLibrary>
     OpenResult r;
     r.outcome = LoadOutcome::Loaded;
     r.name = lib.api.name;
-    r.execution_model = model_name(lib.api.execution_model);
+    r.execution_model = model_name(raw_enum(lib.api.execution_model));
     r.priority = lib.api.priority;
     r.library = std::move(keep);
     return r;
@@ -272,9 +274,14 @@ std::shared_ptr<const PluginLibrary> acquire(Entry& e) {
 }
 
 // Runs init and every check; on success the library is ready to enter the registry.
-OpenResult initialize(PluginLibrary& lib, Entry& entry) {
+OpenResult initialize(PluginLibrary& lib, Entry& entry, StageFn stage) {
     if (std::string bad = check_elf(lib.realpath); !bad.empty())
         return fail(LoadOutcome::NotAPlugin, "not a loadable shared library: " + bad);
+    const char* said_name = nullptr;
+    auto step = [stage, &said_name](const char* name) {
+        if (stage != nullptr) stage(name, said_name);
+    };
+    step("open");
     dlerror();
     lib.handle = dlopen(lib.realpath.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (lib.handle == nullptr) {
@@ -297,6 +304,7 @@ OpenResult initialize(PluginLibrary& lib, Entry& entry) {
     lib.host.options_json = lib.options_json.c_str();
     lib.api = plx_plugin{};
     lib.api.struct_size = sizeof lib.api;
+    step("init");
     const plx_status status = init(PLX_ABI_VERSION, &lib.host, &lib.api);
 
     // Fields past what the plugin declares are not its own: treat them as 0.
@@ -305,10 +313,12 @@ OpenResult initialize(PluginLibrary& lib, Entry& entry) {
         std::memset(reinterpret_cast<char*>(&lib.api) + size, 0, sizeof lib.api - size);
     auto fits = [&](size_t end) { return size >= end; };
     OpenResult said;
-    if (fits(offsetof(plx_plugin, name) + sizeof(const char*)) && lib.api.name != nullptr)
+    if (fits(offsetof(plx_plugin, name) + sizeof(const char*)) && lib.api.name != nullptr) {
         said.name = lib.api.name;
+        said_name = said.name.c_str();
+    }
     if (fits(offsetof(plx_plugin, execution_model) + sizeof(plx_exec_model)))
-        said.execution_model = model_name(lib.api.execution_model);
+        said.execution_model = model_name(raw_enum(lib.api.execution_model));
     if (fits(offsetof(plx_plugin, priority) + sizeof(int32_t))) said.priority = lib.api.priority;
     const uint32_t abi = fits(offsetof(plx_plugin, abi_version) + sizeof(uint32_t)) ? lib.api.abi_version : 0;
     auto with = [&](LoadOutcome o, std::string message) {
@@ -344,6 +354,7 @@ OpenResult initialize(PluginLibrary& lib, Entry& entry) {
         return entry.failure;
     }
     auto shut = [&](OpenResult r) {
+        step("shutdown");
         if (lib.api.shutdown != nullptr) lib.api.shutdown();
         return close(std::move(r));
     };
@@ -352,6 +363,7 @@ OpenResult initialize(PluginLibrary& lib, Entry& entry) {
                                                   "is 0; set it to PLX_ABI_VERSION"));
     if (std::string v = contract_violation(lib.api, size); !v.empty())
         return shut(with(LoadOutcome::InitFailed, "the descriptor breaks the plugin contract: " + v));
+    step("devices");
     if (std::string why = enumerate_devices(lib); !why.empty())
         return shut(with(LoadOutcome::NoDevices, why));
     return with(LoadOutcome::Loaded, "");
@@ -359,7 +371,12 @@ OpenResult initialize(PluginLibrary& lib, Entry& entry) {
 
 } // namespace
 
-OpenResult open_plugin(const std::string& path, const std::string& options_json) {
+bool plugin_is_open(const std::string& realpath) {
+    std::lock_guard lock(registry_mutex());
+    return registry().count(realpath) != 0;
+}
+
+OpenResult open_plugin(const std::string& path, const std::string& options_json, StageFn stage) {
     char resolved[PATH_MAX];
     if (realpath(path.c_str(), resolved) == nullptr)
         return fail(LoadOutcome::NotAPlugin, std::string("cannot resolve the path: ") + std::strerror(errno));
@@ -383,7 +400,7 @@ OpenResult open_plugin(const std::string& path, const std::string& options_json)
     lib->options_json = options_json;
     PluginLibrary& l = *lib;
     entry.library = std::move(lib);
-    OpenResult r = initialize(l, entry);
+    OpenResult r = initialize(l, entry, stage);
     if (entry.poisoned) return r;
     if (r.outcome != LoadOutcome::Loaded) {
         registry().erase(it);

@@ -4,6 +4,7 @@
 #include "runtime/executor.hpp"
 #include "runtime/runtime_impl.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <spdlog/spdlog.h>
 
@@ -49,6 +50,28 @@ void BufferState::refresh_host() {
     host_valid = true;
 }
 
+namespace {
+
+// A buffer never written holds zeros. buffer_fill is optional: without it the zeros are
+// written from a host block, a chunk at a time so that a large buffer costs little memory.
+void zero_fill(DeviceContext& ctx, plx_buffer buffer, size_t bytes) {
+    const Backend& b = *ctx.backend;
+    if (b.api().buffer_fill) {
+        const uint32_t zero = 0;
+        size_t pattern = bytes % 4 == 0 ? 4 : 1;
+        b.check(b.api().buffer_fill(ctx.queue, buffer, 0, &zero, pattern, bytes), "buffer_fill", ctx.label());
+        return;
+    }
+    static const std::vector<unsigned char> zeros(size_t(1) << 20);
+    for (size_t offset = 0; offset < bytes; offset += zeros.size()) {
+        const size_t n = std::min(zeros.size(), bytes - offset);
+        b.check(b.api().buffer_write(ctx.queue, buffer, offset, zeros.data(), n),
+                "buffer_write (zeroing a new buffer, the plugin has no buffer_fill)", ctx.label());
+    }
+}
+
+} // namespace
+
 void BufferState::make_resident(DeviceContext* ctx) {
     const Backend& b = *ctx->backend;
     DeviceCopy* mine = copy_on(ctx);
@@ -66,10 +89,7 @@ void BufferState::make_resident(DeviceContext* ctx) {
         b.check(b.api().buffer_write(ctx->queue, mine->buffer, 0, host.data(), bytes), "buffer_write",
                 ctx->label());
     } else {
-        const uint32_t zero = 0;
-        size_t pattern = bytes % 4 == 0 ? 4 : 1;
-        b.check(b.api().buffer_fill(ctx->queue, mine->buffer, 0, &zero, pattern, bytes), "buffer_fill",
-                ctx->label());
+        zero_fill(*ctx, mine->buffer, bytes);
     }
     mine->valid = true;
 }

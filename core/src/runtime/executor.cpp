@@ -63,7 +63,8 @@ void Executor::finish() {
 // ---- compiled kernels --------------------------------------------------------------------
 
 Compiled::~Compiled() {
-    if (module) backend->api().module_unload(module);
+    // Without module_unload (optional) the plugin frees its modules at shutdown.
+    if (module && backend->api().module_unload) backend->api().module_unload(module);
 }
 
 namespace {
@@ -461,8 +462,11 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
 
     auto event = std::make_shared<EventState>();
     // Every launch gets an event, so that Event::wait() waits for this launch alone and a
-    // failure is reported by the event's wait; timestamps only when profiling.
-    plx_event* event_out = &event->event;
+    // failure is reported by the event's wait; timestamps only when profiling. A plugin
+    // without event_wait or event_release gets no event to leak: waiting syncs its queue.
+    const bool events = b.api().event_wait && b.api().event_release;
+    plx_event* event_out = events ? &event->event : nullptr;
+    event->wait_by_sync = !events;
     event->ctx = &ctx;
     event->backend = b.name();
     event->device = ctx.info->name;
@@ -480,7 +484,12 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
             hl->scalars.reserve(args.size());
             for (auto& a : args) {
                 if (a.buffer) {
-                    hl->pointers.push_back(b.api().buffer_host_ptr(handles[&a.buffer->state()]));
+                    void* p = b.api().buffer_host_ptr(handles[&a.buffer->state()]);
+                    if (p == nullptr)
+                        throw Error(ErrorCode::Device, "buffer_host_ptr returned NULL for a buffer of " +
+                                    std::to_string(a.buffer->bytes()) + " bytes",
+                                    {b.name(), ctx.info->name, k->name, "", "", ""});
+                    hl->pointers.push_back(p);
                 } else {
                     hl->scalars.push_back(a.bytes);
                     hl->pointers.push_back(hl->scalars.back().data());
@@ -529,7 +538,7 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
 // ---- events ------------------------------------------------------------------------------
 
 EventState::~EventState() {
-    if (event) ctx->backend->api().event_release(event);
+    if (event && ctx->backend->api().event_release) ctx->backend->api().event_release(event);
 }
 
 } // namespace plexus::detail
@@ -537,7 +546,9 @@ EventState::~EventState() {
 namespace plexus {
 
 void Event::wait() const {
-    if (!state_ || !state_->event) return;
+    if (!state_) return;
+    if (state_->wait_by_sync) return state_->ctx->sync();
+    if (!state_->event) return; // the plugin finished the launch before returning
     const Backend& b = *state_->ctx->backend;
     b.check(b.api().event_wait(state_->event), "event_wait", state_->ctx->label());
 }

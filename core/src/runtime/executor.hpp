@@ -59,6 +59,7 @@ struct BufferState {
 struct EventState {
     DeviceContext* ctx = nullptr;
     plx_event event = nullptr;
+    bool wait_by_sync = false; // the plugin has no events: a wait syncs the whole queue
     std::string backend, device;
     std::shared_ptr<const void> keepalive;
     ~EventState();

@@ -215,7 +215,7 @@ typedef struct plx_plugin {
 
     /* in: none. Returns the calling thread's message of its last failed call, never NULL. */
     const char* (*last_error)(void);
-    /* Releases everything; no call may follow. */
+    /* Releases everything; no call may follow. Optional. */
     void (*shutdown)(void);
 
     /* out: count. PLX_OK; 0 devices is valid (the loader reports no_devices). */
@@ -235,11 +235,11 @@ typedef struct plx_plugin {
     /* in: queue, buffer, offset, bytes; out: dst. Blocking: waits for earlier queue work. */
     plx_status (*buffer_read)(plx_queue queue, plx_buffer buffer, size_t offset, void* dst,
                               size_t bytes);
-    /* in: queue, both buffers of one device, offsets, bytes. Ordered on the queue. */
+    /* in: queue, both buffers of one device, offsets, bytes. Ordered on the queue. Optional. */
     plx_status (*buffer_copy)(plx_queue queue, plx_buffer dst, size_t dst_offset,
                               plx_buffer src, size_t src_offset, size_t bytes);
     /* in: queue, buffer, offset, pattern of pattern_bytes (1, 2, 4 or 8), bytes (a multiple
-     * of pattern_bytes). Ordered on the queue. */
+     * of pattern_bytes). Ordered on the queue. Optional: without it the host writes zeros. */
     plx_status (*buffer_fill)(plx_queue queue, plx_buffer buffer, size_t offset,
                               const void* pattern, size_t pattern_bytes, size_t bytes);
     /* Direct only: in: buffer; returns its host address, or NULL. */
@@ -257,7 +257,8 @@ typedef struct plx_plugin {
      * in last_error. */
     plx_status (*module_load)(plx_device device, plx_language language, const char* source,
                               size_t source_bytes, const char* options, plx_module* module);
-    /* Frees the module and its kernels. NULL is a no-op. */
+    /* Frees the module and its kernels. NULL is a no-op. Optional: without it, modules live
+     * until shutdown. */
     void (*module_unload)(plx_module module);
     /* Optional. in: module; out: a binary the plugin can load again with module_load
      * (language in *language). With data NULL, only *bytes is set; otherwise *bytes is the
@@ -278,12 +279,13 @@ typedef struct plx_plugin {
     plx_status (*launch_host)(plx_queue queue, plx_workgroup_fn fn, void* user,
                               const plx_launch_dims* dims, plx_event* event);
 
-    /* in: event. Waits until its command finished; returns that command's status. */
+    /* in: event. Waits until its command finished; returns that command's status. Optional,
+     * with event_release: without both, launch gets no event and the host waits with queue_sync. */
     plx_status (*event_wait)(plx_event event);
     /* Queue made with PLX_QUEUE_PROFILING. out: start and end of the command in ns, on the
-     * device's clock. PLX_ERROR_UNSUPPORTED when the queue does not profile. */
+     * device's clock. PLX_ERROR_UNSUPPORTED when the queue does not profile. Optional. */
     plx_status (*event_profile)(plx_event event, uint64_t* start_ns, uint64_t* end_ns);
-    /* Frees the event. NULL is a no-op. */
+    /* Frees the event. NULL is a no-op. Optional, with event_wait. */
     void (*event_release)(plx_event event);
 } plx_plugin;
 
