@@ -75,7 +75,7 @@ public:
         for (const Item& it : items) {
             if (!it.manifest) {
                 const std::string guess = guess_name(it.dropin);
-                requests.push_back({it.dropin, options_for(guess)});
+                if (!disabled(guess)) requests.push_back({it.dropin, options_for(guess)});
             } else if (const Manifest& m = *it.manifest; m.error.empty() && !disabled(m.name) &&
                                                           m.abi_major == PLX_ABI_VERSION_MAJOR) {
                 requests.push_back({m.library, options_for(m.name)});
@@ -91,6 +91,16 @@ public:
         // The options of backends.NAME must be given at init, before the plugin says its
         // name: the file name (libplexus-NAME.so) is the guess.
         const std::string guess = guess_name(f);
+        // A disabled plugin costs nothing: libplexus-NAME.so is taken to be NAME unopened.
+        if (disabled(guess)) {
+            LoadReportEntry e;
+            e.path = f;
+            e.name = guess;
+            e.outcome = LoadOutcome::DisabledByConfig;
+            e.message = disabled_message(guess) + " (not opened: its file name says it is '" + guess + "')";
+            e.priority = effective_priority(guess, 0);
+            return report(std::move(e));
+        }
         OpenResult r = open(f, guess);
         if (r.outcome == LoadOutcome::Loaded && r.name != guess && section(r.name) != nullptr)
             log().warn("{} calls itself '{}', so backends.{} was not passed to it; name the "
@@ -208,8 +218,7 @@ private:
                             r.name + "'";
             } else if (disabled(r.name)) {
                 e.outcome = LoadOutcome::DisabledByConfig;
-                e.message = disabled_message(r.name) +
-                            " (a drop-in is opened to learn its name; a manifest avoids that)";
+                e.message = disabled_message(r.name) + " (its file name did not say so: it was opened to learn its name)";
             } else if (loaded_.count(r.name) != 0) {
                 e.outcome = LoadOutcome::Duplicate;
                 e.message = duplicate_message(r.name);
