@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cache/disk_cache.hpp"
+#include "plexus/cache.hpp"
 
 namespace fs = std::filesystem;
 using plexus::detail::CacheKey;
@@ -315,4 +316,66 @@ TEST_CASE("concurrent writers in 8 processes never expose a partial entry") {
     CHECK(cache.load(k) == payload);
     // Every writer renamed or removed its temporary file.
     CHECK(count_files(tmp.path) == 1);
+}
+
+TEST_CASE("cache_entries describes each entry from its header; clear_cache removes entries only") {
+    TempDir tmp;
+    DiskCache cache(tmp.path.string());
+    CHECK(plexus::cache_entries((tmp.path / "absent").string()).empty());
+
+    // Three keys with random fields (escapes included) and payload sizes.
+    std::mt19937 rng(11);
+    std::vector<CacheKey> keys;
+    std::vector<size_t> sizes;
+    for (int i = 0; i < 3; ++i) {
+        CacheKey k = sample_key();
+        k.ir_hash = rng();
+        k.plugin = "plug" + std::to_string(i);
+        k.language = i == 1 ? "host_object" : "opencl_c";
+        k.device = "Device \\ " + std::to_string(rng() % 1000) + "\n\x01";
+        keys.push_back(k);
+        sizes.push_back(1 + rng() % 5000);
+        store(cache, k, random_bytes(sizes.back(), uint32_t(i)));
+    }
+    // Not entries: a verdict folder, a leftover temporary file, a stranger's file.
+    fs::create_directories(tmp.path / "plugin-verdicts");
+    write_file(tmp.path / "plugin-verdicts" / "v.json", random_bytes(10, 1));
+    write_file(tmp.path / (keys[0].file_name() + ".tmp.1.2.3"), random_bytes(100, 2));
+    write_file(tmp.path / "notes.txt", random_bytes(10, 3));
+    // A truncated entry is listed, with its problem.
+    const fs::path cut = tmp.path / "00000000000000ff.plxc";
+    write_file(cut, random_bytes(20, 4));
+
+    const auto entries = plexus::cache_entries(tmp.path.string());
+    REQUIRE(entries.size() == 4);
+    size_t found = 0;
+    for (const auto& e : entries) {
+        CAPTURE(e.file);
+        CHECK(e.modified > 0);
+        if (e.file == cut.string()) {
+            CHECK(e.problem == "shorter than the header");
+            CHECK(e.bytes == 20);
+            continue;
+        }
+        CHECK(e.problem.empty());
+        for (size_t i = 0; i < keys.size(); ++i) {
+            if (e.file != (tmp.path / keys[i].file_name()).string()) continue;
+            ++found;
+            CHECK(e.plugin == keys[i].plugin);
+            CHECK(e.language == keys[i].language);
+            CHECK(e.device == keys[i].device);
+            CHECK(e.plugin_version == keys[i].plugin_version);
+            CHECK(e.arch == keys[i].arch);
+            CHECK(e.bytes == 32 + keys[i].text().size() + sizes[i]);
+        }
+    }
+    CHECK(found == keys.size());
+
+    const auto cleared = plexus::clear_cache(tmp.path.string());
+    CHECK(cleared.files == 5); // three entries, the truncated one, the leftover
+    CHECK(cleared.problems.empty());
+    CHECK(plexus::cache_entries(tmp.path.string()).empty());
+    CHECK(fs::exists(tmp.path / "plugin-verdicts" / "v.json"));
+    CHECK(fs::exists(tmp.path / "notes.txt"));
+    CHECK_FALSE(cache.load(keys[0]).has_value());
 }

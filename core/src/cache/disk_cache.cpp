@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <thread>
 
 #include "config/log.hpp"
+#include "plexus/cache.hpp"
 
 namespace plexus::detail {
 
@@ -260,4 +262,117 @@ const std::string& core_build_id() {
     return id;
 }
 
+namespace {
+
+// The fields of a key's text (CacheKey::text()): each "name=LENGTH:ESCAPED".
+void read_key_fields(const std::string& text, CacheEntry& e) {
+    auto field = [&](const char* name) -> std::string {
+        const std::string tag = std::string(" ") + name + "=";
+        size_t at = text.find(tag);
+        if (at == std::string::npos) return "";
+        size_t colon = text.find(':', at + tag.size());
+        if (colon == std::string::npos) return "";
+        size_t len = 0;
+        try {
+            len = std::stoul(text.substr(at + tag.size(), colon - at - tag.size()));
+        } catch (const std::exception&) {
+            return "";
+        }
+        const std::string esc = text.substr(colon + 1, len);
+        std::string out;
+        for (size_t i = 0; i < esc.size(); ++i) {
+            if (esc[i] == '\\' && i + 1 < esc.size() && esc[i + 1] == 'x' && i + 3 < esc.size()) {
+                out += static_cast<char>(std::stoi(esc.substr(i + 2, 2), nullptr, 16));
+                i += 3;
+            } else if (esc[i] == '\\' && i + 1 < esc.size()) {
+                out += esc[++i];
+            } else {
+                out += esc[i];
+            }
+        }
+        return out;
+    };
+    e.language = field("language");
+    e.plugin = field("plugin");
+    e.plugin_version = field("plugin_version");
+    e.device = field("device");
+    e.arch = field("arch");
+}
+
+// The header and key of one entry file; the payload is not read.
+void read_entry_header(CacheEntry& e) {
+    int fd = ::open(e.file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        e.problem = std::string("cannot open: ") + std::strerror(errno);
+        return;
+    }
+    unsigned char header[kHeaderSize];
+    const size_t got = read_full(fd, header, sizeof header);
+    std::string text;
+    if (got < kHeaderSize) {
+        e.problem = "shorter than the header";
+    } else if (std::memcmp(header, kMagic, sizeof kMagic) != 0) {
+        e.problem = "bad magic";
+    } else if (get_le(header + 10, 2) != kFormatVersion) {
+        e.problem = "unknown format version";
+    } else if (const uint64_t key_len = get_le(header + 12, 4),
+               payload_len = get_le(header + 16, 8);
+               kHeaderSize + key_len + payload_len != e.bytes) {
+        e.problem = "sizes disagree with the file's";
+    } else {
+        text.resize(key_len);
+        if (read_full(fd, text.data(), text.size()) != text.size()) e.problem = "key cut short";
+    }
+    ::close(fd);
+    if (e.problem.empty()) read_key_fields(text, e);
+}
+
+bool is_entry(const std::filesystem::path& p) { return p.extension() == ".plxc"; }
+bool is_leftover(const std::filesystem::path& p) { return p.filename().string().find(".plxc.tmp.") != std::string::npos; }
+
+} // namespace
+
 } // namespace plexus::detail
+
+namespace plexus {
+
+std::vector<CacheEntry> cache_entries(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::vector<CacheEntry> entries;
+    std::error_code ec;
+    if (dir.empty() || !fs::is_directory(dir, ec)) return entries;
+    for (const fs::directory_entry& f : fs::directory_iterator(dir, ec)) {
+        if (!f.is_regular_file(ec) || !detail::is_entry(f.path())) continue;
+        CacheEntry e;
+        e.file = f.path().string();
+        struct stat st {};
+        if (::stat(e.file.c_str(), &st) == 0) {
+            e.bytes = static_cast<uint64_t>(st.st_size);
+            e.modified = static_cast<int64_t>(st.st_mtim.tv_sec);
+        }
+        detail::read_entry_header(e);
+        entries.push_back(std::move(e));
+    }
+    std::sort(entries.begin(), entries.end(), [](const CacheEntry& a, const CacheEntry& b) { return a.file < b.file; });
+    return entries;
+}
+
+CacheCleared clear_cache(const std::string& dir) {
+    namespace fs = std::filesystem;
+    CacheCleared done;
+    std::error_code ec;
+    if (dir.empty() || !fs::is_directory(dir, ec)) return done;
+    for (const fs::directory_entry& f : fs::directory_iterator(dir, ec)) {
+        if (!f.is_regular_file(ec) || !(detail::is_entry(f.path()) || detail::is_leftover(f.path()))) continue;
+        const uint64_t bytes = f.file_size(ec);
+        if (::unlink(f.path().c_str()) == 0) {
+            ++done.files;
+            done.bytes += ec ? 0 : bytes;
+        } else {
+            done.problems.push_back("cannot remove " + f.path().string() + ": " + std::strerror(errno));
+        }
+    }
+    return done;
+}
+
+} // namespace plexus
