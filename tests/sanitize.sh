@@ -11,10 +11,13 @@ kind=$1
 shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 supp=$root/tests/sanitizers
+# -O1 with line tables (-g1) rather than the project's -O3 keeps the build short on two cores
+# (docs/testing.md has the times); reports still name file and line.
+common="-Doptimization=1 -Ddebug=false -Dc_args=-g1 -Dcpp_args=-g1"
 case $kind in
 asan)
     dir=$root/build-asan
-    options="-Db_sanitize=address,undefined -Db_lundef=false"
+    options="-Db_sanitize=address,undefined -Db_lundef=false $common"
     # detect_leaks is left to each program's default: the validation child turns it off, so
     # that a plugin calling exit() is reported with its own exit status.
     export ASAN_OPTIONS="abort_on_error=1:halt_on_error=1:verify_asan_link_order=0:suppressions=$supp/asan.supp"
@@ -23,7 +26,7 @@ asan)
     ;;
 tsan)
     dir=$root/build-tsan
-    options="-Db_sanitize=thread -Db_lundef=false"
+    options="-Db_sanitize=thread -Db_lundef=false $common"
     export TSAN_OPTIONS="halt_on_error=1:abort_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
     # ThreadSanitizer runs the stress suite about ten times slower: 0.4 of its iterations
     # still make 2000 launches per backend and mode.
