@@ -110,6 +110,10 @@ TEST_CASE("plugin validation keys") {
     expect_error(R"({"plugin_init_timeout_ms": 99})", "plugin_init_timeout_ms", "(milliseconds)", "an integer (99)");
     expect_error(R"({"plugin_init_timeout_ms": 2.5})", "plugin_init_timeout_ms", "expected an integer", "a number (2.5)");
     expect_error(R"({"plugin_init_timeout_ms": 3600001})", "plugin_init_timeout_ms", "3600000", "3600001");
+    CHECK(Config::parse(R"({"trace": "/tmp/t.json"})", "x.json").trace == "/tmp/t.json");
+    CHECK(Config::parse(R"({"trace": "~/t.json"})", "x.json").trace.find('~') == std::string::npos);
+    expect_error(R"({"trace": ""})", "trace", "expected a file name, found an empty string");
+    expect_error(R"({"trace": 3})", "trace", "expected a string", "an integer (3)");
     expect_error(R"({"validate_plugin": "never"})", "validate_plugin", "unknown key 'validate_plugin'",
                  "validate_plugins");
 }

@@ -47,6 +47,9 @@ struct Config {
     bool profiling = false;
     std::string cache_dir = default_cache_dir(); // '~' expanded
     std::string log_level = "warn";              // trace, debug, info, warn, error, off
+    // A Chrome/Perfetto trace of each Runtime's work, written when the Runtime is destroyed
+    // ("" = none; PLEXUS_TRACE overrides). docs/configuration.md#trace.
+    std::string trace;
     PluginValidation validate_plugins = PluginValidation::FirstLoad;
     // How long a validation child may take to open, initialize and list the devices of one
     // plugin before it is killed and the plugin reported timed_out.
@@ -59,7 +62,7 @@ struct Config {
     // Reads and parses a file; a missing or unreadable file is an InvalidConfig error.
     static Config from_file(const std::string& path);
     // PLEXUS_CONFIG, else $XDG_CONFIG_HOME/plexus/config.json (or ~/.config/plexus/config.json)
-    // when it exists, else defaults; PLEXUS_LOG overrides log_level. In a setuid or setgid
+    // when it exists, else defaults; PLEXUS_LOG overrides log_level, PLEXUS_TRACE trace. In a setuid or setgid
     // process the environment and the user's file are ignored: defaults only.
     static Config load();
 

@@ -186,7 +186,7 @@ Config Config::parse(std::string_view json_text, const std::string& origin) {
     }
     r.object(doc, "(top level)");
     r.check_keys(doc, "", {"plugin_dirs", "backends", "kernels", "fallback", "profiling", "cache_dir", "log_level",
-                           "validate_plugins", "plugin_init_timeout_ms"});
+                           "validate_plugins", "plugin_init_timeout_ms", "trace"});
 
     Config c;
     c.source = origin;
@@ -220,6 +220,10 @@ Config Config::parse(std::string_view json_text, const std::string& origin) {
             c.cache_dir = r.string(value, key);
             if (c.cache_dir.empty()) r.fail(key, "expected a directory, found an empty string");
             c.cache_dir = detail::expand_tilde(c.cache_dir);
+        } else if (key == "trace") {
+            c.trace = r.string(value, key);
+            if (c.trace.empty()) r.fail(key, "expected a file name, found an empty string");
+            c.trace = detail::expand_tilde(c.trace);
         } else if (key == "log_level") {
             c.log_level = r.one_of(value, key, {"trace", "debug", "info", "warn", "error", "off"});
         } else if (key == "validate_plugins") {
@@ -280,6 +284,7 @@ Config Config::load() {
         }
         c.log_level = *level;
     }
+    if (auto trace = detail::get_env("PLEXUS_TRACE"); trace && !trace->empty()) c.trace = *trace;
     return c;
 }
 

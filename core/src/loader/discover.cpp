@@ -13,6 +13,7 @@
 #include "loader/library.hpp"
 #include "loader/loader.hpp"
 #include "loader/manifest.hpp"
+#include "trace/trace.hpp"
 
 #ifndef PLEXUS_PLUGIN_INSTALL_DIR
 #error "core/meson.build passes PLEXUS_PLUGIN_INSTALL_DIR"
@@ -32,7 +33,7 @@ struct Item {
 
 class Discovery {
 public:
-    explicit Discovery(const Config& config) : config_(config) {}
+    Discovery(const Config& config, Trace* trace) : config_(config), trace_(trace) {}
 
     // The plugin files of one folder in the order they are handled: manifests (*.json) and
     // the libraries (*.so) no manifest names, by file name in byte order, so the result never
@@ -81,6 +82,8 @@ public:
                 requests.push_back({m.library, options_for(m.name)});
             }
         }
+        TraceSpan span(trace_, "plugins", "validate plugins", "load");
+        span.args["children"] = requests.size();
         std::vector<Verdict> verdicts = validate_plugins(requests, config_);
         for (size_t i = 0; i < requests.size(); ++i) verdicts_[requests[i].path] = std::move(verdicts[i]);
     }
@@ -158,7 +161,10 @@ private:
             r.signal = v->second.signal;
             return r;
         }
-        return open_plugin(path, options_for(name));
+        TraceSpan span(trace_, "plugins", "load " + fs::path(path).filename().string(), "load");
+        OpenResult r = open_plugin(path, options_for(name));
+        span.args["outcome"] = to_string(r.outcome);
+        return r;
     }
 
     void report(LoadReportEntry e) {
@@ -254,6 +260,7 @@ private:
     }
 
     const Config& config_;
+    Trace* trace_;
     std::map<std::string, Verdict> verdicts_;   // library path -> its validation
     std::map<std::string, std::string> loaded_; // name -> path of the plugin that won
     LoadResult result_;
@@ -282,8 +289,8 @@ std::vector<std::string> plugin_search_path(const Config& config) {
     return unique;
 }
 
-LoadResult load_plugins(const Config& config) {
-    Discovery discovery(config);
+LoadResult load_plugins(const Config& config, Trace* trace) {
+    Discovery discovery(config, trace);
     std::vector<Item> items;
     for (const std::string& dir : plugin_search_path(config)) {
         std::error_code ec;

@@ -20,7 +20,10 @@ struct LoadResult {
 // directory (unless disabled); each directory once.
 std::vector<std::string> plugin_search_path(const Config& config);
 
-// Loads every plugin of the search path. Never throws for a broken plugin.
-LoadResult load_plugins(const Config& config);
+class Trace;
+
+// Loads every plugin of the search path. Never throws for a broken plugin. Validation and each
+// plugin's load go on `trace` when there is one.
+LoadResult load_plugins(const Config& config, Trace* trace = nullptr);
 
 } // namespace plexus::detail

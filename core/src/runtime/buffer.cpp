@@ -42,6 +42,8 @@ void BufferState::refresh_host() {
     if (const DeviceCopy* c = valid_copy()) {
         std::lock_guard lock(c->ctx->mutex);
         const Backend& b = *c->ctx->backend;
+        TraceSpan span(c->ctx->trace, c->ctx->label(), "read to host", "transfer");
+        span.args["bytes"] = bytes;
         b.check(b.api().buffer_read(c->ctx->queue, c->buffer, 0, host.data(), bytes), "buffer_read",
                 c->ctx->label());
     } else {
@@ -85,6 +87,8 @@ void BufferState::make_resident(DeviceContext* ctx) {
     // The only current copy is on another device: go through the host.
     if (!host_valid && valid_copy()) refresh_host();
     std::lock_guard lock(ctx->mutex);
+    TraceSpan span(ctx->trace, ctx->label(), host_valid ? "write from host" : "zero fill", "transfer");
+    span.args["bytes"] = bytes;
     if (host_valid) {
         b.check(b.api().buffer_write(ctx->queue, mine->buffer, 0, host.data(), bytes), "buffer_write",
                 ctx->label());

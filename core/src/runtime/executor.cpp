@@ -19,8 +19,8 @@ void DeviceContext::sync() {
     pending.clear();
 }
 
-Executor::Executor(const Config& config, const std::vector<std::unique_ptr<Backend>>& backends)
-    : config_(config), disk_(config.cache_dir) {
+Executor::Executor(const Config& config, const std::vector<std::unique_ptr<Backend>>& backends, Trace* trace)
+    : config_(config), trace_(trace), disk_(config.cache_dir) {
     for (auto& b : backends) backends_.push_back(b.get());
 }
 
@@ -44,6 +44,7 @@ DeviceContext& Executor::context(const Backend* b, uint32_t index) {
         ctx->index = index;
         ctx->device = b->device(index);
         ctx->info = &b->devices().at(index);
+        ctx->trace = trace_;
         b->check(b->api().queue_create(ctx->device, config_.profiling ? PLX_QUEUE_PROFILING : 0, &ctx->queue),
                  "queue_create", ctx->label());
         slot = std::move(ctx);
@@ -155,6 +156,22 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 } // namespace
 
+// The compile as one span with its phases inside, one after another in the order they run
+// (disk cache look-up and store as one bar, set-up, lowering, optimization, emission, module
+// load): their durations are measured, their places within the span approximate.
+static void trace_compile(Trace& trace, const std::string& track, const CompileReport& r, Trace::Clock::time_point start) {
+    auto at = [&](double ms) { return start + std::chrono::duration_cast<Trace::Clock::duration>(std::chrono::duration<double, std::milli>(ms)); };
+    trace.span(track, "compile " + r.kernel, "compile", start, at(r.total_ms),
+               {{"language", r.language}, {"from_disk_cache", r.from_disk_cache}});
+    double t = 0;
+    for (auto [name, ms] : {std::pair{"disk cache", r.cache_ms}, {"set-up", r.setup_ms}, {"lower", r.lower_ms},
+                            {"optimize", r.optimize_ms}, {"emit", r.emit_ms}, {"module load", r.load_ms}}) {
+        if (ms <= 0) continue;
+        trace.span(track, name, "compile", at(t), at(t + ms));
+        t += ms;
+    }
+}
+
 std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx) {
     auto key = std::make_tuple(hash, ctx.backend, ctx.index);
     {
@@ -199,6 +216,7 @@ std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, uint64_t hash, 
         b.check(b.api().kernel_get(c->module, k.name.c_str(), &c->kernel), "kernel_get", ctx.label());
     }
     report.total_ms = ms_since(t0);
+    if (trace_) trace_compile(*trace_, ctx.label(), report, t0);
     std::lock_guard lock(mutex_);
     auto [it, added] = compiled_.emplace(key, c);
     if (added) reports_.push_back(std::move(report));
@@ -470,6 +488,12 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
     event->ctx = &ctx;
     event->backend = b.name();
     event->device = ctx.info->name;
+    std::optional<TraceSpan> span;
+    if (trace_) {
+        span.emplace(trace_, ctx.label(), "launch " + k->name, "launch");
+        span->args = {{"global", dims.global_size}, {"local", dims.local_size}};
+        if (config_.profiling) event->trace = trace_, event->kernel = k->name, event->submitted = Trace::Clock::now();
+    }
     {
         std::lock_guard lock(ctx.mutex);
         if (c->host) {
@@ -538,7 +562,13 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
 // ---- events ------------------------------------------------------------------------------
 
 EventState::~EventState() {
-    if (event && ctx->backend->api().event_release) ctx->backend->api().event_release(event);
+    const plx_plugin& api = ctx->backend->api();
+    uint64_t start = 0, end = 0;
+    // Placed at the submission: the device's clock is not the host's.
+    if (trace && event && api.event_profile && api.event_profile(event, &start, &end) == PLX_OK)
+        trace->span(ctx->label() + " device", kernel, "device", submitted,
+                    submitted + std::chrono::nanoseconds(end - start), {{"device_ms", double(end - start) * 1e-6}});
+    if (event && api.event_release) api.event_release(event);
 }
 
 } // namespace plexus::detail

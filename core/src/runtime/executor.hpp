@@ -9,6 +9,7 @@
 #include "plexus/launch.hpp"
 #include "plexus/runtime.hpp"
 #include "plexus/router.hpp"
+#include "trace/trace.hpp"
 
 #include <map>
 #include <memory>
@@ -27,6 +28,7 @@ struct DeviceContext {
     plx_queue queue = nullptr;
     std::mutex mutex;
     std::vector<std::shared_ptr<const void>> pending; // kept alive until the queue syncs
+    Trace* trace = nullptr;                            // the Runtime's, when tracing
 
     std::string label() const { return backend->name() + ":" + std::to_string(index) + " (" + info->name + ")"; }
     void sync(); // waits for the queue; takes the lock
@@ -62,6 +64,11 @@ struct EventState {
     bool wait_by_sync = false; // the plugin has no events: a wait syncs the whole queue
     std::string backend, device;
     std::shared_ptr<const void> keepalive;
+    // Tracing with profiling on: the launch's device time goes on the trace when the last
+    // Event handle lets go.
+    Trace* trace = nullptr;
+    std::string kernel;
+    Trace::Clock::time_point submitted{};
     ~EventState();
 };
 
@@ -76,7 +83,7 @@ struct Compiled {
 
 class Executor {
 public:
-    Executor(const Config& config, const std::vector<std::unique_ptr<Backend>>& backends);
+    Executor(const Config& config, const std::vector<std::unique_ptr<Backend>>& backends, Trace* trace = nullptr);
     ~Executor();
 
     Event launch(const Target& target, const std::shared_ptr<const ir::Kernel>& kernel,
@@ -88,6 +95,7 @@ public:
 
 private:
     const Config& config_;
+    Trace* trace_;
     std::vector<const Backend*> backends_;
     mutable std::mutex mutex_;
     std::map<std::pair<const Backend*, uint32_t>, std::unique_ptr<DeviceContext>> contexts_;

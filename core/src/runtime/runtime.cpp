@@ -9,10 +9,11 @@ namespace plexus {
 
 Runtime::Impl::Impl(Config c) : config(std::move(c)) {
     set_log_level(config.log_level);
-    detail::LoadResult loaded = detail::load_plugins(config);
+    if (!config.trace.empty()) trace = std::make_unique<detail::Trace>(config.trace);
+    detail::LoadResult loaded = detail::load_plugins(config, trace.get());
     report = std::move(loaded.report);
     backends = std::move(loaded.backends);
-    exec = std::make_unique<detail::Executor>(config, backends);
+    exec = std::make_unique<detail::Executor>(config, backends, trace.get());
 }
 
 Runtime::Runtime() : Runtime(Config::load()) {}

@@ -8,6 +8,7 @@
 #include "plexus/config.hpp"
 #include "plexus/runtime.hpp"
 #include "runtime/executor.hpp"
+#include "trace/trace.hpp"
 
 namespace plexus {
 
@@ -18,6 +19,7 @@ struct Runtime::Impl {
     // queues, modules) must be declared after `backends`, so it is released while the
     // plugins are still loaded.
     Config config;
+    std::unique_ptr<detail::Trace> trace; // written when destroyed: after everything it times
     std::vector<LoadReportEntry> report;
     std::vector<std::unique_ptr<Backend>> backends; // discovery order; keep the plugins loaded
     std::unique_ptr<detail::Executor> exec;          // queues, caches: released before plugins
