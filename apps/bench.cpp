@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -37,6 +38,29 @@ double median(std::vector<double> v) {
 }
 
 } // namespace
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+nlohmann::json run_child(const std::string& env, const std::string& args) {
+    const std::string self = std::filesystem::canonical("/proc/self/exe").string();
+    const std::string command = env + " '" + self + "' bench " + args;
+    FILE* pipe = popen(command.c_str(), "r");
+    if (!pipe) return {{"error", "cannot start " + command}};
+    std::string out;
+    char buf[4096];
+    while (size_t got = fread(buf, 1, sizeof buf, pipe)) out.append(buf, got);
+    const int status = pclose(pipe);
+    const auto line_start = out.rfind('{');
+    if (line_start == std::string::npos)
+        return {{"error", "the child process printed no result (status " + std::to_string(status) + "): " + out}};
+    try {
+        return nlohmann::json::parse(out.substr(line_start));
+    } catch (const std::exception& e) {
+        return {{"error", std::string("unreadable child output: ") + e.what()}};
+    }
+}
 
 double median_seconds(int reps, const std::function<void()>& f) {
     f();
@@ -171,6 +195,7 @@ struct Options {
     size_t size = 0;
     int reps = 10;
     bool first_launch = false;
+    bool startup = false;
 };
 
 // The host cost of one launch through plexus: the time of `launches` launches of an empty
@@ -269,19 +294,23 @@ int usage_error(const std::string& message) {
 
 int run_bench(const std::vector<std::string>& args) {
     if (!args.empty() && args[0] == "--first-launch-child") return run_first_launch_child({args.begin() + 1, args.end()});
+    if (!args.empty() && args[0] == "--startup-child") return run_startup_child({args.begin() + 1, args.end()});
     Options o;
     for (size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--help" || args[i] == "-h") {
             std::cout << "usage: plexus bench [--backend NAME] [--kernel NAME] [--size N] [--reps N] [--json FILE]\n"
                          "       plexus bench --first-launch [--json FILE]\n"
+                         "       plexus bench --startup [--json FILE]\n"
                          "  kernels: vector_add, vector_add_float4, reduce, matmul_naive, matmul_tiled (matmul: both),\n"
                          "           softmax_bf16 (beside the same kernel in f32), empty_launch\n"
                          "  the interpreter is left out unless named with --backend\n"
-                         "  --first-launch: vector_add's first launch on the CUDA backend in new processes\n";
+                         "  --first-launch: vector_add's first launch on the CUDA backend in new processes\n"
+                         "  --startup: Runtime construction per backend and for all in new processes, beside\n"
+                         "             cuInit + context and clGetPlatformIDs + clGetDeviceIDs\n";
             return 0;
         }
-        if (args[i] == "--first-launch") {
-            o.first_launch = true;
+        if (args[i] == "--first-launch" || args[i] == "--startup") {
+            (args[i] == "--startup" ? o.startup : o.first_launch) = true;
             continue;
         }
         if (i + 1 >= args.size()) return usage_error("'" + args[i] + "' needs a value");
@@ -293,6 +322,7 @@ int run_bench(const std::vector<std::string>& args) {
         else return usage_error("unexpected argument '" + args[i] + "'");
     }
     if (o.first_launch) return run_first_launch(o.json_path);
+    if (o.startup) return run_startup(o.json_path);
 
     Runtime rt(load_config());
     GpuBaselines gpu(rt);

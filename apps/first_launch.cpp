@@ -23,31 +23,6 @@
 namespace plexus::app {
 namespace {
 
-double ms_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// Runs `plexus bench --first-launch-child ARGS` in a new process with the driver's JIT cache
-// off, and returns the JSON object it prints last.
-nlohmann::json run_child(const std::string& args) {
-    std::string self = std::filesystem::canonical("/proc/self/exe").string();
-    std::string command = "CUDA_CACHE_DISABLE=1 '" + self + "' bench --first-launch-child " + args;
-    FILE* pipe = popen(command.c_str(), "r");
-    if (!pipe) return {{"error", "cannot start " + command}};
-    std::string out;
-    char buf[4096];
-    while (size_t got = fread(buf, 1, sizeof buf, pipe)) out.append(buf, got);
-    int status = pclose(pipe);
-    auto line_start = out.rfind('{');
-    if (line_start == std::string::npos)
-        return {{"error", "the child process printed no result (status " + std::to_string(status) + "): " + out}};
-    try {
-        return nlohmann::json::parse(out.substr(line_start));
-    } catch (const std::exception& e) {
-        return {{"error", std::string("unreadable child output: ") + e.what()}};
-    }
-}
-
 std::string fmt_ms(const nlohmann::json& j, const char* key) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.2f", j.value(key, 0.0));
@@ -124,9 +99,9 @@ int run_first_launch(const std::string& json_path) {
         auto dir = std::filesystem::temp_directory_path() /
                    ("plexus-first-launch-" + std::to_string(getpid()) + "-" + std::to_string(i));
         std::filesystem::remove_all(dir);
-        raws.push_back(run_child("raw"));
-        nlohmann::json cold = run_child("plexus '" + dir.string() + "'");
-        nlohmann::json warm = run_child("plexus '" + dir.string() + "'");
+        raws.push_back(run_child("CUDA_CACHE_DISABLE=1", "--first-launch-child raw"));
+        nlohmann::json cold = run_child("CUDA_CACHE_DISABLE=1", "--first-launch-child plexus '" + dir.string() + "'");
+        nlohmann::json warm = run_child("CUDA_CACHE_DISABLE=1", "--first-launch-child plexus '" + dir.string() + "'");
         std::filesystem::remove_all(dir);
         if (cold.contains("total_ms")) cold["compile_ms"] = cold["total_ms"];
         raws.back()["compile_ms"] = raws.back().value("nvrtc_ms", 0.0) + raws.back().value("module_load_ms", 0.0);
