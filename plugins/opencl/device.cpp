@@ -120,15 +120,6 @@ bool make_device(cl_platform_id platform, cl_device_id id, const std::string& pl
                 device_value<cl_device_fp_config>(id, CL_DEVICE_DOUBLE_FP_CONFIG) != 0;
     info.compute_capability = 0;
 
-    cl_int err = CL_SUCCESS;
-    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
-                                           reinterpret_cast<cl_context_properties>(platform), 0};
-    dev.context = cl().clCreateContext(props, 1, &id, nullptr, nullptr, &err);
-    if (dev.context == nullptr || err != CL_SUCCESS) {
-        log(PLX_LOG_WARN, strf("skipping device '%s': %s", name.c_str(),
-                               cl_error_text("clCreateContext", err).c_str()));
-        return false;
-    }
     dev.platform = platform;
     dev.id = id;
     return true;
@@ -192,6 +183,27 @@ plx_status device_enumerate() {
         log(PLX_LOG_INFO, g_no_device_reason);
     }
     return PLX_OK;
+}
+
+plx_status ensure_context(plx_device_s& dev) {
+    std::call_once(dev.context_once, [&dev] {
+        const cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                               reinterpret_cast<cl_context_properties>(dev.platform), 0};
+        cl_int err = CL_SUCCESS;
+        dev.context = cl().clCreateContext(props, 1, &dev.id, nullptr, nullptr, &err);
+        if (dev.context != nullptr && err == CL_SUCCESS) {
+            log(PLX_LOG_DEBUG, strf("created the context of device '%s'", dev.info.name)); // the tests count these
+            return;
+        }
+        if (dev.context != nullptr) cl().clReleaseContext(dev.context);
+        dev.context = nullptr;
+        dev.context_error = err != CL_SUCCESS ? err : CL_INVALID_CONTEXT;
+    });
+    if (dev.context_error == CL_SUCCESS) return PLX_OK;
+    const plx_status status = dev.context_error == CL_OUT_OF_HOST_MEMORY || dev.context_error == CL_OUT_OF_RESOURCES
+                                  ? PLX_ERROR_OUT_OF_MEMORY
+                                  : PLX_ERROR_DEVICE;
+    return fail_cl(status, "clCreateContext", dev.context_error, strf("device '%s'", dev.info.name));
 }
 
 void device_release_all() {

@@ -49,6 +49,7 @@ plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer) {
                          "'%s', %llu bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
                          bytes, device->info.name,
                          static_cast<unsigned long long>(device->info.max_alloc_bytes)));
+    if (plx_status s = ensure_context(*device); s != PLX_OK) return s;
     cl_int err = CL_SUCCESS;
     cl_mem mem = cl().clCreateBuffer(device->context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
     if (mem == nullptr || err != CL_SUCCESS) {

@@ -39,6 +39,7 @@ std::string build_log(const plx_device_s& dev, cl_program program) {
 // still "builds": it links and finalizes it); on failure returns the status with last_error set.
 plx_status build(plx_device_s& dev, bool binary, const char* source, size_t bytes,
                  const std::string& options, std::shared_ptr<Program>* out) {
+    if (plx_status s = ensure_context(dev); s != PLX_OK) return s;
     cl_int err = CL_SUCCESS, binary_status = CL_SUCCESS;
     auto program = std::make_shared<Program>();
     const char* create = binary ? "clCreateProgramWithBinary" : "clCreateProgramWithSource";

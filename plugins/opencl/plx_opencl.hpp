@@ -115,6 +115,9 @@ struct DeviceStats {
 };
 
 plx_status device_enumerate(); // at init: fills the device list, 0 devices is not an error
+// The device's context, created at its first use (listing devices creates none); on failure
+// the status with last_error set, the same at every later call.
+plx_status ensure_context(plx_device_s& dev);
 void device_release_all();     // at shutdown
 const std::string& no_device_reason();
 
@@ -129,7 +132,9 @@ struct plx_device_s {
     plx_ocl::Tag tag = plx_ocl::Tag::device;
     cl_platform_id platform = nullptr;
     cl_device_id id = nullptr;
-    cl_context context = nullptr;
+    cl_context context = nullptr; // see ensure_context
+    std::once_flag context_once;
+    cl_int context_error = CL_SUCCESS;
     plx_device_info info{};
     std::vector<size_t> max_item_sizes;
     std::mutex cache_mutex;

@@ -21,6 +21,7 @@ plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue) {
         return fail(PLX_ERROR_INVALID_ARGUMENT,
                     strf("queue_create: unknown flags 0x%x", flags & ~PLX_QUEUE_PROFILING));
     const bool profiling = (flags & PLX_QUEUE_PROFILING) != 0;
+    if (plx_status s = ensure_context(*device); s != PLX_OK) return s;
     cl_int err = CL_SUCCESS;
     cl_command_queue q = cl().clCreateCommandQueue(device->context, device->id,
                                                    profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
