@@ -7,6 +7,7 @@
 #include "baselines.hpp"
 #include "bench.hpp"
 #include "cuda_baselines.hpp"
+#include "plot.hpp"
 #include "problems.hpp"
 
 #include <algorithm>
@@ -196,6 +197,7 @@ struct Options {
     int reps = 10;
     bool first_launch = false;
     bool startup = false;
+    std::string plot_path;
 };
 
 // The host cost of one launch through plexus: the time of `launches` launches of an empty
@@ -298,12 +300,13 @@ int run_bench(const std::vector<std::string>& args) {
     Options o;
     for (size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--help" || args[i] == "-h") {
-            std::cout << "usage: plexus bench [--backend NAME] [--kernel NAME] [--size N] [--reps N] [--json FILE]\n"
-                         "       plexus bench --first-launch [--json FILE]\n"
+            std::cout << "usage: plexus bench [--backend NAME] [--kernel NAME] [--size N] [--reps N] [--json FILE] [--plot FILE]\n"
+                         "       plexus bench --first-launch [--json FILE] [--plot FILE]\n"
                          "       plexus bench --startup [--json FILE]\n"
                          "  kernels: vector_add, vector_add_float4, reduce, matmul_naive, matmul_tiled (matmul: both),\n"
                          "           softmax_bf16 (beside the same kernel in f32), empty_launch\n"
                          "  the interpreter is left out unless named with --backend\n"
+                         "  --plot: an SVG of each row's ratio to its baseline (with --first-launch: the phases)\n"
                          "  --first-launch: vector_add's first launch on the CUDA backend in new processes\n"
                          "  --startup: Runtime construction per backend and for all in new processes, beside\n"
                          "             cuInit + context and clGetPlatformIDs + clGetDeviceIDs\n";
@@ -317,11 +320,12 @@ int run_bench(const std::vector<std::string>& args) {
         if (args[i] == "--backend") o.backend = args[++i];
         else if (args[i] == "--kernel") o.kernel = args[++i];
         else if (args[i] == "--json") o.json_path = args[++i];
+        else if (args[i] == "--plot") o.plot_path = args[++i];
         else if (args[i] == "--size") o.size = std::stoul(args[++i]);
         else if (args[i] == "--reps") o.reps = std::max(1, std::stoi(args[++i]));
         else return usage_error("unexpected argument '" + args[i] + "'");
     }
-    if (o.first_launch) return run_first_launch(o.json_path);
+    if (o.first_launch) return run_first_launch(o.json_path, o.plot_path);
     if (o.startup) return run_startup(o.json_path);
 
     Runtime rt(load_config());
@@ -366,6 +370,8 @@ int run_bench(const std::vector<std::string>& args) {
         out << nlohmann::json{{"results", results}}.dump(2) << "\n";
         if (!out) throw Error(ErrorCode::InvalidArgument, "cannot write " + o.json_path);
     }
+    if (!o.plot_path.empty())
+        write_plot(o.plot_path, ratio_chart(results, "plexus bench: throughput / baseline of the same run (higher is better)"));
     std::printf("CPU baselines run on the host CPU (%u threads); GPU baselines are nvcc-compiled CUDA and cuBLAS\n",
                 std::max(1u, std::thread::hardware_concurrency()));
     return 0;

@@ -27,7 +27,7 @@ int run_startup_child(const std::vector<std::string>& args);
 // `plexus bench --first-launch`: the cost of vector_add's first launch on the CUDA backend in
 // fresh processes (driver JIT cache off), cold and with plexus's disk cache warm, beside the
 // raw NVRTC + cuModuleLoadData path. `child` runs one measurement and prints it as JSON.
-int run_first_launch(const std::string& json_path);
+int run_first_launch(const std::string& json_path, const std::string& plot_path);
 int run_first_launch_child(const std::vector<std::string>& args);
 
 } // namespace plexus::app

@@ -9,6 +9,7 @@
 #include "app.hpp"
 #include "bench.hpp"
 #include "cuda_baselines.hpp"
+#include "plot.hpp"
 #include "problems.hpp"
 
 #include <algorithm>
@@ -90,7 +91,7 @@ nlohmann::json median_run(const std::vector<nlohmann::json>& runs, const char* k
 
 } // namespace
 
-int run_first_launch(const std::string& json_path) {
+int run_first_launch(const std::string& json_path, const std::string& plot_path) {
     // Five of each, interleaved, so that a slow moment of the machine hits every kind alike;
     // each cold run gets an empty cache directory, the warm run after it the filled one.
     constexpr int kRuns = 5;
@@ -142,6 +143,16 @@ int run_first_launch(const std::string& json_path) {
     if (raw_ms > 0)
         std::printf("  cold total / raw compile+load = %.2f (target <= 0.5); warm total %.2f ms (target <= 5)\n",
                     cold.value("total_ms", 0.0) / raw_ms, warm.value("total_ms", 0.0));
+    if (!plot_path.empty()) {
+        std::vector<Stack> stacks{{"raw (NVRTC + cuModuleLoadData)",
+                                   {{"NVRTC compile", raw.value("nvrtc_ms", 0.0)}, {"module load", raw.value("module_load_ms", 0.0)}}}};
+        for (auto [name, r] : {std::pair{"plexus cold", &cold}, std::pair{"plexus warm (disk cache)", &warm}})
+            stacks.push_back({name,
+                              {{"set-up", r->value("setup_ms", 0.0)}, {"IR -> LLVM", r->value("lower_ms", 0.0)},
+                               {"optimize", r->value("optimize_ms", 0.0)}, {"PTX emission", r->value("emit_ms", 0.0)},
+                               {"disk cache", r->value("cache_ms", 0.0)}, {"module load", r->value("load_ms", 0.0)}}});
+        write_plot(plot_path, phase_chart(stacks, "first launch of vector_add on cuda:0, new processes (median run, ms)"));
+    }
     if (!json_path.empty()) {
         std::ofstream out(json_path);
         out << nlohmann::json{{"first_launch", {{"raw", raw}, {"cold", cold}, {"warm", warm},
