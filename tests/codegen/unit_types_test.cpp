@@ -192,11 +192,14 @@ TEST_CASE("a declared work-group size reaches the C-like languages") {
 
     k.work_group.required = {16, 4, 1};
     CHECK(has(ocl(k), "__kernel __attribute__((reqd_work_group_size(16, 4, 1))) void vector_add("));
-    CHECK(has(cuda(k), "__global__ void __launch_bounds__(64) vector_add("));
+    // CUDA: a bound only above 256 work-items, where it decides whether a launch fits.
+    CHECK(has(cuda(k), "extern \"C\" __global__ void vector_add("));
+    k.work_group.required = {32, 16, 1};
+    CHECK(has(cuda(k), "__global__ void __launch_bounds__(512) vector_add("));
 
     k.work_group = {};
-    k.work_group.max = 128;
+    k.work_group.max = 1024;
     // OpenCL C has no attribute that bounds the size; the runtime enforces it.
     CHECK(has(ocl(k), "__kernel void vector_add("));
-    CHECK(has(cuda(k), "__global__ void __launch_bounds__(128) vector_add("));
+    CHECK(has(cuda(k), "__global__ void __launch_bounds__(1024) vector_add("));
 }

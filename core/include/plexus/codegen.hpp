@@ -12,6 +12,12 @@
 
 namespace plexus::codegen {
 
+// The largest work-group an NVIDIA GPU can always launch whatever registers a kernel uses
+// (65536 registers, at most 255 a thread). The CUDA generators pass a declared work-group
+// size on to ptxas (.reqntid / .maxntid / __launch_bounds__) only above it: below, the hint
+// changes no launch and cost speed where measured (docs/benchmarks.md).
+inline constexpr uint32_t unbounded_group_items = 256;
+
 // Where a generator's time went, in seconds: what `plexus bench --first-launch` reports.
 // setup: one-time work of the process (LLVM target, libdevice); lower: IR -> the target's IR
 // or text; optimize: LLVM's pipeline; emit: LLVM IR -> PTX. A phase a generator lacks stays 0.

@@ -677,8 +677,9 @@ void fence_device();
 
 // The work-group size the kernel declares (inside the kernel's lambda, once): every launch must
 // use exactly this shape (and gets it when the grid names none), or at most this many
-// work-items per group. Generators pass it on (reqd_work_group_size, .reqntid,
-// __launch_bounds__), so a compiler can specialize for it.
+// work-items per group. The runtime enforces it on every backend; OpenCL C gets
+// reqd_work_group_size, and the CUDA generators .reqntid / .maxntid / __launch_bounds__ above
+// 256 work-items (codegen::unbounded_group_items), where it decides whether a launch fits.
 void require_work_group_size(uint32_t x, uint32_t y = 1, uint32_t z = 1);
 void max_work_group_size(uint32_t items);
 

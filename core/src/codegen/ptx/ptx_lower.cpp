@@ -34,15 +34,20 @@ public:
                 c_, {llvm::ValueAsMetadata::get(f_), llvm::MDString::get(c_, key),
                      llvm::ConstantAsMetadata::get(b_.getInt32(value))}));
     }
-    // The declared work-group size: .reqntid for a required shape, .maxntid for a most-items
-    // bound; ptxas then sizes registers for that many threads.
+    // The declared work-group size, as .reqntid (a required shape) or .maxntid (a most-items
+    // bound), only where it can matter for launching: without one ptxas uses at most 255
+    // registers a thread, and a group of up to 256 threads then always fits the 64K-register
+    // file. Below that the hint cost measured speed: .reqntid 256,1,1 (and .maxntid 256) took
+    // matmul_tiled from 0.92 to 0.66 of cuBLAS on the H100 (docs/benchmarks.md).
     void annotate_work_group() {
         const auto& bound = k_.work_group;
+        const uint32_t items = bound.required[0] ? bound.required[0] * bound.required[1] * bound.required[2] : bound.max;
+        if (items <= codegen::unbounded_group_items) return;
         if (bound.required[0]) {
             annotate("reqntidx", bound.required[0]);
             annotate("reqntidy", bound.required[1]);
             annotate("reqntidz", bound.required[2]);
-        } else if (bound.max) {
+        } else {
             annotate("maxntidx", bound.max);
         }
     }
