@@ -562,6 +562,7 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
 // ---- events ------------------------------------------------------------------------------
 
 EventState::~EventState() {
+    if (ctx == nullptr) return;
     const plx_plugin& api = ctx->backend->api();
     uint64_t start = 0, end = 0;
     // Placed at the submission: the device's clock is not the host's.
