@@ -28,6 +28,9 @@ tsan)
     dir=$root/build-tsan
     options="-Db_sanitize=thread -Db_lundef=false $common"
     export TSAN_OPTIONS="halt_on_error=1:abort_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
+    # The install suite's consumer programs link libplexus; ThreadSanitizer's runtime must be
+    # in the executable itself, or the program dies before main.
+    export PLEXUS_TEST_CONSUMER_FLAGS="-fsanitize=thread"
     # ThreadSanitizer runs the stress suite about ten times slower: 0.4 of its iterations
     # still make 2000 launches per backend and mode.
     export PLEXUS_STRESS_SCALE=${PLEXUS_STRESS_SCALE:-0.4}

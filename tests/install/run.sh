@@ -37,10 +37,13 @@ check() { # $1: how it was built, $2: the consumer
 
 export PKG_CONFIG_PATH=$LIB/pkgconfig
 flags=$(pkg-config --define-variable=prefix="$ROOT$PREFIX" --cflags --libs plexus)
-c++ -std=c++20 "$SRC/consumer.cpp" $flags -o "$TMP/consumer-pkgconfig"
+# PLEXUS_TEST_CONSUMER_FLAGS: what a sanitizer build's consumers need too (tests/sanitize.sh:
+# ThreadSanitizer must be linked into the executable, not only into libplexus).
+c++ -std=c++20 "$SRC/consumer.cpp" $flags ${PLEXUS_TEST_CONSUMER_FLAGS:-} -o "$TMP/consumer-pkgconfig"
 check pkg-config "$TMP/consumer-pkgconfig"
 
-cmake -S "$SRC" -B "$TMP/cmake" -DCMAKE_PREFIX_PATH="$ROOT$PREFIX" -DCMAKE_BUILD_TYPE=Release >"$TMP/cmake.log" 2>&1 || {
+cmake -S "$SRC" -B "$TMP/cmake" -DCMAKE_PREFIX_PATH="$ROOT$PREFIX" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_EXE_LINKER_FLAGS="${PLEXUS_TEST_CONSUMER_FLAGS:-}" >"$TMP/cmake.log" 2>&1 || {
     cat "$TMP/cmake.log"; echo "FAIL: cmake configure"; exit 1; }
 cmake --build "$TMP/cmake" >>"$TMP/cmake.log" 2>&1 || { cat "$TMP/cmake.log"; echo "FAIL: cmake build"; exit 1; }
 check cmake "$TMP/cmake/consumer"
