@@ -397,6 +397,8 @@ struct WorkGroupBound {
     uint32_t max = 0;
     bool operator==(const WorkGroupBound&) const = default;
     bool declared() const { return required[0] != 0 || max != 0; }
+    // The most work-items a group may have: the required shape's, else max; 0 when undeclared.
+    uint32_t items() const { return required[0] ? required[0] * required[1] * required[2] : max; }
 };
 
 struct Kernel {

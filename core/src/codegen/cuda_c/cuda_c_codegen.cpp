@@ -167,10 +167,8 @@ public:
     // CUDA C bounds the work-items per block (a required shape by its product), only where it
     // can matter for launching, as in PTX (codegen::unbounded_group_items).
     std::string entry_prefix(const ir::WorkGroupBound& bound) const override {
-        const auto& r = bound.required;
-        const uint32_t items = r[0] ? r[0] * r[1] * r[2] : bound.max;
-        if (items <= codegen::unbounded_group_items) return "extern \"C\" __global__ void";
-        return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(items) + ")";
+        if (bound.items() <= codegen::unbounded_group_items) return "extern \"C\" __global__ void";
+        return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(bound.items()) + ")";
     }
     std::string param_decl(const ir::Param& p, const std::string& type,
                            const std::string& name) const override {

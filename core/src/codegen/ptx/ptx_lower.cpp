@@ -41,8 +41,7 @@ public:
     // matmul_tiled from 0.92 to 0.66 of cuBLAS on the H100 (docs/benchmarks.md).
     void annotate_work_group() {
         const auto& bound = k_.work_group;
-        const uint32_t items = bound.required[0] ? bound.required[0] * bound.required[1] * bound.required[2] : bound.max;
-        if (items <= codegen::unbounded_group_items) return;
+        if (bound.items() <= codegen::unbounded_group_items) return;
         if (bound.required[0]) {
             annotate("reqntidx", bound.required[0]);
             annotate("reqntidy", bound.required[1]);
