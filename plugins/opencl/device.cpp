@@ -200,10 +200,7 @@ plx_status ensure_context(plx_device_s& dev) {
         dev.context_error = err != CL_SUCCESS ? err : CL_INVALID_CONTEXT;
     });
     if (dev.context_error == CL_SUCCESS) return PLX_OK;
-    const plx_status status = dev.context_error == CL_OUT_OF_HOST_MEMORY || dev.context_error == CL_OUT_OF_RESOURCES
-                                  ? PLX_ERROR_OUT_OF_MEMORY
-                                  : PLX_ERROR_DEVICE;
-    return fail_cl(status, "clCreateContext", dev.context_error, strf("device '%s'", dev.info.name));
+    return fail_create("clCreateContext", dev.context_error, dev.info.name);
 }
 
 void device_release_all() {

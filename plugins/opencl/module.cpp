@@ -74,10 +74,7 @@ plx_status build(plx_device_s& dev, bool binary, const char* source, size_t byte
                      cl_error_text("clBuildProgram", err).c_str(), options.c_str(),
                      log_text.empty() ? "(the driver gave no build log)" : log_text.c_str()));
         }
-        return fail_cl(err == CL_OUT_OF_HOST_MEMORY || err == CL_OUT_OF_RESOURCES
-                           ? PLX_ERROR_OUT_OF_MEMORY
-                           : PLX_ERROR_DEVICE,
-                       "clBuildProgram", err, strf("device '%s'", dev.info.name));
+        return fail_create("clBuildProgram", err, dev.info.name);
     }
     const uint64_t builds = ++dev.stats.builds;
     // The tests count these lines to see the cache work; keep "built program" in the text.

@@ -114,6 +114,11 @@ plx_status fail_cl(plx_status status, const char* call, cl_int code, const std::
     return fail(status, std::move(message));
 }
 
+plx_status fail_create(const char* call, cl_int code, const char* device_name) {
+    const bool memory = code == CL_OUT_OF_HOST_MEMORY || code == CL_OUT_OF_RESOURCES;
+    return fail_cl(memory ? PLX_ERROR_OUT_OF_MEMORY : PLX_ERROR_DEVICE, call, code, strf("device '%s'", device_name));
+}
+
 const char* last_error() {
     return t_last_error.c_str();
 }

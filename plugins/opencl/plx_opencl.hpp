@@ -81,6 +81,9 @@ std::string strf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 plx_status fail(plx_status status, std::string message);
 // fail() with "<call>: <NAME> (<code>): <context>".
 plx_status fail_cl(plx_status status, const char* call, cl_int code, const std::string& context);
+// fail_cl() for a call that creates or builds something on a device: out of memory when the
+// driver ran out of host memory or resources, a device error otherwise; the context names it.
+plx_status fail_create(const char* call, cl_int code, const char* device_name);
 const char* last_error();
 void log(plx_log_level level, const std::string& message);
 

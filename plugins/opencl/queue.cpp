@@ -25,12 +25,7 @@ plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue) {
     cl_int err = CL_SUCCESS;
     cl_command_queue q = cl().clCreateCommandQueue(device->context, device->id,
                                                    profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
-    if (q == nullptr || err != CL_SUCCESS) {
-        const plx_status status = err == CL_OUT_OF_HOST_MEMORY || err == CL_OUT_OF_RESOURCES
-                                      ? PLX_ERROR_OUT_OF_MEMORY
-                                      : PLX_ERROR_DEVICE;
-        return fail_cl(status, "clCreateCommandQueue", err, strf("device '%s'", device->info.name));
-    }
+    if (q == nullptr || err != CL_SUCCESS) return fail_create("clCreateCommandQueue", err, device->info.name);
     auto* out = new (std::nothrow) plx_queue_s;
     if (out == nullptr) {
         cl().clReleaseCommandQueue(q);
