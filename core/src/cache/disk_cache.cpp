@@ -42,6 +42,21 @@ uint64_t get_le(const unsigned char* p, int bytes) {
     return v;
 }
 
+// Why a file of `file_bytes` whose first `available` bytes are at `p` is not an entry (its
+// checksum aside), or nullptr with the key and payload lengths set.
+const char* header_problem(const unsigned char* p, size_t available, uint64_t file_bytes, uint64_t& key_len,
+                           uint64_t& payload_len) {
+    if (available < kHeaderSize || file_bytes < kHeaderSize) return "shorter than the header";
+    if (std::memcmp(p, kMagic, sizeof kMagic) != 0) return "bad magic";
+    if (get_le(p + 10, 2) != kFormatVersion) return "unknown format version";
+    key_len = get_le(p + 12, 4);
+    payload_len = get_le(p + 16, 8);
+    // Compared by subtraction so a huge length in a corrupt header cannot overflow.
+    const uint64_t body = file_bytes - kHeaderSize;
+    if (key_len > body || payload_len != body - key_len) return "lengths in the header do not match the file size";
+    return nullptr;
+}
+
 void append_field(std::string& out, const char* name, const std::string& value) {
     std::string esc;
     esc.reserve(value.size());
@@ -160,26 +175,10 @@ std::optional<std::vector<unsigned char>> DiskCache::load(const CacheKey& key) c
             return std::nullopt;
         }
 
-        const char* problem = nullptr;
         uint64_t key_len = 0, payload_len = 0;
-        if (file.size() < kHeaderSize) {
-            problem = "shorter than the header";
-        } else if (std::memcmp(file.data(), kMagic, sizeof kMagic) != 0) {
-            problem = "bad magic";
-        } else if (get_le(file.data() + 10, 2) != kFormatVersion) {
-            problem = "unknown format version";
-        } else {
-            key_len = get_le(file.data() + 12, 4);
-            payload_len = get_le(file.data() + 16, 8);
-            // Compared by subtraction so a huge length in a corrupt header cannot overflow.
-            const uint64_t body = file.size() - kHeaderSize;
-            if (key_len > body || payload_len != body - key_len) {
-                problem = "lengths in the header do not match the file size";
-            } else {
-                const unsigned char* body_ptr = file.data() + kHeaderSize;
-                if (fnv1a64(body_ptr, body) != get_le(file.data() + 24, 8)) problem = "bad checksum";
-            }
-        }
+        const char* problem = header_problem(file.data(), file.size(), file.size(), key_len, payload_len);
+        if (!problem && fnv1a64(file.data() + kHeaderSize, file.size() - kHeaderSize) != get_le(file.data() + 24, 8))
+            problem = "bad checksum";
         if (problem) {
             log().warn("cache: removing corrupt entry '{}': {}", path, problem);
             // Remove only the file we read: a writer may have renamed a good entry over it since.
@@ -309,16 +308,9 @@ void read_entry_header(CacheEntry& e) {
     unsigned char header[kHeaderSize];
     const size_t got = read_full(fd, header, sizeof header);
     std::string text;
-    if (got < kHeaderSize) {
-        e.problem = "shorter than the header";
-    } else if (std::memcmp(header, kMagic, sizeof kMagic) != 0) {
-        e.problem = "bad magic";
-    } else if (get_le(header + 10, 2) != kFormatVersion) {
-        e.problem = "unknown format version";
-    } else if (const uint64_t key_len = get_le(header + 12, 4),
-               payload_len = get_le(header + 16, 8);
-               kHeaderSize + key_len + payload_len != e.bytes) {
-        e.problem = "sizes disagree with the file's";
+    uint64_t key_len = 0, payload_len = 0;
+    if (const char* problem = header_problem(header, got, e.bytes, key_len, payload_len)) {
+        e.problem = problem;
     } else {
         text.resize(key_len);
         if (read_full(fd, text.data(), text.size()) != text.size()) e.problem = "key cut short";
