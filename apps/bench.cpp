@@ -33,12 +33,17 @@ double seconds_of(const std::function<void()>& f) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+} // namespace
+
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
 }
 
-} // namespace
+void enable_only(Config& config, const std::string& backend) {
+    for (const char* other : {"native", "interp", "opencl", "cuda"})
+        if (backend != other) config.backends[other].enabled = false;
+}
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -8,12 +8,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plexus/config.hpp"
+
 namespace plexus::app {
 
 // Median wall-clock seconds of `reps` calls of f, after one untimed call.
 double median_seconds(int reps, const std::function<void()>& f);
 
 double ms_since(std::chrono::steady_clock::time_point t0);
+// The middle element of v once sorted (the upper one of an even count).
+double median(std::vector<double> v);
+// Disables the built-in backends other than `backend`, so that they are never opened.
+void enable_only(Config& config, const std::string& backend);
 
 // Runs `ENV plexus bench ARGS` (this executable) in a new process and returns the JSON object
 // it prints last, or {"error": ...}.

@@ -47,7 +47,7 @@ int run_first_launch_child(const std::vector<std::string>& args) {
             config.cache_dir = args[1];
             // Only the cuda plugin, as for a program configured for CUDA alone: the OpenCL
             // drivers' start-up threads would otherwise still be busy during the compile.
-            for (const char* other : {"native", "interp", "opencl"}) config.backends[other].enabled = false;
+            enable_only(config, "cuda");
             Runtime rt(config);
             double runtime_ms = ms_since(t0);
             auto p = samples::make_problem("vector_add", size_t(1) << 20, rt, 7);

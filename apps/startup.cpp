@@ -67,9 +67,7 @@ nlohmann::json raw_opencl() {
 // Runtime construction with only `backend` enabled ("all": the configuration as it is).
 nlohmann::json runtime_start(const std::string& backend) {
     Config config = load_config();
-    if (backend != "all")
-        for (const char* other : {"native", "interp", "opencl", "cuda"})
-            if (backend != other) config.backends[other].enabled = false;
+    if (backend != "all") enable_only(config, backend);
     auto t0 = std::chrono::steady_clock::now();
     Runtime rt(config);
     const double ms = ms_since(t0);
@@ -84,9 +82,7 @@ std::string cell(const std::vector<nlohmann::json>& runs, double& median) {
         if (r.contains("error")) return r["error"].get<std::string>();
         ms.push_back(r.value("ms", 0.0));
     }
-    std::vector<double> sorted = ms;
-    std::sort(sorted.begin(), sorted.end());
-    median = sorted[sorted.size() / 2];
+    median = app::median(ms);
     char buf[256];
     int at = std::snprintf(buf, sizeof buf, "%8.2f ms  (", median);
     for (size_t i = 0; i < ms.size(); ++i) at += std::snprintf(buf + at, sizeof buf - size_t(at), "%s%.2f", i ? " " : "", ms[i]);
