@@ -284,6 +284,26 @@ TEST_CASE("Runtimes made on several threads at once share one initialization") {
     CHECK(lines.back() == "shutdown");
 }
 
+TEST_CASE("independent plugins initialize at once; the report keeps discovery order") {
+    // Each fake's init waits for the other's to start (fake_meet.c): one after another, the
+    // first would give up and fail.
+    TempDir t;
+    abi::Markers marks;
+    t.add("one", "meet_b");
+    t.add("one", "meet_a");
+    t.add("one", "good");
+    Runtime rt(config_for(t, R"({"plugin_dirs": ["one"], "validate_plugins": "never"})"));
+    const auto& report = rt.load_report();
+    REQUIRE(report.size() == 3);
+    std::vector<std::string> names;
+    for (const auto& e : report) {
+        names.push_back(e.name);
+        CHECK_MESSAGE(e.outcome == LoadOutcome::Loaded, e.name << ": " << e.message);
+    }
+    CHECK(names == std::vector<std::string>{"good", "meet_a", "meet_b"});
+    CHECK(rt.backends().size() == 3);
+}
+
 TEST_CASE("a plugin with a future ABI in its descriptor is never initialized twice") {
     TempDir t;
     abi::Markers marks;

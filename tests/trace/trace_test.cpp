@@ -87,7 +87,7 @@ TEST_CASE("a trace holds each backend's load, compile, transfers, launch and dev
 
     for (const std::string& be : backends) {
         CAPTURE(be);
-        const Found* load = find(all, "plugins", "load libplexus-" + be + ".so");
+        const Found* load = find(all, "plugins: libplexus-" + be + ".so", "load libplexus-" + be + ".so");
         REQUIRE(load != nullptr);
         CHECK(load->event.at("args").at("outcome") == "loaded");
         const std::string track = be + ":0 (";

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +26,9 @@ struct Entry {
     // layout is unknown), so it stays open forever and every later open reports the same.
     bool poisoned = false;
     OpenResult failure;
+    // init is running on some thread, outside the registry's lock; other opens of the same
+    // library wait for it (registry_changed) rather than run init twice.
+    bool initializing = false;
 };
 
 // Deliberately leaked: a Runtime destroyed during static destruction must still find it, and
@@ -32,6 +36,10 @@ struct Entry {
 std::mutex& registry_mutex() {
     static auto* m = new std::mutex;
     return *m;
+}
+std::condition_variable& registry_changed() {
+    static auto* c = new std::condition_variable;
+    return *c;
 }
 std::map<std::string, Entry>& registry() {
     static auto* r = new std::map<std::string, Entry>;
@@ -382,7 +390,12 @@ OpenResult open_plugin(const std::string& path, const std::string& options_json,
         return fail(LoadOutcome::NotAPlugin, std::string("cannot resolve the path: ") + std::strerror(errno));
     const std::string real = resolved;
 
-    std::lock_guard lock(registry_mutex());
+    // The lock is not held through init, so that independent plugins initialize in parallel.
+    std::unique_lock lock(registry_mutex());
+    registry_changed().wait(lock, [&] {
+        auto found = registry().find(real);
+        return found == registry().end() || !found->second.initializing;
+    });
     auto [it, inserted] = registry().try_emplace(real);
     Entry& entry = it->second;
     if (!inserted) {
@@ -400,7 +413,12 @@ OpenResult open_plugin(const std::string& path, const std::string& options_json,
     lib->options_json = options_json;
     PluginLibrary& l = *lib;
     entry.library = std::move(lib);
-    OpenResult r = initialize(l, entry, stage);
+    entry.initializing = true;
+    lock.unlock();
+    OpenResult r = initialize(l, entry, stage); // only this thread touches the entry meanwhile
+    lock.lock();
+    entry.initializing = false;
+    registry_changed().notify_all();
     if (entry.poisoned) return r;
     if (r.outcome != LoadOutcome::Loaded) {
         registry().erase(it);

@@ -53,7 +53,8 @@ template <class E> uint32_t raw_enum(const E& field) {
 }
 
 // Opens, initializes and checks the plugin at `path` (or shares the copy already open).
-// Never throws for a broken plugin: every failure is an outcome with a message.
+// Never throws for a broken plugin: every failure is an outcome with a message. Thread-safe:
+// different libraries initialize concurrently; a second open of one waits for the first.
 OpenResult open_plugin(const std::string& path, const std::string& options_json, StageFn stage = nullptr);
 
 // Whether the plugin at this real path is initialized in this process now (or stays open
