@@ -60,7 +60,8 @@ namespace detail {
 struct EventState;
 }
 
-// A launch in flight on one backend's queue.
+// A launch in flight on one backend's queue. It belongs to the Runtime that launched it: use
+// and destroy it while that Runtime lives.
 class Event {
 public:
     Event() = default;

@@ -18,7 +18,7 @@ BufferState::~BufferState() {
             c.ctx->sync();
         } catch (const std::exception& e) {
             // A destructor cannot throw; the failure belongs to an earlier launch, so say so.
-            spdlog::warn("plexus: freeing a buffer on {}: {}", c.ctx->label(), e.what());
+            spdlog::warn("plexus: freeing a buffer on {}: {}", c.ctx->label, e.what());
         }
         c.ctx->backend->api().buffer_free(c.buffer);
     }
@@ -42,10 +42,10 @@ void BufferState::refresh_host() {
     if (const DeviceCopy* c = valid_copy()) {
         std::lock_guard lock(c->ctx->mutex);
         const Backend& b = *c->ctx->backend;
-        TraceSpan span(c->ctx->trace, c->ctx->label(), "read to host", "transfer");
+        TraceSpan span(c->ctx->trace, c->ctx->label, "read to host", "transfer");
         span.args["bytes"] = bytes;
         b.check(b.api().buffer_read(c->ctx->queue, c->buffer, 0, host.data(), bytes), "buffer_read",
-                c->ctx->label());
+                c->ctx->label);
     } else {
         std::memset(host.data(), 0, bytes);
     }
@@ -61,14 +61,14 @@ void zero_fill(DeviceContext& ctx, plx_buffer buffer, size_t bytes) {
     if (b.api().buffer_fill) {
         const uint32_t zero = 0;
         size_t pattern = bytes % 4 == 0 ? 4 : 1;
-        b.check(b.api().buffer_fill(ctx.queue, buffer, 0, &zero, pattern, bytes), "buffer_fill", ctx.label());
+        b.check(b.api().buffer_fill(ctx.queue, buffer, 0, &zero, pattern, bytes), "buffer_fill", ctx.label);
         return;
     }
     static const std::vector<unsigned char> zeros(size_t(1) << 20);
     for (size_t offset = 0; offset < bytes; offset += zeros.size()) {
         const size_t n = std::min(zeros.size(), bytes - offset);
         b.check(b.api().buffer_write(ctx.queue, buffer, offset, zeros.data(), n),
-                "buffer_write (zeroing a new buffer, the plugin has no buffer_fill)", ctx.label());
+                "buffer_write (zeroing a new buffer, the plugin has no buffer_fill)", ctx.label);
     }
 }
 
@@ -80,18 +80,18 @@ void BufferState::make_resident(DeviceContext* ctx) {
     if (mine && mine->valid) return;
     if (!mine) {
         plx_buffer buf = nullptr;
-        b.check(b.api().buffer_alloc(ctx->device, bytes, &buf), "buffer_alloc", ctx->label());
+        b.check(b.api().buffer_alloc(ctx->device, bytes, &buf), "buffer_alloc", ctx->label);
         copies.push_back({ctx, buf, false});
         mine = &copies.back();
     }
     // The only current copy is on another device: go through the host.
     if (!host_valid && valid_copy()) refresh_host();
     std::lock_guard lock(ctx->mutex);
-    TraceSpan span(ctx->trace, ctx->label(), host_valid ? "write from host" : "zero fill", "transfer");
+    TraceSpan span(ctx->trace, ctx->label, host_valid ? "write from host" : "zero fill", "transfer");
     span.args["bytes"] = bytes;
     if (host_valid) {
         b.check(b.api().buffer_write(ctx->queue, mine->buffer, 0, host.data(), bytes), "buffer_write",
-                ctx->label());
+                ctx->label);
     } else {
         zero_fill(*ctx, mine->buffer, bytes);
     }

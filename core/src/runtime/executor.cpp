@@ -15,7 +15,7 @@ namespace plexus::detail {
 
 void DeviceContext::sync() {
     std::lock_guard lock(mutex);
-    if (queue) backend->check(backend->api().queue_sync(queue), "queue_sync", label());
+    if (queue) backend->check(backend->api().queue_sync(queue), "queue_sync", label);
     pending.clear();
 }
 
@@ -45,8 +45,9 @@ DeviceContext& Executor::context(const Backend* b, uint32_t index) {
         ctx->device = b->device(index);
         ctx->info = &b->devices().at(index);
         ctx->trace = trace_;
+        ctx->label = b->name() + ":" + std::to_string(index) + " (" + ctx->info->name + ")";
         b->check(b->api().queue_create(ctx->device, config_.profiling ? PLX_QUEUE_PROFILING : 0, &ctx->queue),
-                 "queue_create", ctx->label());
+                 "queue_create", ctx->label);
         slot = std::move(ctx);
     }
     return *slot;
@@ -98,7 +99,8 @@ plx_language pick_language(const Backend& b, const Config& config) {
 // across barriers); its default group stays 256 in 1-D everywhere.
 // The launch's grid with the kernel's declared work-group size applied: a required shape is
 // the default and the only one allowed; an explicit group may not exceed a declared maximum.
-Grid bounded_grid(const ir::Kernel& k, const Grid& grid, const ErrorContext& where) {
+Grid bounded_grid(const ir::Kernel& k, const Grid& grid) {
+    auto where = [&] { return ErrorContext{"", "", k.name, "", "", ""}; };
     const ir::WorkGroupBound& w = k.work_group;
     Grid g = grid;
     auto shape = [](const std::array<uint32_t, 3>& l) {
@@ -110,15 +112,15 @@ Grid bounded_grid(const ir::Kernel& k, const Grid& grid, const ErrorContext& whe
         for (uint32_t d = g.dims; d < 3; ++d)
             if (w.required[d] != 1)
                 throw Error(ErrorCode::InvalidArgument, "kernel '" + k.name + "' requires work-groups of " +
-                            shape(w.required) + ", which a " + std::to_string(g.dims) + "-D grid cannot have", where);
+                            shape(w.required) + ", which a " + std::to_string(g.dims) + "-D grid cannot have", where());
         if (g.local[0] == 0) g.local = w.required;
         else if (asked != w.required)
             throw Error(ErrorCode::InvalidArgument, "kernel '" + k.name + "' requires work-groups of " + shape(w.required) +
-                        " (px::require_work_group_size); the launch asks for " + shape(asked), where);
+                        " (px::require_work_group_size); the launch asks for " + shape(asked), where());
     }
     if (w.max && g.local[0] != 0 && uint64_t(asked[0]) * asked[1] * asked[2] > w.max)
         throw Error(ErrorCode::InvalidArgument, "kernel '" + k.name + "' takes at most " + std::to_string(w.max) +
-                    " work-items per group (px::max_work_group_size); the launch asks for " + shape(asked), where);
+                    " work-items per group (px::max_work_group_size); the launch asks for " + shape(asked), where());
     return g;
 }
 
@@ -213,10 +215,10 @@ std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, uint64_t hash, 
                             std::string("module_load of the IR failed (") + status_name(s) + ")", where);
             }
         }
-        b.check(b.api().kernel_get(c->module, k.name.c_str(), &c->kernel), "kernel_get", ctx.label());
+        b.check(b.api().kernel_get(c->module, k.name.c_str(), &c->kernel), "kernel_get", ctx.label);
     }
     report.total_ms = ms_since(t0);
-    if (trace_) trace_compile(*trace_, ctx.label(), report, t0);
+    if (trace_) trace_compile(*trace_, ctx.label, report, t0);
     std::lock_guard lock(mutex_);
     auto [it, added] = compiled_.emplace(key, c);
     if (added) reports_.push_back(std::move(report));
@@ -246,7 +248,7 @@ std::unique_ptr<codegen::HostKernel> Executor::host_kernel(const ir::Kernel& k, 
                 return loaded;
             } catch (const Error& e) {
                 spdlog::warn("plexus: the cached object code of kernel '{}' did not link on {} ({}); compiling it again",
-                             k.name, ctx.label(), e.what());
+                             k.name, ctx.label, e.what());
             }
         }
     }
@@ -287,11 +289,11 @@ plx_module Executor::load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceC
             report.load_ms = ms_since(t_load);
             report.language = to_string(stored);
             report.from_disk_cache = true;
-            spdlog::debug("plexus: kernel '{}' for {} from the disk cache ({})", k.name, ctx.label(), to_string(stored));
+            spdlog::debug("plexus: kernel '{}' for {} from the disk cache ({})", k.name, ctx.label, to_string(stored));
             return module;
         }
         spdlog::warn("plexus: the cached {} of kernel '{}' did not load on {} ({}); compiling it again",
-                     to_string(stored), k.name, ctx.label(), b.last_error());
+                     to_string(stored), k.name, ctx.label, b.last_error());
     } else {
         report.cache_ms = ms_since(t_cache);
     }
@@ -385,12 +387,12 @@ std::vector<Candidate> Executor::explain(const ir::Kernel& k, const Grid* grid) 
 
 Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Kernel>& k,
                        const Grid& grid, std::vector<LaunchArg>& args) {
-    ErrorContext where;
-    where.kernel = k->name;
+    // Built only for an error: the hot path copies no strings.
+    auto where = [&] { return ErrorContext{"", "", k->name, "", "", ""}; };
     // Arguments against parameters, before anything is routed or compiled.
     if (args.size() != k->params.size())
         throw Error(ErrorCode::InvalidArgument, "kernel '" + k->name + "' takes " +
-                    std::to_string(k->params.size()) + " arguments, got " + std::to_string(args.size()), where);
+                    std::to_string(k->params.size()) + " arguments, got " + std::to_string(args.size()), where());
     for (size_t i = 0; i < args.size(); ++i) {
         const ir::Param& p = k->params[i];
         auto which = [&] { return "argument " + std::to_string(i) + " ('" + p.name + "') of kernel '" + k->name + "'"; };
@@ -398,18 +400,18 @@ Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Ker
         if (is_buffer != (p.kind == ir::Param::Kind::Buffer))
             throw Error(ErrorCode::InvalidArgument, which() + ": expected " +
                         (is_buffer ? "a scalar " : "a buffer of ") + to_string(p.type) + ", got " +
-                        (is_buffer ? "a buffer" : "a scalar"), where);
+                        (is_buffer ? "a buffer" : "a scalar"), where());
         if (args[i].type != p.type)
             throw Error(ErrorCode::InvalidArgument, which() + ": expected " + to_string(p.type) +
                         (is_buffer ? " elements" : "") + ", got " + to_string(args[i].type) +
-                        (to_string(p.type) == to_string(args[i].type) ? " declared with other members" : ""), where);
+                        (to_string(p.type) == to_string(args[i].type) ? " declared with other members" : ""), where());
         if (is_buffer && args[i].buffer->size() == 0)
-            throw Error(ErrorCode::InvalidArgument, which() + ": the buffer is empty", where);
+            throw Error(ErrorCode::InvalidArgument, which() + ": the buffer is empty", where());
     }
     for (uint32_t d = 0; d < grid.dims; ++d)
         if (grid.global[d] == 0)
-            throw Error(ErrorCode::InvalidArgument, "kernel '" + k->name + "': the grid is empty in dimension " + std::to_string(d), where);
-    const Grid bounded = bounded_grid(*k, grid, where);
+            throw Error(ErrorCode::InvalidArgument, "kernel '" + k->name + "': the grid is empty in dimension " + std::to_string(d), where());
+    const Grid bounded = bounded_grid(*k, grid);
 
     uint64_t work_group_size = bounded.local[0] == 0
                                    ? 0
@@ -431,18 +433,18 @@ Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Ker
                                e.code() == ErrorCode::OutOfResources || e.code() == ErrorCode::OutOfMemory ||
                                e.code() == ErrorCode::Device;
             if (!config_.fallback || !recoverable || !target.backend.empty()) throw;
-            spdlog::warn("plexus: kernel '{}' failed on {}, trying the next backend: {}", k->name, ctx.label(), e.what());
-            tried += "\n  " + ctx.label() + ": " + e.what();
+            spdlog::warn("plexus: kernel '{}' failed on {}, trying the next backend: {}", k->name, ctx.label, e.what());
+            tried += "\n  " + ctx.label + ": " + e.what();
             last = e;
         }
     }
-    if (last) throw Error(last->code(), "kernel '" + k->name + "' failed on every backend:" + tried, where);
+    if (last) throw Error(last->code(), "kernel '" + k->name + "' failed on every backend:" + tried, where());
     std::string reasons;
     for (const Candidate& c : ranked)
         reasons += "\n  " + c.backend + ":" + std::to_string(c.device_index) + " (" + c.device_name + "): " + c.reason;
     if (!target.backend.empty()) reasons = "\n  requested backend '" + target.backend + "'" + reasons;
     throw Error(ErrorCode::NoBackend, "no backend can run kernel '" + k->name + "'" +
-                (reasons.empty() ? std::string(": no backend is loaded") : reasons), where);
+                (reasons.empty() ? std::string(": no backend is loaded") : reasons), where());
 }
 
 Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
@@ -471,12 +473,15 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
     for (auto& a : args)
         if (a.buffer && std::find(buffers.begin(), buffers.end(), &a.buffer->state()) == buffers.end())
             buffers.push_back(&a.buffer->state());
-    std::map<const BufferState*, plx_buffer> handles;
-    for (BufferState* s : buffers) {
-        std::lock_guard lock(s->mutex);
-        s->make_resident(&ctx);
-        handles[s] = s->copy_on(&ctx)->buffer;
+    std::vector<plx_buffer> handles(buffers.size()); // handles[i]: buffers[i]'s copy here
+    for (size_t i = 0; i < buffers.size(); ++i) {
+        std::lock_guard lock(buffers[i]->mutex);
+        buffers[i]->make_resident(&ctx);
+        handles[i] = buffers[i]->copy_on(&ctx)->buffer;
     }
+    auto handle_of = [&](const LaunchArg& a) {
+        return handles[size_t(std::find(buffers.begin(), buffers.end(), &a.buffer->state()) - buffers.begin())];
+    };
 
     auto event = std::make_shared<EventState>();
     // Every launch gets an event, so that Event::wait() waits for this launch alone and a
@@ -486,11 +491,9 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
     plx_event* event_out = events ? &event->event : nullptr;
     event->wait_by_sync = !events;
     event->ctx = &ctx;
-    event->backend = b.name();
-    event->device = ctx.info->name;
     std::optional<TraceSpan> span;
     if (trace_) {
-        span.emplace(trace_, ctx.label(), "launch " + k->name, "launch");
+        span.emplace(trace_, ctx.label, "launch " + k->name, "launch");
         span->args = {{"global", dims.global_size}, {"local", dims.local_size}};
         if (config_.profiling) event->trace = trace_, event->kernel = k->name, event->submitted = Trace::Clock::now();
     }
@@ -508,7 +511,7 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
             hl->scalars.reserve(args.size());
             for (auto& a : args) {
                 if (a.buffer) {
-                    void* p = b.api().buffer_host_ptr(handles[&a.buffer->state()]);
+                    void* p = b.api().buffer_host_ptr(handle_of(a));
                     if (p == nullptr)
                         throw Error(ErrorCode::Device, "buffer_host_ptr returned NULL for a buffer of " +
                                     std::to_string(a.buffer->bytes()) + " bytes",
@@ -522,7 +525,7 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
             hl->host_args.args = hl->pointers.data();
             hl->compiled = c;
             b.check(b.api().launch_host(ctx.queue, c->host->function(), &hl->host_args, &dims, event_out),
-                    "launch_host", ctx.label());
+                    "launch_host", ctx.label);
             ctx.pending.push_back(hl);
             event->keepalive = hl;
         } else {
@@ -531,7 +534,7 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
                 pa[i].struct_size = sizeof(plx_arg);
                 if (args[i].buffer) {
                     pa[i].kind = PLX_ARG_BUFFER;
-                    pa[i].buffer = handles[&args[i].buffer->state()];
+                    pa[i].buffer = handle_of(args[i]);
                 } else {
                     pa[i].kind = PLX_ARG_SCALAR;
                     pa[i].value = args[i].bytes.data();
@@ -567,7 +570,7 @@ EventState::~EventState() {
     uint64_t start = 0, end = 0;
     // Placed at the submission: the device's clock is not the host's.
     if (trace && event && api.event_profile && api.event_profile(event, &start, &end) == PLX_OK)
-        trace->span(ctx->label() + " device", kernel, "device", submitted,
+        trace->span(ctx->label + " device", kernel, "device", submitted,
                     submitted + std::chrono::nanoseconds(end - start), {{"device_ms", double(end - start) * 1e-6}});
     if (event && api.event_release) api.event_release(event);
 }
@@ -581,7 +584,7 @@ void Event::wait() const {
     if (state_->wait_by_sync) return state_->ctx->sync();
     if (!state_->event) return; // the plugin finished the launch before returning
     const Backend& b = *state_->ctx->backend;
-    b.check(b.api().event_wait(state_->event), "event_wait", state_->ctx->label());
+    b.check(b.api().event_wait(state_->event), "event_wait", state_->ctx->label);
 }
 
 std::optional<double> Event::seconds() const {
@@ -595,11 +598,11 @@ std::optional<double> Event::seconds() const {
 
 const std::string& Event::backend() const {
     static const std::string none;
-    return state_ ? state_->backend : none;
+    return state_ ? state_->ctx->backend->name() : none;
 }
 const std::string& Event::device() const {
     static const std::string none;
-    return state_ ? state_->device : none;
+    return state_ ? state_->ctx->info->name : none;
 }
 
 } // namespace plexus

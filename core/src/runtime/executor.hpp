@@ -29,8 +29,8 @@ struct DeviceContext {
     std::mutex mutex;
     std::vector<std::shared_ptr<const void>> pending; // kept alive until the queue syncs
     Trace* trace = nullptr;                            // the Runtime's, when tracing
+    std::string label;                                 // "cuda:0 (NVIDIA H100 80GB HBM3)", for messages
 
-    std::string label() const { return backend->name() + ":" + std::to_string(index) + " (" + info->name + ")"; }
     void sync(); // waits for the queue; takes the lock
 };
 
@@ -62,7 +62,6 @@ struct EventState {
     DeviceContext* ctx = nullptr;
     plx_event event = nullptr;
     bool wait_by_sync = false; // the plugin has no events: a wait syncs the whole queue
-    std::string backend, device;
     std::shared_ptr<const void> keepalive;
     // Tracing with profiling on: the launch's device time goes on the trace when the last
     // Event handle lets go.
