@@ -7,6 +7,7 @@
 #include "baselines.hpp"
 #include "bench.hpp"
 #include "cuda_baselines.hpp"
+#include "launch_baselines.hpp"
 #include "plot.hpp"
 #include "problems.hpp"
 
@@ -208,17 +209,15 @@ struct Options {
 // The host cost of one launch through plexus: the time of `launches` launches of an empty
 // kernel with no wait between them (the finish after each round is not timed, as in the raw
 // baseline); microseconds per launch, median of 20 rounds after one untimed round.
-double plexus_launch_us(Runtime& rt, const Target& target, int launches) {
+// Microseconds of host time per launch of an empty kernel (`groups` groups of 32) in one
+// round of `launches`; the queue is drained after the round, untimed.
+double plexus_launch_round_us(Runtime& rt, const Target& target, int launches, unsigned groups) {
     static const auto empty = plexus::kernel("empty", [] {});
-    std::vector<double> rounds;
-    for (int r = 0; r < 21; ++r) {
-        double s = seconds_of([&] {
-            for (int i = 0; i < launches; ++i) rt.launch(target, empty, Grid(32).local_size(32));
-        });
-        rt.finish();
-        if (r > 0) rounds.push_back(s);
-    }
-    return median(std::move(rounds)) / launches * 1e6;
+    const double s = seconds_of([&] {
+        for (int i = 0; i < launches; ++i) rt.launch(target, empty, Grid(32 * groups).local_size(32));
+    });
+    rt.finish();
+    return s / launches * 1e6;
 }
 
 nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::string& kernel, const Options& o,
@@ -268,28 +267,69 @@ nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::str
     return row;
 }
 
-// The launch-overhead row of a GPU the CUDA baselines reach: plexus's host cost per launch of
-// an empty kernel beside a raw cuLaunchKernel of one.
+// What an empty launch costs without plexus on one device: one round at a time, or -1 with
+// why set. One group of 32 work-items, or on the native backend one per hardware thread.
+struct RawLaunch {
+    std::string name;
+    unsigned groups = 1;
+    std::function<double(int launches, std::string& why)> round_us; // empty: not measurable here
+};
+
+RawLaunch raw_launch(const Backend& b, size_t d, GpuBaselines& gpu, std::string& why) {
+    const DeviceInfo& dev = b.devices()[d];
+    RawLaunch raw;
+    if (b.name() == "cuda") {
+        raw.name = "cuLaunchKernel of an empty kernel, 1 block of 32";
+        if (cuda_baseline::Session* session = gpu.session(b.name(), d, dev.name, why))
+            raw.round_us = [session](int launches, std::string& failed) {
+                cuda_baseline::Figure f = session->empty_launch_round_us(launches);
+                if (!f.error.empty()) failed = f.error;
+                return f.error.empty() ? f.value : -1;
+            };
+    } else if (b.name() == "opencl") {
+        raw.name = "clEnqueueNDRangeKernel of an empty kernel, 1 group of 32, no event";
+        std::shared_ptr<launch_baseline::OpenCL> cl = launch_baseline::OpenCL::open(dev.platform, dev.name, why);
+        if (cl) raw.round_us = [cl](int launches, std::string& failed) { return cl->round_us(launches, failed); };
+    } else if (b.name() == "native") {
+        auto pool = std::make_shared<launch_baseline::ForkJoin>();
+        raw.groups = pool->threads();
+        raw.name = "std::thread fork-join of " + std::to_string(raw.groups) + " empty groups";
+        raw.round_us = [pool](int launches, std::string&) { return pool->round_us(launches, pool->threads()); };
+    }
+    return raw;
+}
+
+// The launch-overhead row: plexus's host cost per launch of an empty kernel beside the raw
+// call of its backend, in alternating rounds so that a busy host slows both alike; the
+// median round of each.
 nlohmann::json launch_row(Runtime& rt, const Backend& b, size_t d, GpuBaselines& gpu) {
     const DeviceInfo& dev = b.devices()[d];
     // Few enough launches per round that the device's queue never fills: the figure is the
     // host's cost, not the rate at which the GPU retires empty kernels.
-    const int launches = 200;
-    double us = plexus_launch_us(rt, Target{b.name(), int(d)}, launches);
+    const int launches = 200, rounds = 21;
+    const Target target{b.name(), int(d)};
     std::string why;
-    cuda_baseline::Session* session = gpu.session(b.name(), d, dev.name, why);
-    Baseline base = session ? from_figure(session->empty_launch_us(launches), 1) : Baseline{"", 0, why};
+    RawLaunch raw = raw_launch(b, d, gpu, why);
+    plexus_launch_round_us(rt, target, launches, raw.groups); // warm-up: compiles and loads the kernel
+    std::vector<double> ours, theirs;
+    for (int r = 0; r < rounds; ++r) {
+        ours.push_back(plexus_launch_round_us(rt, target, launches, raw.groups));
+        if (!raw.round_us || !why.empty()) continue;
+        if (double us = raw.round_us(launches, why); us >= 0) theirs.push_back(us);
+    }
+    const double us = median(ours);
+    Baseline base{raw.name, why.empty() && !theirs.empty() ? median(theirs) : 0, why};
+    const std::string size = std::to_string(launches) + " launches of " + std::to_string(raw.groups) + "x32";
     nlohmann::json row = {{"kernel", "empty_launch"}, {"backend", b.name()}, {"device", dev.name},
-                          {"size", std::to_string(launches) + " launches"}, {"unit", "us/launch"},
-                          {"value", us}, {"verified", true}};
+                          {"size", size}, {"unit", "us/launch"}, {"value", us}, {"verified", true}};
     row["baseline"] = {{"name", base.name}, {"value", base.value}};
     if (!base.error.empty()) row["baseline"]["error"] = base.error;
     // A time: the ratio is baseline / value, so that above 1 still means faster than the baseline.
     row["ratio"] = base.value > 0 ? nlohmann::json(base.value / us) : nlohmann::json(nullptr);
     row["above_baseline_us"] = base.value > 0 ? nlohmann::json(us - base.value) : nlohmann::json(nullptr);
-    std::printf("%-7s %-28.28s %-17s %-22s %10.2f %-8s %10.2f %6.2f yes (%+.2f us over raw cuLaunchKernel)\n",
-                b.name().c_str(), dev.name.c_str(), "empty_launch", row["size"].get<std::string>().c_str(), us,
-                "us", base.value, base.value > 0 ? base.value / us : 0.0, us - base.value);
+    std::printf("%-7s %-28.28s %-17s %-22s %10.2f %-8s %10.2f %6.2f yes (%+.2f us over raw)\n", b.name().c_str(),
+                dev.name.c_str(), "empty_launch", size.c_str(), us, "us", base.value,
+                base.value > 0 ? base.value / us : 0.0, us - base.value);
     if (!base.error.empty()) std::printf("        baseline not measured: %s\n", base.error.c_str());
     return row;
 }
@@ -309,7 +349,7 @@ int run_bench(const std::vector<std::string>& args) {
                          "       plexus bench --first-launch [--json FILE] [--plot FILE]\n"
                          "       plexus bench --startup [--json FILE]\n"
                          "  kernels: vector_add, vector_add_float4, reduce, matmul_naive, matmul_tiled (matmul: both),\n"
-                         "           softmax_bf16 (beside the same kernel in f32), empty_launch\n"
+                         "           softmax_bf16 (beside the same kernel in f32), empty_launch (cuda, opencl, native)\n"
                          "  the interpreter is left out unless named with --backend\n"
                          "  --plot: an SVG of each row's ratio to its baseline (with --first-launch: the phases)\n"
                          "  --first-launch: vector_add's first launch on the CUDA backend in new processes\n"
@@ -359,7 +399,8 @@ int run_bench(const std::vector<std::string>& args) {
                 }
                 std::fflush(stdout);
             }
-            if (b->name() != "cuda" || !wanted("empty_launch")) continue;
+            const bool has_raw_launch = b->name() == "cuda" || b->name() == "opencl" || b->name() == "native";
+            if (!has_raw_launch || !wanted("empty_launch")) continue;
             try {
                 results.push_back(launch_row(rt, *b, d, gpu));
             } catch (const std::exception& e) {

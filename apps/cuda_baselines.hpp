@@ -33,8 +33,10 @@ public:
     Figure reduce(size_t n, int reps); // GB/s, 4 bytes per element; checked against a double sum
     // GFLOP/s (2mnk / s / 1e9) of row-major C = A B by cuBLAS FP32 (no TF32); 256 elements checked.
     Figure sgemm(int m, int n, int k, int reps);
-    // Microseconds of host time per cuLaunchKernel of an empty kernel (median of 21 rounds).
-    Figure empty_launch_us(int launches);
+    // Microseconds of host time per cuLaunchKernel of an empty kernel in one round of
+    // `launches` (the stream is synchronized after the round, untimed), so that a caller can
+    // alternate rounds with what it compares.
+    Figure empty_launch_round_us(int launches);
 
 private:
     struct State;

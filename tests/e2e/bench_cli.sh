@@ -36,3 +36,18 @@ labels = [t.text for t in svg.iter(ns + "text")]
 assert any(l and l.startswith("vector_add - native") for l in labels), labels
 print("plot ok")
 PY
+# The empty_launch rows of the CPU backends: each beside its raw call (a std::thread
+# fork-join; clEnqueueNDRangeKernel through the ICD loader), both measured.
+for backend in native opencl; do
+    "$plexus" bench --backend $backend --kernel empty_launch --json "$dir/launch-$backend.json"
+    python3 - "$dir/launch-$backend.json" $backend <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["results"]
+assert len(rows) >= 1, rows
+for r in rows:
+    assert r["kernel"] == "empty_launch" and r["backend"] == sys.argv[2], r
+    assert r["value"] > 0 and r["baseline"]["value"] > 0 and "error" not in r["baseline"], r
+    assert abs(r["above_baseline_us"] - (r["value"] - r["baseline"]["value"])) < 1e-9, r
+print(sys.argv[2], "empty_launch ok")
+PY
+done
