@@ -2,7 +2,8 @@
 # `plexus bench` as a program (no time is asserted): --startup measures every backend of the
 # build alone and all together, five fresh processes each, every run a number of milliseconds
 # or a stated reason (no CUDA driver here); --plot draws one bar per row that has a ratio, in
-# an SVG that parses as XML. Argument: the plexus executable.
+# an SVG that parses as XML; empty_launch on native and OpenCL has its raw baseline.
+# Argument: the plexus executable.
 set -eu
 plexus=$1
 dir=$(mktemp -d)

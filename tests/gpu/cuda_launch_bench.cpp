@@ -7,6 +7,8 @@
 
 #include <cuda.h>
 
+#include "driver_symbol.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -28,15 +30,6 @@ double now_s() {
             std::exit(1);                                                        \
         }                                                                        \
     } while (0)
-
-template <class F> F sym(void* lib, const char* name) {
-    F f = reinterpret_cast<F>(dlsym(lib, name));
-    if (f == nullptr) {
-        std::fprintf(stderr, "libcuda lacks %s\n", name);
-        std::exit(1);
-    }
-    return f;
-}
 
 } // namespace
 

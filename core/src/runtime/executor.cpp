@@ -30,6 +30,7 @@ Executor::~Executor() {
     } catch (const std::exception& e) {
         spdlog::warn("plexus: a queue failed while the runtime shut down: {}", e.what());
     }
+    hot_ = {};
     compiled_.clear();
     for (auto& [key, ctx] : contexts_)
         if (ctx->queue) ctx->backend->api().queue_destroy(ctx->queue);
@@ -370,7 +371,9 @@ std::shared_ptr<const std::vector<Candidate>> Executor::ranking(const std::share
                                                                 uint64_t work_group_size, uint64_t& hash) {
     std::lock_guard lock(mutex_);
     KernelFacts& f = facts_[k.get()];
-    if (f.kernel.lock() != k) f = {k, k->hash(), needs_of(*k, nullptr), {}};
+    // The same control block: this very kernel, alive since k holds it (no atomic operation).
+    const bool same = !f.kernel.owner_before(k) && !k.owner_before(f.kernel) && !f.kernel.expired();
+    if (!same) f = {k, k->hash(), needs_of(*k, nullptr), {}};
     hash = f.hash;
     auto& ranked = f.ranked[work_group_size];
     if (!ranked) {
@@ -416,26 +419,44 @@ Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Ker
     uint64_t work_group_size = bounded.local[0] == 0
                                    ? 0
                                    : uint64_t(bounded.local[0]) * std::max(1u, bounded.local[1]) * std::max(1u, bounded.local[2]);
+    std::string tried;
+    std::optional<Error> last;
+    // A failure on one device: rethrown unless the next candidate may take the launch.
+    auto fall_back = [&](const Error& e, const DeviceContext& ctx) {
+        bool recoverable = e.code() == ErrorCode::Compile || e.code() == ErrorCode::Unsupported ||
+                           e.code() == ErrorCode::OutOfResources || e.code() == ErrorCode::OutOfMemory ||
+                           e.code() == ErrorCode::Device;
+        if (!config_.fallback || !recoverable || !target.backend.empty()) throw;
+        spdlog::warn("plexus: kernel '{}' failed on {}, trying the next backend: {}", k->name, ctx.label, e.what());
+        tried += "\n  " + ctx.label + ": " + e.what();
+        last = e;
+    };
+    // The launch like the last one that went to its first candidate: straight there.
+    const DeviceContext* tried_hot = nullptr;
+    if (HotHit hot = hot_launch(k, work_group_size, target); hot.ctx) {
+        try {
+            return launch_on(*hot.ctx, k, hot.hash, bounded, args, std::move(hot.compiled));
+        } catch (const Error& e) {
+            fall_back(e, *hot.ctx);
+            tried_hot = hot.ctx;
+        }
+    }
     uint64_t hash = 0;
     std::shared_ptr<const std::vector<Candidate>> ranking_ptr = ranking(k, work_group_size, hash);
     const std::vector<Candidate>& ranked = *ranking_ptr;
-    std::string tried;
-    std::optional<Error> last;
     for (const Candidate& c : ranked) {
         if (!c.kept) continue;
         if (!target.backend.empty() && c.backend != target.backend) continue;
         if (target.device >= 0 && c.device_index != uint32_t(target.device)) continue;
-        DeviceContext& ctx = context(c.backend_ptr, c.device_index);
+        auto [ready_ctx, compiled] = ready(hash, c.backend_ptr, c.device_index);
+        DeviceContext& ctx = ready_ctx ? *ready_ctx : context(c.backend_ptr, c.device_index);
+        if (&ctx == tried_hot) continue;
         try {
-            return launch_on(ctx, k, hash, bounded, args);
+            Event e = launch_on(ctx, k, hash, bounded, args, std::move(compiled));
+            if (!last) remember_hot(k, work_group_size, target, hash, ctx);
+            return e;
         } catch (const Error& e) {
-            bool recoverable = e.code() == ErrorCode::Compile || e.code() == ErrorCode::Unsupported ||
-                               e.code() == ErrorCode::OutOfResources || e.code() == ErrorCode::OutOfMemory ||
-                               e.code() == ErrorCode::Device;
-            if (!config_.fallback || !recoverable || !target.backend.empty()) throw;
-            spdlog::warn("plexus: kernel '{}' failed on {}, trying the next backend: {}", k->name, ctx.label, e.what());
-            tried += "\n  " + ctx.label + ": " + e.what();
-            last = e;
+            fall_back(e, ctx);
         }
     }
     if (last) throw Error(last->code(), "kernel '" + k->name + "' failed on every backend:" + tried, where());
@@ -447,10 +468,37 @@ Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Ker
                 (reasons.empty() ? std::string(": no backend is loaded") : reasons), where());
 }
 
+Executor::HotHit Executor::hot_launch(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size,
+                                   const Target& target) {
+    std::lock_guard lock(mutex_);
+    const bool same = !hot_.kernel.owner_before(k) && !k.owner_before(hot_.kernel) && !hot_.kernel.expired();
+    if (!same || hot_.work_group_size != work_group_size || hot_.device != target.device ||
+        hot_.backend != target.backend)
+        return {};
+    return {hot_.ctx, hot_.compiled, hot_.hash};
+}
+
+void Executor::remember_hot(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size,
+                            const Target& target, uint64_t hash, DeviceContext& ctx) {
+    std::lock_guard lock(mutex_);
+    auto c = compiled_.find({hash, ctx.backend, ctx.index});
+    if (c == compiled_.end()) return;
+    hot_ = {k, work_group_size, target.backend, target.device, hash, &ctx, c->second};
+}
+
+std::pair<DeviceContext*, std::shared_ptr<Compiled>> Executor::ready(uint64_t hash, const Backend* b, uint32_t index) {
+    std::lock_guard lock(mutex_);
+    auto ctx = contexts_.find({b, index});
+    if (ctx == contexts_.end()) return {nullptr, nullptr};
+    auto c = compiled_.find({hash, b, index});
+    if (c == compiled_.end()) return {nullptr, nullptr};
+    return {ctx->second.get(), c->second};
+}
+
 Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
-                          const Grid& grid, std::vector<LaunchArg>& args) {
+                          const Grid& grid, std::vector<LaunchArg>& args, std::shared_ptr<Compiled> c) {
     const Backend& b = *ctx.backend;
-    std::shared_ptr<Compiled> c = compile(*k, hash, ctx);
+    if (!c) c = compile(*k, hash, ctx);
 
     plx_launch_dims dims{};
     dims.struct_size = sizeof dims;
@@ -551,7 +599,7 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
                 throw Error(code, b.last_error().empty() ? std::string("launch failed: ") + status_name(s)
                                                          : b.last_error(), where);
             }
-            event->keepalive = c;
+            event->keepalive = std::move(c);
         }
     }
     for (size_t i = 0; i < args.size(); ++i)
@@ -559,7 +607,7 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
             std::lock_guard lock(args[i].buffer->state().mutex);
             args[i].buffer->state().written_on(&ctx);
         }
-    return Event(event);
+    return Event(std::move(event));
 }
 
 // ---- events ------------------------------------------------------------------------------

@@ -124,8 +124,32 @@ private:
     // JIT: the module from the disk cache, or generated, loaded and then stored there.
     plx_module load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx, ErrorContext& where,
                                CompileReport& report);
+    // The last launch that went to the first candidate of its ranking, so that the next launch
+    // of that kernel with that work-group size and target skips routing: the ranking never
+    // changes, and the compiled kernel stays for the Executor's life. Guarded by mutex_.
+    struct Hot {
+        std::weak_ptr<const ir::Kernel> kernel;
+        uint64_t work_group_size = 0;
+        std::string backend;
+        int device = -1;
+        uint64_t hash = 0;
+        DeviceContext* ctx = nullptr;
+        std::shared_ptr<Compiled> compiled;
+    } hot_;
+    struct HotHit {
+        DeviceContext* ctx = nullptr; // null: not the last launch's kind
+        std::shared_ptr<Compiled> compiled;
+        uint64_t hash = 0;
+    };
+    HotHit hot_launch(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size, const Target& target);
+    void remember_hot(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size, const Target& target,
+                      uint64_t hash, DeviceContext& ctx);
+    // The device's context and the kernel compiled there, when both exist already: one lock,
+    // the common case of a launch. {nullptr, nullptr} otherwise.
+    std::pair<DeviceContext*, std::shared_ptr<Compiled>> ready(uint64_t hash, const Backend* b, uint32_t index);
+    // `c`: the kernel compiled for ctx, or null to compile (or find) it now.
     Event launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
-                    const Grid& grid, std::vector<LaunchArg>& args);
+                    const Grid& grid, std::vector<LaunchArg>& args, std::shared_ptr<Compiled> c);
 };
 
 } // namespace plexus::detail
