@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "abi_fixture.hpp"
-#include "plexus/runtime.hpp"
+#include "plexus/plexus.hpp"
 
 using namespace plexus;
 using abi::TempDir;
@@ -302,6 +302,35 @@ TEST_CASE("independent plugins initialize at once; the report keeps discovery or
     }
     CHECK(names == std::vector<std::string>{"good", "meet_a", "meet_b"});
     CHECK(rt.backends().size() == 3);
+}
+
+TEST_CASE("a launch that fails where the last one like it went falls back to the next backend") {
+    TempDir t;
+    abi::Markers marks;
+    t.add("one", "limited");
+    t.add("one", "good");
+    Config c = config_for(t, R"({"plugin_dirs": ["one"], "validate_plugins": "never"})");
+    c.fallback = true;
+    Runtime rt(c);
+    REQUIRE(rt.backends().size() == 2);
+    static const auto fill = plexus::kernel("fill_index", {"out", "n"}, [](Out<int32_t> out, Int n) {
+        Int i = global_id(0);
+        If(i < n, [&] { out[i] = i * 3 + 1; });
+    });
+    auto run = [&](int n) {
+        Buffer<int32_t> out(rt, size_t(n));
+        Event e = rt.launch(fill, Grid(size_t(n)).local_size(64), out, n);
+        e.wait();
+        std::vector<int32_t> got = out.to_vector();
+        size_t bad = 0;
+        for (int i = 0; i < n; ++i) bad += got[size_t(i)] != i * 3 + 1;
+        CHECK_MESSAGE(bad == 0, n << " work-items on " << e.backend());
+        return e.backend();
+    };
+    CHECK(run(1000) == "limited");
+    CHECK(run(2000) == "limited"); // the last launch's device, without routing
+    CHECK(run(10000) == "good");   // it fails there: the ranking goes on to the next
+    CHECK(run(3000) == "limited");
 }
 
 TEST_CASE("a plugin with a future ABI in its descriptor is never initialized twice") {
