@@ -206,9 +206,6 @@ struct Options {
     std::string plot_path;
 };
 
-// The host cost of one launch through plexus: the time of `launches` launches of an empty
-// kernel with no wait between them (the finish after each round is not timed, as in the raw
-// baseline); microseconds per launch, median of 20 rounds after one untimed round.
 // Microseconds of host time per launch of an empty kernel (`groups` groups of 32) in one
 // round of `launches`; the queue is drained after the round, untimed.
 double plexus_launch_round_us(Runtime& rt, const Target& target, int launches, unsigned groups) {
@@ -270,7 +267,7 @@ nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::str
 // What an empty launch costs without plexus on one device: one round at a time, or -1 with
 // why set. One group of 32 work-items, or on the native backend one per hardware thread.
 struct RawLaunch {
-    std::string name;
+    std::string name; // empty: the backend has no raw launch to compare with (no row)
     unsigned groups = 1;
     std::function<double(int launches, std::string& why)> round_us; // empty: not measurable here
 };
@@ -301,7 +298,7 @@ RawLaunch raw_launch(const Backend& b, size_t d, GpuBaselines& gpu, std::string&
 
 // The launch-overhead row: plexus's host cost per launch of an empty kernel beside the raw
 // call of its backend, in alternating rounds so that a busy host slows both alike; the
-// median round of each.
+// median round of each. null for a backend with no raw launch.
 nlohmann::json launch_row(Runtime& rt, const Backend& b, size_t d, GpuBaselines& gpu) {
     const DeviceInfo& dev = b.devices()[d];
     // Few enough launches per round that the device's queue never fills: the figure is the
@@ -310,6 +307,7 @@ nlohmann::json launch_row(Runtime& rt, const Backend& b, size_t d, GpuBaselines&
     const Target target{b.name(), int(d)};
     std::string why;
     RawLaunch raw = raw_launch(b, d, gpu, why);
+    if (raw.name.empty()) return nullptr;
     plexus_launch_round_us(rt, target, launches, raw.groups); // warm-up: compiles and loads the kernel
     std::vector<double> ours, theirs;
     for (int r = 0; r < rounds; ++r) {
@@ -399,10 +397,9 @@ int run_bench(const std::vector<std::string>& args) {
                 }
                 std::fflush(stdout);
             }
-            const bool has_raw_launch = b->name() == "cuda" || b->name() == "opencl" || b->name() == "native";
-            if (!has_raw_launch || !wanted("empty_launch")) continue;
+            if (!wanted("empty_launch")) continue;
             try {
-                results.push_back(launch_row(rt, *b, d, gpu));
+                if (nlohmann::json row = launch_row(rt, *b, d, gpu); !row.is_null()) results.push_back(std::move(row));
             } catch (const std::exception& e) {
                 std::printf("%-7s %-28.28s %-17s failed: %s\n", b->name().c_str(), dev.name.c_str(), "empty_launch",
                             e.what());

@@ -95,13 +95,18 @@ plx_language pick_language(const Backend& b, const Config& config) {
     return PLX_LANG_UNSET;
 }
 
-// `cooperative`: the kernel has barriers or shared arrays, so its work-items may rely on the
-// group's size (a shared array sized for the documented default, per-work-item state kept
-// across barriers); its default group stays 256 in 1-D everywhere.
+// Where an error of this kernel's launch happened, before a backend is chosen.
+ErrorContext kernel_context(const ir::Kernel& k) { return ErrorContext{"", "", k.name, "", "", ""}; }
+
+// Whether `seen` is this very kernel object: the same control block, alive since `k` holds
+// it. Unlike seen.lock() == k, no reference count changes.
+bool same_kernel(const std::weak_ptr<const ir::Kernel>& seen, const std::shared_ptr<const ir::Kernel>& k) {
+    return !seen.owner_before(k) && !k.owner_before(seen) && !seen.expired();
+}
+
 // The launch's grid with the kernel's declared work-group size applied: a required shape is
 // the default and the only one allowed; an explicit group may not exceed a declared maximum.
 Grid bounded_grid(const ir::Kernel& k, const Grid& grid) {
-    auto where = [&] { return ErrorContext{"", "", k.name, "", "", ""}; };
     const ir::WorkGroupBound& w = k.work_group;
     Grid g = grid;
     auto shape = [](const std::array<uint32_t, 3>& l) {
@@ -113,18 +118,21 @@ Grid bounded_grid(const ir::Kernel& k, const Grid& grid) {
         for (uint32_t d = g.dims; d < 3; ++d)
             if (w.required[d] != 1)
                 throw Error(ErrorCode::InvalidArgument, "kernel '" + k.name + "' requires work-groups of " +
-                            shape(w.required) + ", which a " + std::to_string(g.dims) + "-D grid cannot have", where());
+                            shape(w.required) + ", which a " + std::to_string(g.dims) + "-D grid cannot have", kernel_context(k));
         if (g.local[0] == 0) g.local = w.required;
         else if (asked != w.required)
             throw Error(ErrorCode::InvalidArgument, "kernel '" + k.name + "' requires work-groups of " + shape(w.required) +
-                        " (px::require_work_group_size); the launch asks for " + shape(asked), where());
+                        " (px::require_work_group_size); the launch asks for " + shape(asked), kernel_context(k));
     }
     if (w.max && g.local[0] != 0 && uint64_t(asked[0]) * asked[1] * asked[2] > w.max)
         throw Error(ErrorCode::InvalidArgument, "kernel '" + k.name + "' takes at most " + std::to_string(w.max) +
-                    " work-items per group (px::max_work_group_size); the launch asks for " + shape(asked), where());
+                    " work-items per group (px::max_work_group_size); the launch asks for " + shape(asked), kernel_context(k));
     return g;
 }
 
+// `cooperative`: the kernel has barriers or shared arrays, so its work-items may rely on the
+// group's size (a shared array sized for the documented default, per-work-item state kept
+// across barriers); its default group stays 256 in 1-D everywhere.
 std::array<uint32_t, 3> choose_local(const Grid& g, const DeviceInfo& d, bool cooperative, uint32_t kernel_max) {
     if (g.local[0] != 0) {
         std::array<uint32_t, 3> l = g.local;
@@ -371,9 +379,7 @@ std::shared_ptr<const std::vector<Candidate>> Executor::ranking(const std::share
                                                                 uint64_t work_group_size, uint64_t& hash) {
     std::lock_guard lock(mutex_);
     KernelFacts& f = facts_[k.get()];
-    // The same control block: this very kernel, alive since k holds it (no atomic operation).
-    const bool same = !f.kernel.owner_before(k) && !k.owner_before(f.kernel) && !f.kernel.expired();
-    if (!same) f = {k, k->hash(), needs_of(*k, nullptr), {}};
+    if (!same_kernel(f.kernel, k)) f = {k, k->hash(), needs_of(*k, nullptr), {}};
     hash = f.hash;
     auto& ranked = f.ranked[work_group_size];
     if (!ranked) {
@@ -390,12 +396,10 @@ std::vector<Candidate> Executor::explain(const ir::Kernel& k, const Grid* grid) 
 
 Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Kernel>& k,
                        const Grid& grid, std::vector<LaunchArg>& args) {
-    // Built only for an error: the hot path copies no strings.
-    auto where = [&] { return ErrorContext{"", "", k->name, "", "", ""}; };
     // Arguments against parameters, before anything is routed or compiled.
     if (args.size() != k->params.size())
         throw Error(ErrorCode::InvalidArgument, "kernel '" + k->name + "' takes " +
-                    std::to_string(k->params.size()) + " arguments, got " + std::to_string(args.size()), where());
+                    std::to_string(k->params.size()) + " arguments, got " + std::to_string(args.size()), kernel_context(*k));
     for (size_t i = 0; i < args.size(); ++i) {
         const ir::Param& p = k->params[i];
         auto which = [&] { return "argument " + std::to_string(i) + " ('" + p.name + "') of kernel '" + k->name + "'"; };
@@ -403,17 +407,17 @@ Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Ker
         if (is_buffer != (p.kind == ir::Param::Kind::Buffer))
             throw Error(ErrorCode::InvalidArgument, which() + ": expected " +
                         (is_buffer ? "a scalar " : "a buffer of ") + to_string(p.type) + ", got " +
-                        (is_buffer ? "a buffer" : "a scalar"), where());
+                        (is_buffer ? "a buffer" : "a scalar"), kernel_context(*k));
         if (args[i].type != p.type)
             throw Error(ErrorCode::InvalidArgument, which() + ": expected " + to_string(p.type) +
                         (is_buffer ? " elements" : "") + ", got " + to_string(args[i].type) +
-                        (to_string(p.type) == to_string(args[i].type) ? " declared with other members" : ""), where());
+                        (to_string(p.type) == to_string(args[i].type) ? " declared with other members" : ""), kernel_context(*k));
         if (is_buffer && args[i].buffer->size() == 0)
-            throw Error(ErrorCode::InvalidArgument, which() + ": the buffer is empty", where());
+            throw Error(ErrorCode::InvalidArgument, which() + ": the buffer is empty", kernel_context(*k));
     }
     for (uint32_t d = 0; d < grid.dims; ++d)
         if (grid.global[d] == 0)
-            throw Error(ErrorCode::InvalidArgument, "kernel '" + k->name + "': the grid is empty in dimension " + std::to_string(d), where());
+            throw Error(ErrorCode::InvalidArgument, "kernel '" + k->name + "': the grid is empty in dimension " + std::to_string(d), kernel_context(*k));
     const Grid bounded = bounded_grid(*k, grid);
 
     uint64_t work_group_size = bounded.local[0] == 0
@@ -459,20 +463,19 @@ Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Ker
             fall_back(e, ctx);
         }
     }
-    if (last) throw Error(last->code(), "kernel '" + k->name + "' failed on every backend:" + tried, where());
+    if (last) throw Error(last->code(), "kernel '" + k->name + "' failed on every backend:" + tried, kernel_context(*k));
     std::string reasons;
     for (const Candidate& c : ranked)
         reasons += "\n  " + c.backend + ":" + std::to_string(c.device_index) + " (" + c.device_name + "): " + c.reason;
     if (!target.backend.empty()) reasons = "\n  requested backend '" + target.backend + "'" + reasons;
     throw Error(ErrorCode::NoBackend, "no backend can run kernel '" + k->name + "'" +
-                (reasons.empty() ? std::string(": no backend is loaded") : reasons), where());
+                (reasons.empty() ? std::string(": no backend is loaded") : reasons), kernel_context(*k));
 }
 
 Executor::HotHit Executor::hot_launch(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size,
                                    const Target& target) {
     std::lock_guard lock(mutex_);
-    const bool same = !hot_.kernel.owner_before(k) && !k.owner_before(hot_.kernel) && !hot_.kernel.expired();
-    if (!same || hot_.work_group_size != work_group_size || hot_.device != target.device ||
+    if (!same_kernel(hot_.kernel, k) || hot_.work_group_size != work_group_size || hot_.device != target.device ||
         hot_.backend != target.backend)
         return {};
     return {hot_.ctx, hot_.compiled, hot_.hash};
