@@ -71,19 +71,25 @@ public:
         return items;
     }
 
+    // The library handle() may open for this item and the name its options are under: a
+    // drop-in's name is guessed from its file name; a manifest's must be valid and enabled.
+    std::optional<std::pair<std::string, std::string>> library_to_open(const Item& it) const {
+        if (!it.manifest) {
+            std::string guess = guess_name(it.dropin);
+            if (disabled(guess)) return std::nullopt;
+            return std::pair{it.dropin, std::move(guess)};
+        }
+        const Manifest& m = *it.manifest;
+        if (!m.error.empty() || disabled(m.name) || m.abi_major != PLX_ABI_VERSION_MAJOR) return std::nullopt;
+        return std::pair{m.library, m.name};
+    }
+
     // Runs, in child processes and all at once, the init of every library that handle() may
     // open, as the configuration's validate_plugins asks.
     void validate(const std::vector<Item>& items) {
         std::vector<ValidationRequest> requests;
-        for (const Item& it : items) {
-            if (!it.manifest) {
-                const std::string guess = guess_name(it.dropin);
-                if (!disabled(guess)) requests.push_back({it.dropin, options_for(guess)});
-            } else if (const Manifest& m = *it.manifest; m.error.empty() && !disabled(m.name) &&
-                                                          m.abi_major == PLX_ABI_VERSION_MAJOR) {
-                requests.push_back({m.library, options_for(m.name)});
-            }
-        }
+        for (const Item& it : items)
+            if (auto lib = library_to_open(it)) requests.push_back({lib->first, options_for(lib->second)});
         TraceSpan span(trace_, "plugins", "validate plugins", "load");
         span.args["children"] = requests.size();
         std::vector<Verdict> verdicts = validate_plugins(requests, config_);
@@ -100,17 +106,12 @@ public:
         std::vector<std::pair<std::string, std::string>> jobs; // library path, configured name
         std::set<std::string> names;
         for (const Item& it : items) {
-            if (!it.manifest) {
-                const std::string guess = guess_name(it.dropin);
-                if (!disabled(guess)) {
-                    names.insert(guess);
-                    jobs.emplace_back(it.dropin, guess);
-                }
-            } else if (const Manifest& m = *it.manifest; m.error.empty() && !disabled(m.name) &&
-                                                          m.abi_major == PLX_ABI_VERSION_MAJOR) {
-                std::error_code ec;
-                if (fs::exists(m.library, ec) && names.insert(m.name).second) jobs.emplace_back(m.library, m.name);
-            }
+            auto lib = library_to_open(it);
+            if (!lib) continue;
+            std::error_code ec;
+            if (it.manifest && (!fs::exists(lib->first, ec) || names.count(lib->second) != 0)) continue;
+            names.insert(lib->second);
+            jobs.push_back(std::move(*lib));
         }
         if (jobs.size() < 2) return;
         std::vector<OpenResult> results(jobs.size());
