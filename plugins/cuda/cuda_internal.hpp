@@ -30,9 +30,15 @@
     X(cuLaunchKernel)
 
 // Functions a driver may lack: each use checks the pointer. cuEventElapsedTime maps to _v2
-// (CUDA 12.8+); driver.cpp falls back to the unversioned symbol, which has the same signature.
-#define PLX_CUDA_OPTIONAL_FUNCTIONS(X) \
-    X(cuGetErrorName) X(cuGetErrorString) X(cuEventElapsedTime) X(cuFuncGetParamInfo)
+// (CUDA 12.8+) and cuDeviceGetUuid to _v2 (CUDA 11.4+); driver.cpp falls back to the
+// unversioned symbols, which have the same signatures. From cuDeviceGetUuid on they serve the
+// ABI 1.1 functions: every CUDA 11+ driver has them, but the plugin does not refuse a driver
+// over them (device_info leaves the field empty, the other entry points answer
+// PLX_ERROR_UNSUPPORTED naming the missing symbol, see PLX_CU_NEED).
+#define PLX_CUDA_OPTIONAL_FUNCTIONS(X)                                                          \
+    X(cuGetErrorName) X(cuGetErrorString) X(cuEventElapsedTime) X(cuFuncGetParamInfo)         \
+    X(cuDeviceGetUuid) X(cuDeviceGetPCIBusId) X(cuStreamWaitEvent) X(cuMemcpyPeerAsync)       \
+    X(cuDeviceCanAccessPeer) X(cuCtxEnablePeerAccess) X(cuMemHostAlloc) X(cuPointerGetAttribute)
 
 namespace plexus::cuda {
 
@@ -61,6 +67,16 @@ plx_status status_of(CUresult result);
 
 void set_host(const plx_host_api* host);
 void host_log(plx_log_level level, const std::string& message);
+
+// Sets last_error to "cuda: <fn>: the driver has no <call> ..." and returns
+// PLX_ERROR_UNSUPPORTED. PLX_CU_NEED(fn, cuXxx) returns that from the enclosing entry point
+// `fn` when the optional driver function cuXxx is missing.
+plx_status missing_function(const char* fn, const char* call);
+#define PLX_CU_NEED(fn, call)                                                             \
+    do {                                                                                  \
+        if (::plexus::cuda::drv().call == nullptr)                                        \
+            return ::plexus::cuda::missing_function(fn, PLX_CUDA_NAME(call));             \
+    } while (0)
 
 // Calls a driver function and, on failure, returns from the enclosing function with an error
 // naming the call (the versioned symbol) and the context `what`.
@@ -99,16 +115,26 @@ struct plx_device_s {
     plx_status fill_status = PLX_OK;
     std::string fill_error;
 
-    // Released end events of non-profiling queues, recorded again by later launches: creating
-    // and destroying a CUevent per launch cost more than the launch itself.
+    // Timing-disabled CUevents of the device's context, recorded again and again: the markers
+    // of event_wait and queue_wait_event and the events of queue_marker on non-profiling
+    // queues. Creating and destroying a CUevent each time costs more than a launch. A CUevent
+    // is reused only once nothing holds it; a wait already enqueued or begun on it keeps
+    // waiting for the record it saw.
     std::mutex event_pool_mutex;
     std::vector<CUevent> event_pool;
+
+    // Peer access from this device's context to the memory of device i (buffer_copy_peer),
+    // decided once per ordered pair: 0 not asked yet, 1 enabled, 2 unavailable (the driver
+    // stages such copies through the host).
+    std::mutex peer_mutex;
+    std::vector<uint8_t> peer_state;
 };
 
 struct plx_buffer_s {
     plx_device_s* device = nullptr;
     CUdeviceptr ptr = 0;
     size_t bytes = 0;
+    bool owned = true; // false for buffer_wrap: the caller keeps the allocation
 };
 
 // The timestamp origin of a profiling queue; shared with its events, which may outlive it.
@@ -139,13 +165,15 @@ struct plx_queue_s {
 
 struct plx_event_s {
     plx_device_s* device = nullptr;
-    CUevent start = nullptr; // profiling queues only
-    CUevent end = nullptr;   // profiling queues only
+    CUevent start = nullptr; // profiling launches only
+    CUevent end = nullptr;   // profiling launches, and every queue_marker event
     std::shared_ptr<BaseEvent> base;
-    // Non-profiling queues: no CUevent is recorded at the launch; event_wait records one on
-    // the stream then (it follows the launch, and perhaps later work), so a launch costs the
-    // host one cuLaunchKernel.
+    // Non-profiling launches: no CUevent is recorded at the launch; event_wait (or
+    // queue_wait_event) records one on the stream then (it follows the launch, and perhaps
+    // later work), so a launch costs the host one cuLaunchKernel.
     std::shared_ptr<StreamRef> deferred;
+    // `end` came from the device's event pool and goes back there at event_release.
+    bool pooled = false;
 };
 
 struct plx_kernel_s {
@@ -177,6 +205,8 @@ std::vector<std::unique_ptr<plx_device_s>>& devices();
 plx_status enumerate_devices();
 void release_devices();
 
+// Retains the device's primary context once (device->ctx), without making it current.
+plx_status retain_context(plx_device_s* device);
 // Makes the device's primary context current on the calling thread (retaining it first).
 plx_status make_current(plx_device_s* device);
 
@@ -196,6 +226,17 @@ plx_status buffer_copy(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_b
 plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const void* pattern,
                        size_t pattern_bytes, size_t bytes);
 void release_fill_module(plx_device_s* device);
+// ABI 1.1 (memory.cpp).
+plx_status buffer_write_async(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
+                              size_t bytes);
+plx_status buffer_read_async(plx_queue queue, plx_buffer buffer, size_t offset, void* dst,
+                             size_t bytes);
+plx_status buffer_copy_peer(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
+                            size_t src_offset, size_t bytes);
+plx_status host_alloc(plx_device device, size_t bytes, void** ptr);
+void host_free(plx_device device, void* ptr);
+plx_status buffer_wrap(plx_device device, uint64_t native, size_t bytes, plx_buffer* buffer);
+plx_status buffer_native(plx_buffer buffer, uint64_t* native);
 // memcpy that splits large copies across a few helper threads (copy_pool.cpp).
 void host_copy(void* dst, const void* src, size_t bytes);
 void stop_copy_pool();
@@ -209,6 +250,10 @@ void event_release(plx_event event);
 // Records the events of a command on the queue's stream (start before, end after it).
 plx_status event_begin(plx_queue queue, plx_event* event, plx_event_s** pending);
 plx_status event_end(plx_queue queue, plx_event_s* pending, plx_event* event);
+// ABI 1.1 (queue.cpp).
+plx_status queue_marker(plx_queue queue, plx_event* event);
+plx_status queue_wait_event(plx_queue queue, plx_event event);
+plx_status queue_native(plx_queue queue, uint64_t* native);
 
 plx_status module_load(plx_device device, plx_language language, const char* source,
                        size_t source_bytes, const char* options, plx_module* module);

@@ -3,6 +3,7 @@
 #include "cuda_internal.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 namespace plexus::cuda {
@@ -18,6 +19,38 @@ void copy_string(char* dst, size_t capacity, const char* src) {
     const size_t n = strnlen(src, capacity - 1);
     std::memcpy(dst, src, n);
     dst[n] = '\0';
+}
+
+// ABI 1.1 identity: the UUID and the PCI address. Neither is worth skipping a device over: a
+// failure leaves the field empty (all zero, "") and is logged.
+void describe_identity(plx_device_s* d) {
+    const Driver& cu = drv();
+    plx_device_info& info = d->info;
+    const std::string which = "cuda: device " + std::to_string(d->dev) + ": ";
+    if (cu.cuDeviceGetUuid != nullptr) {
+        CUuuid uuid{};
+        CUresult r = cu.cuDeviceGetUuid(&uuid, d->dev);
+        if (r == CUDA_SUCCESS) {
+            static_assert(sizeof uuid.bytes == sizeof info.uuid);
+            std::memcpy(info.uuid, uuid.bytes, sizeof info.uuid);
+        } else {
+            host_log(PLX_LOG_WARN, which + "no UUID: " + describe(PLX_CUDA_NAME(cuDeviceGetUuid), r));
+        }
+    }
+    if (cu.cuDeviceGetPCIBusId != nullptr) {
+        char bus[sizeof info.pci_bus_id] = {0};
+        CUresult r = cu.cuDeviceGetPCIBusId(bus, static_cast<int>(sizeof bus), d->dev);
+        if (r == CUDA_SUCCESS) {
+            bus[sizeof bus - 1] = '\0';
+            // "0000:41:00.0"; lower-case hex like sysfs, whatever case the driver used.
+            for (char* c = bus; *c != '\0'; ++c)
+                *c = static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
+            copy_string(info.pci_bus_id, sizeof info.pci_bus_id, bus);
+        } else {
+            host_log(PLX_LOG_WARN,
+                     which + "no PCI bus id: " + describe(PLX_CUDA_NAME(cuDeviceGetPCIBusId), r));
+        }
+    }
 }
 
 plx_status describe_device(plx_device_s* d) {
@@ -80,6 +113,7 @@ plx_status describe_device(plx_device_s* d) {
     info.local_memory_bytes = d->max_shared_optin;
     info.fp64 = 1;
     info.compute_capability = static_cast<uint32_t>(major * 10 + minor);
+    describe_identity(d);
     return PLX_OK;
 }
 
@@ -134,7 +168,7 @@ void release_devices() {
     devices().clear();
 }
 
-plx_status make_current(plx_device_s* d) {
+plx_status retain_context(plx_device_s* d) {
     std::call_once(d->ctx_once, [d] {
         CUresult r = drv().cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
         if (r != CUDA_SUCCESS) {
@@ -147,6 +181,11 @@ plx_status make_current(plx_device_s* d) {
         }
     });
     if (d->ctx_status != PLX_OK) return set_error(d->ctx_status, d->ctx_error);
+    return PLX_OK;
+}
+
+plx_status make_current(plx_device_s* d) {
+    if (plx_status s = retain_context(d); s != PLX_OK) return s;
     // Cheaper than an unconditional cuCtxSetCurrent, and still right when the application
     // switched the thread to another context between two plexus calls.
     CUcontext current = nullptr;

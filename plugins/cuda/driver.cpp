@@ -78,6 +78,10 @@ void open_driver() {
     if (g_driver.cuEventElapsedTime == nullptr)
         g_driver.cuEventElapsedTime =
             reinterpret_cast<decltype(g_driver.cuEventElapsedTime)>(dlsym(handle, "cuEventElapsedTime"));
+    // Likewise cuDeviceGetUuid before CUDA 11.4 (_v2 differs only for MIG instances).
+    if (g_driver.cuDeviceGetUuid == nullptr)
+        g_driver.cuDeviceGetUuid =
+            reinterpret_cast<decltype(g_driver.cuDeviceGetUuid)>(dlsym(handle, "cuDeviceGetUuid"));
 
     if (!missing.empty()) {
         g_driver_status = PLX_ERROR_NO_DRIVER;
@@ -129,6 +133,11 @@ std::string describe(const char* call, CUresult result) {
 
 plx_status cu_error(plx_status status, const char* what, const char* call, CUresult result) {
     return set_error(status, std::string("cuda: ") + what + ": " + describe(call, result));
+}
+
+plx_status missing_function(const char* fn, const char* call) {
+    return set_error(PLX_ERROR_UNSUPPORTED, std::string("cuda: ") + fn + ": the driver has no " + call +
+                                                " (a newer NVIDIA driver is needed)");
 }
 
 plx_status status_of(CUresult result) {

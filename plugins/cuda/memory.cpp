@@ -3,6 +3,7 @@
 #include "cuda_internal.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace plexus::cuda {
@@ -184,7 +185,7 @@ plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer) {
 void buffer_free(plx_buffer buffer) {
     if (buffer == nullptr) return;
     // A failure here leaves nothing the caller could do; the memory goes with the context.
-    if (make_current(buffer->device) == PLX_OK) drv().cuMemFree(buffer->ptr);
+    if (buffer->owned && make_current(buffer->device) == PLX_OK) drv().cuMemFree(buffer->ptr);
     delete buffer;
 }
 
@@ -307,6 +308,199 @@ plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const 
             return run_fill_kernel(queue, queue->device->fill_u64, dst, value, 0, count, false);
         return run_fill_kernel(queue, queue->device->fill_bytes, dst, value, pattern_bytes, bytes, true);
     }
+    return PLX_OK;
+}
+
+// ---- ABI 1.1 ------------------------------------------------------------------------------
+
+namespace {
+
+// Whether the driver knows `p` as page-locked host memory (cuMemHostAlloc'd or registered):
+// cuPointerGetAttribute fails for ordinary pageable memory.
+bool page_locked(const void* p) {
+    if (drv().cuPointerGetAttribute == nullptr) return false;
+    unsigned int type = 0;
+    return drv().cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(p)) ==
+               CUDA_SUCCESS &&
+           type == CU_MEMORYTYPE_HOST;
+}
+
+} // namespace
+
+plx_status buffer_write_async(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
+                              size_t bytes) {
+    if (plx_status s = check_queue_buffer("buffer_write_async", queue, buffer); s != PLX_OK) return s;
+    if (plx_status s = check_range("buffer_write_async", buffer, offset, bytes); s != PLX_OK) return s;
+    if (bytes == 0) return PLX_OK;
+    if (src == nullptr) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_write_async: src is NULL");
+    if (plx_status s = make_current(queue->device); s != PLX_OK) return s;
+    // From page-locked memory the copy engine reads src later, without the host. Pageable
+    // memory goes through buffer_write's double-buffered staging, whose parallel host copy
+    // is faster than the driver's own staging; it returns when done, which the contract allows.
+    if (!page_locked(src)) return buffer_write(queue, buffer, offset, src, bytes);
+    PLX_CU_TRY("buffer_write_async", cuMemcpyHtoDAsync, buffer->ptr + offset, src, bytes, queue->stream);
+    return PLX_OK;
+}
+
+plx_status buffer_read_async(plx_queue queue, plx_buffer buffer, size_t offset, void* dst,
+                             size_t bytes) {
+    if (plx_status s = check_queue_buffer("buffer_read_async", queue, buffer); s != PLX_OK) return s;
+    if (plx_status s = check_range("buffer_read_async", buffer, offset, bytes); s != PLX_OK) return s;
+    if (bytes == 0) return PLX_OK;
+    if (dst == nullptr) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_read_async: dst is NULL");
+    if (plx_status s = make_current(queue->device); s != PLX_OK) return s;
+    // Pageable memory: buffer_read's staging, done on return (see buffer_write_async).
+    if (!page_locked(dst)) return buffer_read(queue, buffer, offset, dst, bytes);
+    PLX_CU_TRY("buffer_read_async", cuMemcpyDtoHAsync, dst, buffer->ptr + offset, bytes, queue->stream);
+    return PLX_OK;
+}
+
+namespace {
+
+// Enables peer access from `accessor`'s context to `peer`'s memory once per ordered pair, where
+// the hardware allows it. The caller has made accessor's context current. Never fails: without
+// peer access cuMemcpyPeerAsync stages through the host, which is slower but correct.
+void enable_peer_access(plx_device_s* accessor, plx_device_s* peer) {
+    std::lock_guard lock(accessor->peer_mutex);
+    if (accessor->peer_state.size() < devices().size()) accessor->peer_state.resize(devices().size(), 0);
+    uint8_t& state = accessor->peer_state[peer->index];
+    if (state != 0) return;
+    state = 2;
+    const std::string pair = "cuda: device " + std::to_string(accessor->index) + " -> device " +
+                             std::to_string(peer->index) + ": ";
+    if (drv().cuDeviceCanAccessPeer == nullptr || drv().cuCtxEnablePeerAccess == nullptr) {
+        host_log(PLX_LOG_INFO, pair + "the driver has no peer access functions; peer copies are staged");
+        return;
+    }
+    int can = 0;
+    CUresult r = drv().cuDeviceCanAccessPeer(&can, accessor->dev, peer->dev);
+    if (r != CUDA_SUCCESS) {
+        host_log(PLX_LOG_WARN, pair + describe(PLX_CUDA_NAME(cuDeviceCanAccessPeer), r) +
+                                   "; peer copies are staged");
+        return;
+    }
+    if (can == 0) {
+        host_log(PLX_LOG_INFO, pair + "no peer access between these GPUs; peer copies are staged by the driver");
+        return;
+    }
+    r = drv().cuCtxEnablePeerAccess(peer->ctx, 0);
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+        host_log(PLX_LOG_WARN, pair + describe(PLX_CUDA_NAME(cuCtxEnablePeerAccess), r) +
+                                   "; peer copies are staged");
+        return;
+    }
+    state = 1;
+    host_log(PLX_LOG_DEBUG, pair + "peer access enabled");
+}
+
+} // namespace
+
+plx_status buffer_copy_peer(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
+                            size_t src_offset, size_t bytes) {
+    if (queue == nullptr || dst == nullptr || src == nullptr)
+        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_copy_peer: queue, dst or src is NULL");
+    if (dst->device == src->device)
+        return set_error(PLX_ERROR_INVALID_ARGUMENT,
+                         "cuda: buffer_copy_peer: both buffers are on device " + std::to_string(dst->device->index) +
+                             " (buffer_copy copies within one device)");
+    if (queue->device != dst->device && queue->device != src->device)
+        return set_error(PLX_ERROR_INVALID_ARGUMENT,
+                         "cuda: buffer_copy_peer: the queue is on device " + std::to_string(queue->device->index) +
+                             ", the buffers on devices " + std::to_string(dst->device->index) + " and " +
+                             std::to_string(src->device->index));
+    if (plx_status s = check_range("buffer_copy_peer", dst, dst_offset, bytes, "destination"); s != PLX_OK)
+        return s;
+    if (plx_status s = check_range("buffer_copy_peer", src, src_offset, bytes, "source"); s != PLX_OK)
+        return s;
+    if (bytes == 0) return PLX_OK;
+    PLX_CU_NEED("buffer_copy_peer", cuMemcpyPeerAsync);
+    plx_device_s* peer = queue->device == dst->device ? src->device : dst->device;
+    if (plx_status s = retain_context(peer); s != PLX_OK) return s;
+    if (plx_status s = make_current(queue->device); s != PLX_OK) return s;
+    // The queue's context runs the copy and so accesses the other device's memory.
+    enable_peer_access(queue->device, peer);
+    PLX_CU_TRY("buffer_copy_peer", cuMemcpyPeerAsync, dst->ptr + dst_offset, dst->device->ctx,
+               src->ptr + src_offset, src->device->ctx, bytes, queue->stream);
+    return PLX_OK;
+}
+
+plx_status host_alloc(plx_device device, size_t bytes, void** ptr) {
+    if (device == nullptr || ptr == nullptr)
+        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: host_alloc: device or ptr is NULL");
+    if (bytes == 0) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: host_alloc: bytes is 0");
+    PLX_CU_NEED("host_alloc", cuMemHostAlloc);
+    if (plx_status s = make_current(device); s != PLX_OK) return s;
+    void* p = nullptr;
+    // Portable: pinned for every context, so transfers of any device read it at full speed.
+    CUresult r = drv().cuMemHostAlloc(&p, bytes, CU_MEMHOSTALLOC_PORTABLE);
+    if (r != CUDA_SUCCESS) {
+        return set_error(status_of(r), "cuda: host_alloc: cannot pin " + std::to_string(bytes) + " bytes of host memory: " +
+                                 describe(PLX_CUDA_NAME(cuMemHostAlloc), r));
+    }
+    *ptr = p;
+    return PLX_OK;
+}
+
+void host_free(plx_device device, void* ptr) {
+    if (ptr == nullptr) return;
+    // cuMemFreeHost needs a context; any works for portable memory, the device's is at hand.
+    if (device != nullptr && make_current(device) != PLX_OK) return;
+    drv().cuMemFreeHost(ptr);
+}
+
+plx_status buffer_wrap(plx_device device, uint64_t native, size_t bytes, plx_buffer* buffer) {
+    if (device == nullptr || buffer == nullptr)
+        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_wrap: device or buffer is NULL");
+    if (native == 0) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_wrap: the CUdeviceptr is 0");
+    if (bytes == 0) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_wrap: bytes is 0");
+    if (plx_status s = make_current(device); s != PLX_OK) return s;
+    const CUdeviceptr ptr = static_cast<CUdeviceptr>(native);
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(native));
+    const std::string what = std::string("cuda: buffer_wrap: ") + hex;
+    // Checked where the driver can tell: CUDA memory, on this device, long enough.
+    if (drv().cuPointerGetAttribute != nullptr) {
+        unsigned int type = 0;
+        CUresult r = drv().cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr);
+        if (r != CUDA_SUCCESS)
+            return set_error(PLX_ERROR_INVALID_ARGUMENT,
+                             what + " is not an allocation the CUDA driver knows (" +
+                                 describe(PLX_CUDA_NAME(cuPointerGetAttribute), r) + ")");
+        // Managed memory is any device's and the host's; its type and ordinal say little.
+        int managed = 0;
+        if (drv().cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, ptr) != CUDA_SUCCESS)
+            managed = 0;
+        if (!managed && type == CU_MEMORYTYPE_HOST)
+            return set_error(PLX_ERROR_INVALID_ARGUMENT,
+                             what + " is host memory, not device memory of device " + std::to_string(device->index));
+        int ordinal = -1;
+        r = drv().cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr);
+        if (!managed && r == CUDA_SUCCESS && ordinal != static_cast<int>(device->dev))
+            return set_error(PLX_ERROR_INVALID_ARGUMENT,
+                             what + " is memory of CUDA device " + std::to_string(ordinal) + ", not of device " +
+                                 std::to_string(device->index) + " (CUDA device " + std::to_string(device->dev) + ")");
+        CUdeviceptr start = 0;
+        size_t range = 0;
+        r = drv().cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, ptr);
+        if (r == CUDA_SUCCESS) r = drv().cuPointerGetAttribute(&range, CU_POINTER_ATTRIBUTE_RANGE_SIZE, ptr);
+        if (r == CUDA_SUCCESS && start <= ptr && ptr - start <= range) {
+            const size_t available = range - static_cast<size_t>(ptr - start);
+            if (bytes > available)
+                return set_error(PLX_ERROR_INVALID_ARGUMENT,
+                                 what + ": " + std::to_string(bytes) + " bytes asked, but its allocation has only " +
+                                     std::to_string(available) + " bytes from there");
+        }
+    }
+    auto* b = new (std::nothrow) plx_buffer_s{device, ptr, bytes, false};
+    if (b == nullptr) return set_error(PLX_ERROR_OUT_OF_MEMORY, "cuda: buffer_wrap: out of host memory");
+    *buffer = b;
+    return PLX_OK;
+}
+
+plx_status buffer_native(plx_buffer buffer, uint64_t* native) {
+    if (buffer == nullptr || native == nullptr)
+        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_native: buffer or native is NULL");
+    *native = static_cast<uint64_t>(buffer->ptr);
     return PLX_OK;
 }
 

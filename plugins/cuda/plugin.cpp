@@ -64,6 +64,17 @@ plx_plugin make_descriptor() {
     p.event_wait = event_wait;
     p.event_profile = event_profile;
     p.event_release = event_release;
+    // ABI 1.1
+    p.queue_marker = queue_marker;
+    p.queue_wait_event = queue_wait_event;
+    p.buffer_write_async = buffer_write_async;
+    p.buffer_read_async = buffer_read_async;
+    p.buffer_copy_peer = buffer_copy_peer;
+    p.host_alloc = host_alloc;
+    p.host_free = host_free;
+    p.buffer_wrap = buffer_wrap;
+    p.buffer_native = buffer_native;
+    p.queue_native = queue_native;
     return p;
 }
 

@@ -3,6 +3,8 @@
 #include "plx_opencl.hpp"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdio>
 #include <cstring>
 
 namespace plx_ocl {
@@ -75,6 +77,70 @@ uint32_t subgroup_size(cl_device_id id, const std::string& vendor, const std::st
     return 1;
 }
 
+// The device's UUID (cl_khr_device_uuid) into `uuid`, left all zero when it has none.
+void device_uuid(cl_device_id id, const std::string& extensions, uint8_t (&uuid)[16]) {
+    static_assert(CL_UUID_SIZE_KHR == sizeof uuid, "cl_khr_device_uuid gives 16 bytes");
+    std::memset(uuid, 0, sizeof uuid);
+    if (!has_extension(extensions, "cl_khr_device_uuid")) return;
+    cl_uchar value[CL_UUID_SIZE_KHR] = {};
+    if (cl().clGetDeviceInfo(id, CL_DEVICE_UUID_KHR, sizeof value, value, nullptr) == CL_SUCCESS)
+        std::memcpy(uuid, value, sizeof uuid);
+}
+
+// "dddd:bb:dd.f" from cl_khr_pci_bus_info, else from NVIDIA's attribute query, else "".
+std::string pci_bus_id(cl_device_id id, const std::string& extensions) {
+    char text[32];
+    if (has_extension(extensions, "cl_khr_pci_bus_info")) {
+        cl_device_pci_bus_info_khr pci{};
+        if (cl().clGetDeviceInfo(id, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof pci, &pci, nullptr) ==
+            CL_SUCCESS) {
+            std::snprintf(text, sizeof text, "%04x:%02x:%02x.%x", pci.pci_domain, pci.pci_bus,
+                          pci.pci_device, pci.pci_function);
+            return text;
+        }
+    }
+    if (has_extension(extensions, "cl_nv_device_attribute_query")) {
+        cl_uint bus = 0, slot = 0, domain = 0;
+        if (cl().clGetDeviceInfo(id, CL_DEVICE_PCI_BUS_ID_NV, sizeof bus, &bus, nullptr) ==
+                CL_SUCCESS &&
+            cl().clGetDeviceInfo(id, CL_DEVICE_PCI_SLOT_ID_NV, sizeof slot, &slot, nullptr) ==
+                CL_SUCCESS) {
+            // The domain query came later (CUDA 10.2); without it the domain is 0. The slot is
+            // read as (device << 3) | function, the encoding hwloc and others rely on: NVIDIA
+            // does not document it.
+            if (cl().clGetDeviceInfo(id, CL_DEVICE_PCI_DOMAIN_ID_NV, sizeof domain, &domain,
+                                     nullptr) != CL_SUCCESS)
+                domain = 0;
+            std::snprintf(text, sizeof text, "%04x:%02x:%02x.%x", domain, bus & 0xffu, slot >> 3,
+                          slot & 7u);
+            return text;
+        }
+    }
+    return {};
+}
+
+// The end of the last plx_device_info field lying wholly inside the first `size` bytes: a
+// caller's struct is written field by field, never a field cut in two.
+size_t whole_fields(size_t size) {
+#define PLX_INFO_END(field) (offsetof(plx_device_info, field) + sizeof(plx_device_info::field))
+    static constexpr size_t ends[] = {
+        PLX_INFO_END(struct_size),         PLX_INFO_END(type),
+        PLX_INFO_END(name),                PLX_INFO_END(vendor),
+        PLX_INFO_END(platform),            PLX_INFO_END(arch),
+        PLX_INFO_END(compute_units),       PLX_INFO_END(max_work_group_size),
+        PLX_INFO_END(max_work_group_dims), PLX_INFO_END(subgroup_size),
+        PLX_INFO_END(memory_bytes),        PLX_INFO_END(max_alloc_bytes),
+        PLX_INFO_END(local_memory_bytes),  PLX_INFO_END(fp64),
+        PLX_INFO_END(compute_capability),  PLX_INFO_END(uuid),
+        PLX_INFO_END(pci_bus_id)};
+#undef PLX_INFO_END
+    static_assert(ends[sizeof ends / sizeof ends[0] - 1] <= sizeof(plx_device_info));
+    size_t fit = 0;
+    for (size_t end : ends)
+        if (end <= size) fit = end;
+    return fit;
+}
+
 plx_device_type device_type(cl_device_type type) {
     if (type & CL_DEVICE_TYPE_GPU) return PLX_DEVICE_TYPE_GPU;
     if (type & CL_DEVICE_TYPE_CPU) return PLX_DEVICE_TYPE_CPU;
@@ -119,6 +185,8 @@ bool make_device(cl_platform_id platform, cl_device_id id, const std::string& pl
     info.fp64 = has_extension(extensions, "cl_khr_fp64") ||
                 device_value<cl_device_fp_config>(id, CL_DEVICE_DOUBLE_FP_CONFIG) != 0;
     info.compute_capability = 0;
+    device_uuid(id, extensions, info.uuid);
+    copy_text(info.pci_bus_id, pci_bus_id(id, extensions));
 
     dev.platform = platform;
     dev.id = id;
@@ -205,6 +273,7 @@ plx_status ensure_context(plx_device_s& dev) {
 
 void device_release_all() {
     for (auto& dev : g_devices) {
+        host_release_all(*dev);
         dev->programs.clear();
         if (dev->context != nullptr) cl().clReleaseContext(dev->context);
         dev->tag = Tag::none;
@@ -240,9 +309,14 @@ plx_status device_info(plx_device device, plx_device_info* info) {
     if (bad_handle(device, Tag::device))
         return fail(PLX_ERROR_INVALID_ARGUMENT, "device_info: not a device of the opencl plugin");
     if (info == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "device_info: info is NULL");
-    const size_t n = std::min<size_t>(info->struct_size, sizeof device->info);
+    // Only whole fields: a caller whose struct ends inside a field (a string, the uuid) must
+    // not get a piece of it.
+    const size_t n = whole_fields(std::min<size_t>(info->struct_size, sizeof device->info));
     if (n < sizeof info->struct_size)
-        return fail(PLX_ERROR_INVALID_ARGUMENT, "device_info: info->struct_size is not set");
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    strf("device_info: info->struct_size is %u, too small for any field "
+                         "(device '%s')",
+                         info->struct_size, device->info.name));
     std::memcpy(info, &device->info, n);
     info->struct_size = static_cast<uint32_t>(n);
     return PLX_OK;

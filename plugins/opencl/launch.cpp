@@ -211,7 +211,7 @@ plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dim
     }
     // Start the work now rather than at the next blocking call.
     cl().clFlush(queue->queue);
-    if (event != nullptr) return event_wrap(ev, queue->profiling, event);
+    if (event != nullptr) return event_wrap(ev, *queue, event);
     return PLX_OK;
 }
 

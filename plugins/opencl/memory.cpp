@@ -1,5 +1,6 @@
 // Device buffers: allocation (with the device's limits checked first), bounds-checked read,
-// write, copy and fill, each enqueued on the caller's in-order queue.
+// write, copy and fill, each enqueued on the caller's in-order queue; non-blocking reads and
+// writes, page-locked host memory (host_alloc), wrapped and native cl_mem handles.
 #include "plx_opencl.hpp"
 
 #include <cstring>
@@ -163,6 +164,262 @@ plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const 
     if (err != CL_SUCCESS)
         return map_memory_error("clEnqueueFillBuffer", err,
                                 strf("%zu bytes at offset %zu", bytes, offset));
+    return PLX_OK;
+}
+
+} // namespace plx_ocl
+
+// ---- 1.1 -------------------------------------------------------------------------------------
+
+namespace plx_ocl {
+
+// Non-blocking: OpenCL reads `src` when the command runs, which is what plugin.h asks of the
+// caller (src valid and unchanged until a later marker or queue_sync says the write is done).
+plx_status buffer_write_async(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
+                              size_t bytes) {
+    if (plx_status s = check_queue(queue, "buffer_write_async"); s != PLX_OK) return s;
+    if (plx_status s = check_range("buffer_write_async", "buffer", queue, buffer, offset, bytes);
+        s != PLX_OK)
+        return s;
+    if (bytes == 0) return PLX_OK;
+    if (src == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_write_async: src is NULL");
+    const cl_int err = cl().clEnqueueWriteBuffer(queue->queue, buffer->mem, CL_FALSE, offset,
+                                                 bytes, src, 0, nullptr, nullptr);
+    if (err != CL_SUCCESS)
+        return map_memory_error("clEnqueueWriteBuffer", err,
+                                strf("buffer_write_async of %zu bytes at offset %zu, device '%s'",
+                                     bytes, offset, queue->device->info.name));
+    cl().clFlush(queue->queue); // start the transfer now, not at the next blocking call
+    return PLX_OK;
+}
+
+plx_status buffer_read_async(plx_queue queue, plx_buffer buffer, size_t offset, void* dst,
+                             size_t bytes) {
+    if (plx_status s = check_queue(queue, "buffer_read_async"); s != PLX_OK) return s;
+    if (plx_status s = check_range("buffer_read_async", "buffer", queue, buffer, offset, bytes);
+        s != PLX_OK)
+        return s;
+    if (bytes == 0) return PLX_OK;
+    if (dst == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_read_async: dst is NULL");
+    const cl_int err = cl().clEnqueueReadBuffer(queue->queue, buffer->mem, CL_FALSE, offset,
+                                                bytes, dst, 0, nullptr, nullptr);
+    if (err != CL_SUCCESS)
+        return map_memory_error("clEnqueueReadBuffer", err,
+                                strf("buffer_read_async of %zu bytes at offset %zu, device '%s'",
+                                     bytes, offset, queue->device->info.name));
+    cl().clFlush(queue->queue);
+    return PLX_OK;
+}
+
+// Every device has its own cl_context and a cl_mem cannot be used in another context, so no
+// pair of devices of this plugin can copy directly: after checking the arguments this always
+// answers PLX_ERROR_UNSUPPORTED, and the host stages the copy through host memory (which is
+// what the plugin would do itself, with less knowledge of the host's ordering).
+plx_status buffer_copy_peer(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
+                            size_t src_offset, size_t bytes) {
+    if (plx_status s = check_queue(queue, "buffer_copy_peer"); s != PLX_OK) return s;
+    if (bad_handle(dst, Tag::buffer) || bad_handle(src, Tag::buffer))
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    strf("buffer_copy_peer: %s is not a live buffer of the opencl plugin",
+                         bad_handle(dst, Tag::buffer) ? "dst" : "src"));
+    if (dst->device == src->device)
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    strf("buffer_copy_peer: dst and src are both on device '%s'; use buffer_copy",
+                         dst->device->info.name));
+    if (queue->device != dst->device && queue->device != src->device)
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    strf("buffer_copy_peer: the queue is on device '%s', neither dst's ('%s') "
+                         "nor src's ('%s')",
+                         queue->device->info.name, dst->device->info.name,
+                         src->device->info.name));
+    if (dst_offset > dst->bytes || bytes > dst->bytes - dst_offset ||
+        src_offset > src->bytes || bytes > src->bytes - src_offset)
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    strf("buffer_copy_peer: %zu bytes from offset %zu of a %zu-byte src to offset "
+                         "%zu of a %zu-byte dst go past a buffer's end",
+                         bytes, src_offset, src->bytes, dst_offset, dst->bytes));
+    return fail(PLX_ERROR_UNSUPPORTED,
+                strf("buffer_copy_peer: devices '%s' and '%s' have separate OpenCL contexts and "
+                     "a cl_mem cannot cross contexts: the host stages the copy through host "
+                     "memory",
+                     src->device->info.name, dst->device->info.name));
+}
+
+namespace {
+
+// The device's internal queue for mapping host_alloc memory, made once; host_mutex held.
+plx_status host_queue_locked(plx_device_s& dev, cl_command_queue* out) {
+    if (dev.host_queue == nullptr) {
+        cl_int err = CL_SUCCESS;
+        cl_command_queue q = cl().clCreateCommandQueue(dev.context, dev.id, 0, &err);
+        if (q == nullptr || err != CL_SUCCESS)
+            return fail_create("clCreateCommandQueue (host_alloc's mapping queue)", err,
+                               dev.info.name);
+        dev.host_queue = q;
+    }
+    *out = dev.host_queue;
+    return PLX_OK;
+}
+
+// Unmaps and releases one host_alloc allocation; false (with last_error) when a call failed.
+bool host_unmap(plx_device_s& dev, cl_command_queue q, void* ptr, cl_mem mem) {
+    cl_event ev = nullptr;
+    cl_int err = cl().clEnqueueUnmapMemObject(q, mem, ptr, 0, nullptr, &ev);
+    if (err == CL_SUCCESS) {
+        err = cl().clWaitForEvents(1, &ev);
+        cl().clReleaseEvent(ev);
+        if (err != CL_SUCCESS)
+            fail_cl(PLX_ERROR_DEVICE, "clWaitForEvents", err,
+                    strf("host_free: unmapping %p on device '%s'", ptr, dev.info.name));
+    } else {
+        fail_cl(PLX_ERROR_DEVICE, "clEnqueueUnmapMemObject", err,
+                strf("host_free: %p on device '%s'", ptr, dev.info.name));
+    }
+    cl().clReleaseMemObject(mem);
+    return err == CL_SUCCESS;
+}
+
+} // namespace
+
+// Page-locked memory the OpenCL way: a CL_MEM_ALLOC_HOST_PTR buffer of the device's context,
+// mapped (blocking) on an internal queue of the device; the mapping is the host pointer and
+// stays until host_free unmaps it. NVIDIA's driver pins such memory, PoCL gives plain memory.
+plx_status host_alloc(plx_device device, size_t bytes, void** ptr) {
+    if (bad_handle(device, Tag::device))
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "host_alloc: not a device of the opencl plugin");
+    if (ptr == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "host_alloc: ptr is NULL");
+    *ptr = nullptr;
+    if (bytes == 0) return fail(PLX_ERROR_INVALID_ARGUMENT, "host_alloc: bytes is 0");
+    if (bytes > device->info.max_alloc_bytes)
+        return fail(PLX_ERROR_OUT_OF_MEMORY,
+                    strf("host_alloc: %zu bytes exceed the largest single allocation of device "
+                         "'%s', %llu bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
+                         bytes, device->info.name,
+                         static_cast<unsigned long long>(device->info.max_alloc_bytes)));
+    if (plx_status s = ensure_context(*device); s != PLX_OK) return s;
+    cl_command_queue q = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(device->host_mutex);
+        if (plx_status s = host_queue_locked(*device, &q); s != PLX_OK) return s;
+    }
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = cl().clCreateBuffer(device->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                                     bytes, nullptr, &err);
+    if (mem == nullptr || err != CL_SUCCESS)
+        return map_memory_error("clCreateBuffer", err == CL_SUCCESS ? CL_OUT_OF_RESOURCES : err,
+                                strf("host_alloc of %zu bytes (CL_MEM_ALLOC_HOST_PTR) on device "
+                                     "'%s'",
+                                     bytes, device->info.name));
+    void* p = cl().clEnqueueMapBuffer(q, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
+                                      nullptr, nullptr, &err);
+    if (p == nullptr || err != CL_SUCCESS) {
+        cl().clReleaseMemObject(mem);
+        return map_memory_error("clEnqueueMapBuffer", err == CL_SUCCESS ? CL_MAP_FAILURE : err,
+                                strf("host_alloc of %zu bytes on device '%s'", bytes,
+                                     device->info.name));
+    }
+    try {
+        std::lock_guard<std::mutex> lock(device->host_mutex);
+        device->host_allocs.emplace(p, mem);
+    } catch (const std::bad_alloc&) {
+        host_unmap(*device, q, p, mem);
+        return fail(PLX_ERROR_OUT_OF_MEMORY, "host_alloc: out of host memory");
+    }
+    *ptr = p;
+    return PLX_OK;
+}
+
+void host_free(plx_device device, void* ptr) {
+    if (bad_handle(device, Tag::device) || ptr == nullptr) return;
+    cl_mem mem = nullptr;
+    cl_command_queue q = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(device->host_mutex);
+        auto it = device->host_allocs.find(ptr);
+        if (it != device->host_allocs.end()) {
+            mem = it->second;
+            device->host_allocs.erase(it);
+        }
+        q = device->host_queue;
+    }
+    if (mem == nullptr) {
+        log(PLX_LOG_WARN, strf("host_free: %p is not live memory of host_alloc on device '%s'; "
+                               "ignored",
+                               ptr, device->info.name));
+        return;
+    }
+    if (!host_unmap(*device, q, ptr, mem)) log(PLX_LOG_WARN, last_error());
+}
+
+void host_release_all(plx_device_s& dev) {
+    std::lock_guard<std::mutex> lock(dev.host_mutex);
+    for (auto& [ptr, mem] : dev.host_allocs)
+        host_unmap(dev, dev.host_queue, ptr, mem);
+    dev.host_allocs.clear();
+    if (dev.host_queue != nullptr) cl().clReleaseCommandQueue(dev.host_queue);
+    dev.host_queue = nullptr;
+}
+
+// A cl_mem the caller made in the device's context (the context is the one behind
+// queue_native's cl_command_queue, CL_QUEUE_CONTEXT). The wrapper holds one reference
+// (clRetainMemObject) that buffer_free releases; the caller's own reference is untouched.
+plx_status buffer_wrap(plx_device device, uint64_t native, size_t bytes, plx_buffer* buffer) {
+    if (bad_handle(device, Tag::device))
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_wrap: not a device of the opencl plugin");
+    if (buffer == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_wrap: buffer is NULL");
+    if (native == 0) return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_wrap: native is 0, not a cl_mem");
+    if (bytes == 0) return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_wrap: bytes is 0");
+    if (plx_status s = ensure_context(*device); s != PLX_OK) return s;
+    cl_mem mem = reinterpret_cast<cl_mem>(static_cast<uintptr_t>(native));
+    cl_mem_object_type type = 0;
+    cl_context context = nullptr;
+    size_t size = 0;
+    cl_int err = cl().clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof type, &type, nullptr);
+    if (err == CL_SUCCESS)
+        err = cl().clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof context, &context, nullptr);
+    if (err == CL_SUCCESS)
+        err = cl().clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, nullptr);
+    if (err != CL_SUCCESS)
+        return fail_cl(PLX_ERROR_INVALID_ARGUMENT, "clGetMemObjectInfo", err,
+                       strf("buffer_wrap: 0x%llx is not a usable cl_mem (device '%s')",
+                            static_cast<unsigned long long>(native), device->info.name));
+    if (type != CL_MEM_OBJECT_BUFFER)
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    strf("buffer_wrap: the cl_mem is not a buffer (CL_MEM_TYPE 0x%x), device '%s'",
+                         static_cast<unsigned>(type), device->info.name));
+    if (context != device->context)
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    strf("buffer_wrap: the cl_mem's CL_MEM_CONTEXT is not the cl_context of "
+                         "device '%s'; create it in the context of a queue of the device "
+                         "(queue_native, then CL_QUEUE_CONTEXT)",
+                         device->info.name));
+    if (size < bytes)
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    strf("buffer_wrap: the cl_mem has %zu bytes (CL_MEM_SIZE), fewer than the "
+                         "%zu asked for, device '%s'",
+                         size, bytes, device->info.name));
+    auto* b = new (std::nothrow) plx_buffer_s;
+    if (b == nullptr) return fail(PLX_ERROR_OUT_OF_MEMORY, "buffer_wrap: out of host memory");
+    err = cl().clRetainMemObject(mem);
+    if (err != CL_SUCCESS) {
+        delete b;
+        return fail_cl(PLX_ERROR_INVALID_ARGUMENT, "clRetainMemObject", err,
+                       strf("buffer_wrap on device '%s'", device->info.name));
+    }
+    b->device = device;
+    b->mem = mem;
+    b->bytes = bytes;
+    *buffer = b;
+    return PLX_OK;
+}
+
+plx_status buffer_native(plx_buffer buffer, uint64_t* native) {
+    if (bad_handle(buffer, Tag::buffer))
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    "buffer_native: not a live buffer of the opencl plugin");
+    if (native == nullptr)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_native: native is NULL");
+    *native = reinterpret_cast<uintptr_t>(buffer->mem);
     return PLX_OK;
 }
 

@@ -74,6 +74,17 @@ plx_plugin make_descriptor() {
     d.event_wait = &event_wait;
     d.event_profile = &event_profile;
     d.event_release = &event_release;
+    // 1.1
+    d.queue_marker = &queue_marker;
+    d.queue_wait_event = &queue_wait_event; // blocks the host for another device's event
+    d.buffer_write_async = &buffer_write_async;
+    d.buffer_read_async = &buffer_read_async;
+    d.buffer_copy_peer = &buffer_copy_peer; // always PLX_ERROR_UNSUPPORTED: separate contexts
+    d.host_alloc = &host_alloc;
+    d.host_free = &host_free;
+    d.buffer_wrap = &buffer_wrap;
+    d.buffer_native = &buffer_native;
+    d.queue_native = &queue_native;
     return d;
 }
 

@@ -18,6 +18,33 @@
 #include <unordered_map>
 #include <vector>
 
+// Extension queries, defined here when the installed headers predate them.
+#ifndef CL_DEVICE_UUID_KHR
+#define CL_DEVICE_UUID_KHR 0x106A // cl_khr_device_uuid: cl_uchar[16]
+#endif
+#ifndef CL_UUID_SIZE_KHR
+#define CL_UUID_SIZE_KHR 16
+#endif
+#ifndef CL_DEVICE_PCI_BUS_INFO_KHR
+#define CL_DEVICE_PCI_BUS_INFO_KHR 0x410F // cl_khr_pci_bus_info: cl_device_pci_bus_info_khr
+typedef struct _cl_device_pci_bus_info_khr {
+    cl_uint pci_domain;
+    cl_uint pci_bus;
+    cl_uint pci_device;
+    cl_uint pci_function;
+} cl_device_pci_bus_info_khr;
+#endif
+// cl_nv_device_attribute_query, each a cl_uint.
+#ifndef CL_DEVICE_PCI_BUS_ID_NV
+#define CL_DEVICE_PCI_BUS_ID_NV 0x4008
+#endif
+#ifndef CL_DEVICE_PCI_SLOT_ID_NV
+#define CL_DEVICE_PCI_SLOT_ID_NV 0x4009
+#endif
+#ifndef CL_DEVICE_PCI_DOMAIN_ID_NV
+#define CL_DEVICE_PCI_DOMAIN_ID_NV 0x400A
+#endif
+
 // Every OpenCL 1.2 function the plugin calls, listed once: the table's members, the dlsym loop
 // and the pointer types (decltype of the real declaration) all come from this list.
 #define PLX_CL_FUNCTIONS(X)                                                                        \
@@ -38,6 +65,11 @@
     X(clEnqueueCopyBuffer)                                                                         \
     X(clEnqueueFillBuffer)                                                                         \
     X(clEnqueueMarkerWithWaitList)                                                                 \
+    X(clEnqueueBarrierWithWaitList)                                                                \
+    X(clEnqueueMapBuffer)                                                                          \
+    X(clEnqueueUnmapMemObject)                                                                     \
+    X(clGetMemObjectInfo)                                                                          \
+    X(clRetainMemObject)                                                                           \
     X(clCreateProgramWithSource)                                                                   \
     X(clCreateProgramWithBinary)                                                                   \
     X(clBuildProgram)                                                                              \
@@ -145,13 +177,18 @@ struct plx_device_s {
     // again after being unloaded still skips the build.
     std::unordered_map<std::string, std::shared_ptr<plx_ocl::CacheSlot>> programs;
     plx_ocl::DeviceStats stats;
+    // host_alloc: an internal queue for mapping and unmapping (made at the first host_alloc,
+    // released at shutdown) and every live allocation, its mapped pointer -> its cl_mem.
+    std::mutex host_mutex;
+    cl_command_queue host_queue = nullptr;
+    std::unordered_map<void*, cl_mem> host_allocs;
 };
 
 struct plx_buffer_s {
     plx_ocl::Tag tag = plx_ocl::Tag::buffer;
     plx_device_s* device = nullptr;
-    cl_mem mem = nullptr;
-    size_t bytes = 0;
+    cl_mem mem = nullptr; // the plugin's own, or one reference to a buffer_wrap'ped cl_mem
+    size_t bytes = 0;     // for a wrapped cl_mem, the size given to buffer_wrap
 };
 
 struct plx_queue_s {
@@ -186,6 +223,7 @@ struct plx_event_s {
     plx_ocl::Tag tag = plx_ocl::Tag::event;
     cl_event event = nullptr;
     bool profiling = false;
+    plx_device_s* device = nullptr; // the device of the queue that made it
 };
 
 // The descriptor's functions, one group per source file.
@@ -203,6 +241,18 @@ plx_status buffer_copy(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_b
                        size_t src_offset, size_t bytes);
 plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const void* pattern,
                        size_t pattern_bytes, size_t bytes);
+// 1.1
+plx_status buffer_write_async(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
+                              size_t bytes);
+plx_status buffer_read_async(plx_queue queue, plx_buffer buffer, size_t offset, void* dst,
+                             size_t bytes);
+plx_status buffer_copy_peer(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
+                            size_t src_offset, size_t bytes);
+plx_status host_alloc(plx_device device, size_t bytes, void** ptr);
+void host_free(plx_device device, void* ptr);
+void host_release_all(plx_device_s& dev); // shutdown: what the host did not free, and the queue
+plx_status buffer_wrap(plx_device device, uint64_t native, size_t bytes, plx_buffer* buffer);
+plx_status buffer_native(plx_buffer buffer, uint64_t* native);
 
 plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue);
 plx_status queue_sync(plx_queue queue);
@@ -210,8 +260,13 @@ void queue_destroy(plx_queue queue);
 plx_status event_wait(plx_event event);
 plx_status event_profile(plx_event event, uint64_t* start_ns, uint64_t* end_ns);
 void event_release(plx_event event);
-// Wraps a cl_event (taking its reference) in a plx_event for `out`; releases it on failure.
-plx_status event_wrap(cl_event event, bool profiling, plx_event* out);
+// 1.1
+plx_status queue_marker(plx_queue queue, plx_event* event);
+plx_status queue_wait_event(plx_queue queue, plx_event event);
+plx_status queue_native(plx_queue queue, uint64_t* native);
+// Wraps a cl_event of `queue` (taking its reference) in a plx_event for `out`; releases it on
+// failure.
+plx_status event_wrap(cl_event event, const plx_queue_s& queue, plx_event* out);
 // Checks a queue handle and that a buffer belongs to its device.
 plx_status check_queue(plx_queue queue, const char* fn);
 

@@ -1,5 +1,6 @@
 // Command queues (one in-order cl_command_queue per plx_queue) and events (a cl_event each,
-// with profiling timestamps when the queue was made with PLX_QUEUE_PROFILING).
+// with profiling timestamps when the queue was made with PLX_QUEUE_PROFILING); markers and
+// waits between queues, of one device or of two.
 #include "plx_opencl.hpp"
 
 #include <new>
@@ -55,15 +56,82 @@ void queue_destroy(plx_queue queue) {
     delete queue;
 }
 
-plx_status event_wrap(cl_event event, bool profiling, plx_event* out) {
+plx_status event_wrap(cl_event event, const plx_queue_s& queue, plx_event* out) {
     auto* e = new (std::nothrow) plx_event_s;
     if (e == nullptr) {
         cl().clReleaseEvent(event);
         return fail(PLX_ERROR_OUT_OF_MEMORY, "out of host memory for an event");
     }
     e->event = event;
-    e->profiling = profiling;
+    e->profiling = queue.profiling;
+    e->device = queue.device;
     *out = e;
+    return PLX_OK;
+}
+
+plx_status queue_marker(plx_queue queue, plx_event* event) {
+    if (plx_status s = check_queue(queue, "queue_marker"); s != PLX_OK) return s;
+    if (event == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "queue_marker: event is NULL");
+    // With an empty wait list the marker waits for every command enqueued before it.
+    cl_event ev = nullptr;
+    const cl_int err = cl().clEnqueueMarkerWithWaitList(queue->queue, 0, nullptr, &ev);
+    if (err != CL_SUCCESS)
+        return fail_cl(err == CL_OUT_OF_HOST_MEMORY ? PLX_ERROR_OUT_OF_MEMORY : PLX_ERROR_DEVICE,
+                       "clEnqueueMarkerWithWaitList", err,
+                       strf("queue_marker on device '%s'", queue->device->info.name));
+    // Another queue may wait for this event (queue_wait_event): the marker, and what it
+    // waits for, must reach the device rather than sit in this queue's host-side batch.
+    cl().clFlush(queue->queue);
+    return event_wrap(ev, *queue, event);
+}
+
+// OpenCL takes wait lists only of events of the queue's own context, and each device of this
+// plugin has its own context. Two cases:
+// - the event is of the queue's context (any queue of the same device, markers and launch
+//   events alike): a barrier with the event in its wait list; the host does not block;
+// - the event is of another device's context: OpenCL cannot express the dependency, so this
+//   call BLOCKS THE HOST in clWaitForEvents until the event has completed, then returns;
+//   everything enqueued on the queue afterwards therefore starts after it. A failure of the
+//   event's command is reported here (PLX_ERROR_LAUNCH), since the waiting queue must not go
+//   on with data that was never produced.
+plx_status queue_wait_event(plx_queue queue, plx_event event) {
+    if (plx_status s = check_queue(queue, "queue_wait_event"); s != PLX_OK) return s;
+    if (bad_handle(event, Tag::event))
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    "queue_wait_event: not a live event of the opencl plugin");
+    const plx_device_s& dev = *queue->device;
+    if (event->device != nullptr && event->device->context == dev.context) {
+        const cl_int err =
+            cl().clEnqueueBarrierWithWaitList(queue->queue, 1, &event->event, nullptr);
+        if (err != CL_SUCCESS)
+            return fail_cl(err == CL_OUT_OF_HOST_MEMORY ? PLX_ERROR_OUT_OF_MEMORY
+                                                        : PLX_ERROR_DEVICE,
+                           "clEnqueueBarrierWithWaitList", err,
+                           strf("queue_wait_event on device '%s'", dev.info.name));
+        return PLX_OK;
+    }
+    const char* other = event->device != nullptr ? event->device->info.name : "?";
+    const cl_int err = cl().clWaitForEvents(1, &event->event);
+    cl_int exec = CL_COMPLETE;
+    const cl_int info_err = cl().clGetEventInfo(event->event, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                                sizeof exec, &exec, nullptr);
+    if (info_err == CL_SUCCESS && exec < 0)
+        return fail_cl(PLX_ERROR_LAUNCH, "command execution status", exec,
+                       strf("queue_wait_event: the command of device '%s' that the queue of "
+                            "device '%s' waits for failed",
+                            other, dev.info.name));
+    if (err != CL_SUCCESS)
+        return fail_cl(PLX_ERROR_DEVICE, "clWaitForEvents", err,
+                       strf("queue_wait_event: the queue of device '%s' waiting on the host for "
+                            "an event of device '%s'",
+                            dev.info.name, other));
+    return PLX_OK;
+}
+
+plx_status queue_native(plx_queue queue, uint64_t* native) {
+    if (plx_status s = check_queue(queue, "queue_native"); s != PLX_OK) return s;
+    if (native == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "queue_native: native is NULL");
+    *native = reinterpret_cast<uintptr_t>(queue->queue);
     return PLX_OK;
 }
 

@@ -37,7 +37,7 @@ TEST_CASE("descriptor, ABI check and the default driver lookup") {
 
     // A host of another major version is refused before anything is loaded.
     CHECK(host.init(PLX_MAKE_VERSION(PLX_ABI_VERSION_MAJOR + 1, 0)) == PLX_ERROR_ABI_MISMATCH);
-    CHECK(contains(host.error(), "ABI 1.0, the host 2.0"));
+    CHECK(contains(host.error(), "ABI 1.1, the host 2.0"));
     CHECK(std::strcmp(host.plugin.name, "cuda") == 0);
 
     // A host with a shorter descriptor gets only the fields it has.
@@ -49,6 +49,16 @@ TEST_CASE("descriptor, ABI check and the default driver lookup") {
     CHECK(std::strcmp(small.name, "cuda") == 0);
     const unsigned char* tail = reinterpret_cast<const unsigned char*>(&small) + offsetof(plx_plugin, languages);
     for (size_t i = 0; i < sizeof small - offsetof(plx_plugin, languages); ++i) REQUIRE(tail[i] == 0xab);
+
+    // A 1.0 host's descriptor ends before the 1.1 functions: they are not written.
+    plx_plugin v10;
+    std::memset(&v10, 0xab, sizeof v10);
+    v10.struct_size = offsetof(plx_plugin, queue_marker);
+    host.entry()(PLX_MAKE_VERSION(2, 0), &host.api, &v10);
+    CHECK(v10.struct_size == offsetof(plx_plugin, queue_marker));
+    CHECK(bool(v10.event_release));
+    const unsigned char* v11 = reinterpret_cast<const unsigned char*>(&v10) + offsetof(plx_plugin, queue_marker);
+    for (size_t i = 0; i < sizeof v10 - offsetof(plx_plugin, queue_marker); ++i) REQUIRE(v11[i] == 0xab);
 
     const plx_status status = host.init();
     const plx_plugin& p = host.plugin;
@@ -73,6 +83,18 @@ TEST_CASE("descriptor, ABI check and the default driver lookup") {
     CHECK_FALSE(bool(p.launch_host));
     CHECK_FALSE(bool(p.buffer_host_ptr));
     CHECK(bool(p.module_get_binary));
+    // ABI 1.1: all of them, whatever the driver (a driver lacking what one needs makes it
+    // answer PLX_ERROR_UNSUPPORTED).
+    CHECK(bool(p.queue_marker));
+    CHECK(bool(p.queue_wait_event));
+    CHECK(bool(p.buffer_write_async));
+    CHECK(bool(p.buffer_read_async));
+    CHECK(bool(p.buffer_copy_peer));
+    CHECK(bool(p.host_alloc));
+    CHECK(bool(p.host_free));
+    CHECK(bool(p.buffer_wrap));
+    CHECK(bool(p.buffer_native));
+    CHECK(bool(p.queue_native));
 
     if (!system_has_libcuda()) {
         CHECK(status == PLX_ERROR_NO_DRIVER);

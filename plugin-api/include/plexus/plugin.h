@@ -1,4 +1,4 @@
-/* plexus plugin C ABI, version 1.0: the one contract between libplexus and a backend plugin.
+/* plexus plugin C ABI, version 1.1: the one contract between libplexus and a backend plugin.
  * Plain C99, no dependency. A plugin is a shared library exporting plx_plugin_init. */
 #ifndef PLEXUS_PLUGIN_H
 #define PLEXUS_PLUGIN_H
@@ -13,7 +13,7 @@ extern "C" {
 /* ---- versioning -------------------------------------------------------------------------- */
 
 #define PLX_ABI_VERSION_MAJOR 1
-#define PLX_ABI_VERSION_MINOR 0
+#define PLX_ABI_VERSION_MINOR 1
 /* A version is (major << 16) | minor. The major must match exactly; the minor may differ
  * both ways because structs only ever grow at the end and carry their own struct_size. */
 #define PLX_MAKE_VERSION(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xffffu))
@@ -132,6 +132,11 @@ typedef struct plx_device_info {
     uint64_t local_memory_bytes;  /* shared / local memory per work-group */
     uint32_t fp64;                /* 1 when double precision is supported */
     uint32_t compute_capability;  /* CUDA: major * 10 + minor; 0 elsewhere */
+    /* 1.1 */
+    uint8_t uuid[16];             /* the device's identity across processes and backends (CUDA
+                                   * cuDeviceGetUuid, OpenCL cl_khr_device_uuid); all zero when
+                                   * the device has none */
+    char pci_bus_id[32];          /* "0000:41:00.0" (domain:bus:device.function), "" when unknown */
 } plx_device_info;
 
 typedef struct plx_launch_dims {
@@ -287,6 +292,46 @@ typedef struct plx_plugin {
     plx_status (*event_profile)(plx_event event, uint64_t* start_ns, uint64_t* end_ns);
     /* Frees the event. NULL is a no-op. Optional, with event_wait. */
     void (*event_release)(plx_event event);
+
+    /* ---- 1.1: asynchronous work, several devices, pinned memory, native handles ----------
+     * Every function below is optional; a 1.0 plugin has none of them and the host does the
+     * same work synchronously (see docs/writing-a-plugin.md). */
+
+    /* in: queue. out: an event that completes once every command enqueued on the queue before
+     * this call has completed; it reports the first failure among them. */
+    plx_status (*queue_marker)(plx_queue queue, plx_event* event);
+    /* in: queue, event (of any queue of any device of this plugin). Commands enqueued on the
+     * queue after this call start only once the event has completed. Does not block the host
+     * where the plugin can avoid it. */
+    plx_status (*queue_wait_event)(plx_queue queue, plx_event event);
+    /* As buffer_write / buffer_read, but ordered on the queue without blocking: src (dst) must
+     * stay valid and src unchanged until the command completes (a later queue_marker event or
+     * queue_sync says when). */
+    plx_status (*buffer_write_async)(plx_queue queue, plx_buffer buffer, size_t offset,
+                                     const void* src, size_t bytes);
+    plx_status (*buffer_read_async)(plx_queue queue, plx_buffer buffer, size_t offset,
+                                    void* dst, size_t bytes);
+    /* in: queue of either buffer's device; dst and src on two different devices of this
+     * plugin. Ordered on the queue (the host first makes the queue wait for the source's last
+     * writer). Peer to peer where the hardware allows it, staged otherwise.
+     * PLX_ERROR_UNSUPPORTED when this pair of devices cannot copy directly: the host then
+     * stages through host memory. */
+    plx_status (*buffer_copy_peer)(plx_queue queue, plx_buffer dst, size_t dst_offset,
+                                   plx_buffer src, size_t src_offset, size_t bytes);
+    /* in: device, bytes > 0; out: page-locked host memory that the device's transfers read
+     * and write at full speed. Freed with host_free. */
+    plx_status (*host_alloc)(plx_device device, size_t bytes, void** ptr);
+    void (*host_free)(plx_device device, void* ptr);
+    /* in: device, a native allocation of the device of at least `bytes` bytes that the caller
+     * keeps owning (CUDA: a CUdeviceptr; OpenCL: a cl_mem, retained until buffer_free;
+     * Direct: a host address); out: a buffer using it in place. buffer_free releases only
+     * the wrapper. */
+    plx_status (*buffer_wrap)(plx_device device, uint64_t native, size_t bytes,
+                              plx_buffer* buffer);
+    /* out: the native handle behind a buffer (CUdeviceptr, cl_mem, host address) or a queue
+     * (CUstream, cl_command_queue), valid while the buffer or queue lives. */
+    plx_status (*buffer_native)(plx_buffer buffer, uint64_t* native);
+    plx_status (*queue_native)(plx_queue queue, uint64_t* native);
 } plx_plugin;
 
 /* The entry point. in: host_abi_version (PLX_ABI_VERSION of the host), host (valid until
