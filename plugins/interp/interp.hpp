@@ -23,7 +23,8 @@ constexpr uint32_t kMaxWorkGroupSize = 1024;
 constexpr uint32_t kMaxWorkGroupDims[3] = {1024, 1024, 64};
 
 // plugin_support.hpp: last_error (messages start with "interp: <function>: "), logging
-// through the host, and the list of live handles that shutdown frees.
+// through the host, the list of live handles that shutdown frees, and the 1.1 entries of a
+// plugin whose buffers are host memory.
 using plx_support::fail;
 using plx_support::last_error_text;
 using plx_support::log;
@@ -55,6 +56,26 @@ plx_status buffer_copy(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_b
                        size_t src_offset, size_t bytes);
 plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const void* pattern,
                        size_t pattern_bytes, size_t bytes);
+// 1.1: every command completes before its call returns, so the asynchronous forms are the
+// blocking ones under their own names.
+plx_status buffer_write_async(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
+                              size_t bytes);
+plx_status buffer_read_async(plx_queue queue, plx_buffer buffer, size_t offset, void* dst,
+                             size_t bytes);
+plx_status buffer_copy_peer(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
+                            size_t src_offset, size_t bytes);
+// host_alloc, host_free, buffer_wrap and buffer_native come from plugin_support.hpp, with
+// what is this plugin's own; shutdown calls HostMemory::release_all.
+struct HostPlugin {
+    static constexpr plx_support::Names names{"interp", "an interp"};
+    static constexpr auto valid_device = &plx_interp::valid_device;
+    static constexpr auto valid_buffer = &plx_interp::valid_buffer;
+    // host_alloc's message for a block that does not fit.
+    static std::string no_room(size_t bytes, uint64_t /*limit*/) {
+        return std::to_string(bytes) + " bytes do not fit in host memory";
+    }
+};
+using HostMemory = plx_support::HostMemory<HostPlugin>;
 
 // queue.cpp
 bool valid_queue(plx_queue queue) noexcept;
@@ -63,14 +84,19 @@ plx_status queue_sync(plx_queue queue);
 void queue_destroy(plx_queue queue);
 // A command that failed while running (not one refused up front) is also reported by the
 // next queue_sync, as the ABI asks of an in-order queue.
-// Creates a completed event; start and end are steady-clock ns, kept when the queue profiles.
-plx_status event_create(plx_queue queue, plx_status status, uint64_t start_ns, uint64_t end_ns,
-                        plx_event* event);
+// Creates a completed event; start and end are steady-clock ns, kept when the queue profiles;
+// `fn` names the calling function in the out-of-memory message.
+plx_status event_create(const char* fn, plx_queue queue, plx_status status, uint64_t start_ns,
+                        uint64_t end_ns, plx_event* event);
 plx_status event_wait(plx_event event);
 plx_status event_profile(plx_event event, uint64_t* start_ns, uint64_t* end_ns);
 void event_release(plx_event event);
 uint64_t now_ns() noexcept;
 bool queue_profiles(plx_queue queue) noexcept;
+// 1.1: queue_marker returns a completed event (every earlier command has finished, and a
+// failed one reported itself then); queue_wait_event has nothing to wait for.
+plx_status queue_marker(plx_queue queue, plx_event* event);
+plx_status queue_wait_event(plx_queue queue, plx_event event);
 
 // module.cpp: module_load has the loader (loader.hpp) parse and check the IR JSON into a
 // Program; the loader throws CompileError.
@@ -121,6 +147,8 @@ struct plx_buffer_s final : plx_interp::Tracked {
     uint32_t magic = kMagic;
     std::byte* data = nullptr;
     size_t bytes = 0;
+    plx_device device = nullptr;
+    bool owned = true; // false for buffer_wrap: the caller keeps the memory
     ~plx_buffer_s() override;
 };
 
@@ -128,6 +156,7 @@ struct plx_queue_s final : plx_interp::Tracked {
     static constexpr uint32_t kMagic = 0x49515545; // "IQUE"
     uint32_t magic = kMagic;
     uint32_t flags = 0;
+    plx_device device = nullptr;
 };
 
 struct plx_event_s final : plx_interp::Tracked {

@@ -133,7 +133,7 @@ plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dim
         return fail(PLX_ERROR_LAUNCH, message);
     }
     const uint64_t end = profiling ? now_ns() : 0;
-    if (event) return event_create(queue, PLX_OK, start, end, event);
+    if (event) return event_create("launch", queue, PLX_OK, start, end, event);
     return PLX_OK;
 }
 

@@ -37,6 +37,7 @@ void plugin_shutdown() {
     std::lock_guard lock(g_init_mutex);
     if (!g_initialized) return;
     plx_support::release_all_tracked("interp");
+    HostMemory::release_all();
     plx_support::g_host = nullptr;
     g_initialized = false;
 }
@@ -81,6 +82,20 @@ plx_plugin make_descriptor() {
         .event_wait = guarded<event_wait>,
         .event_profile = guarded<event_profile>,
         .event_release = event_release,
+        // 1.1. Everything runs synchronously: a marker is complete when it is made, an
+        // asynchronous transfer is done when it returns.
+        .queue_marker = guarded<queue_marker>,
+        .queue_wait_event = guarded<queue_wait_event>,
+        .buffer_write_async = guarded<buffer_write_async>,
+        .buffer_read_async = guarded<buffer_read_async>,
+        .buffer_copy_peer = guarded<buffer_copy_peer>,
+        .host_alloc = guarded<HostMemory::host_alloc>,
+        .host_free = HostMemory::host_free,
+        .buffer_wrap = guarded<HostMemory::buffer_wrap>,
+        // The buffer's host address; the host reads memory only through buffer_read.
+        .buffer_native = guarded<HostMemory::buffer_native>,
+        // No native queue: commands run on the calling thread.
+        .queue_native = nullptr,
     };
 }
 

@@ -25,6 +25,7 @@ plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue) {
     auto* q = new (std::nothrow) plx_queue_s;
     if (!q) return fail(PLX_ERROR_OUT_OF_MEMORY, "interp: queue_create: out of host memory");
     q->flags = flags;
+    q->device = device;
     track(q);
     *queue = q;
     return PLX_OK;
@@ -45,10 +46,11 @@ void queue_destroy(plx_queue queue) {
     delete queue;
 }
 
-plx_status event_create(plx_queue queue, plx_status status, uint64_t start_ns, uint64_t end_ns,
-                        plx_event* event) {
+plx_status event_create(const char* fn, plx_queue queue, plx_status status, uint64_t start_ns,
+                        uint64_t end_ns, plx_event* event) {
     auto* e = new (std::nothrow) plx_event_s;
-    if (!e) return fail(PLX_ERROR_OUT_OF_MEMORY, "interp: launch: out of host memory");
+    if (!e)
+        return fail(PLX_ERROR_OUT_OF_MEMORY, std::string("interp: ") + fn + ": out of host memory");
     e->status = status;
     e->profiled = queue_profiles(queue);
     e->start_ns = start_ns;
@@ -77,6 +79,25 @@ plx_status event_profile(plx_event event, uint64_t* start_ns, uint64_t* end_ns) 
                     "PLX_QUEUE_PROFILING");
     *start_ns = event->start_ns;
     *end_ns = event->end_ns;
+    return PLX_OK;
+}
+
+plx_status queue_marker(plx_queue queue, plx_event* event) {
+    if (!valid_queue(queue))
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: queue_marker: not an interp queue");
+    if (!event) return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: queue_marker: event is NULL");
+    // Every earlier command has finished, and one that failed reported it when it was called:
+    // the marker is complete, and OK. A profiled marker takes no time.
+    const uint64_t t = queue_profiles(queue) ? now_ns() : 0;
+    return event_create("queue_marker", queue, PLX_OK, t, t, event);
+}
+
+plx_status queue_wait_event(plx_queue queue, plx_event event) {
+    if (!valid_queue(queue))
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: queue_wait_event: not an interp queue");
+    if (!event || event->magic != plx_event_s::kMagic)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: queue_wait_event: not an interp event");
+    // Events of this plugin are complete when they are made: nothing to wait for.
     return PLX_OK;
 }
 

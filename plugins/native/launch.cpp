@@ -464,7 +464,7 @@ plx_status launch_host(plx_queue queue, plx_workgroup_fn fn, void* user,
         if (event) *event = nullptr;
         return fail(PLX_ERROR_LAUNCH, message);
     }
-    if (event) return event_create(queue, PLX_OK, start, end, event);
+    if (event) return event_create("launch_host", queue, PLX_OK, start, end, event);
     return PLX_OK;
 }
 

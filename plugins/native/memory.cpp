@@ -3,16 +3,14 @@
 #include "native.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 
 namespace plx_native {
 namespace {
-
-bool valid_buffer(plx_buffer buffer) noexcept {
-    return buffer && buffer->magic == plx_buffer_s::kMagic;
-}
 
 // Checks the queue and that [offset, offset + bytes) lies inside the buffer; `what` names the
 // function and the argument in the message.
@@ -35,7 +33,35 @@ plx_status check_queue(const char* what, plx_queue queue) {
     return PLX_OK;
 }
 
+// buffer_write and buffer_write_async; `fn` names the caller in messages.
+plx_status write_buffer(const char* fn, plx_queue queue, plx_buffer buffer, size_t offset,
+                        const void* src, size_t bytes) {
+    if (plx_status s = check_queue(fn, queue); s != PLX_OK) return s;
+    if (plx_status s = check_range(fn, buffer, offset, bytes); s != PLX_OK) return s;
+    if (bytes == 0) return PLX_OK;
+    if (!src)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, std::string("native: ") + fn + ": src is NULL");
+    std::memcpy(buffer->data + offset, src, bytes);
+    return PLX_OK;
+}
+
+// buffer_read and buffer_read_async.
+plx_status read_buffer(const char* fn, plx_queue queue, plx_buffer buffer, size_t offset, void* dst,
+                       size_t bytes) {
+    if (plx_status s = check_queue(fn, queue); s != PLX_OK) return s;
+    if (plx_status s = check_range(fn, buffer, offset, bytes); s != PLX_OK) return s;
+    if (bytes == 0) return PLX_OK;
+    if (!dst)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, std::string("native: ") + fn + ": dst is NULL");
+    std::memcpy(dst, buffer->data + offset, bytes);
+    return PLX_OK;
+}
+
 } // namespace
+
+bool valid_buffer(plx_buffer buffer) noexcept {
+    return buffer && buffer->magic == plx_buffer_s::kMagic;
+}
 
 plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer) {
     if (!valid_device(device))
@@ -48,9 +74,7 @@ plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer) {
                                                  " bytes exceed the device's max_alloc_bytes (" +
                                                  std::to_string(limit) +
                                                  " bytes of physical memory)");
-    // aligned_alloc wants a multiple of the alignment; bytes <= physical memory cannot wrap.
-    const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-    void* data = std::aligned_alloc(kAlignment, rounded);
+    void* data = plx_support::aligned_host_alloc(bytes);
     if (!data)
         return fail(PLX_ERROR_OUT_OF_MEMORY, "native: buffer_alloc: could not allocate " +
                                                  std::to_string(bytes) + " bytes of host memory");
@@ -61,6 +85,7 @@ plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer) {
     }
     b->data = static_cast<std::byte*>(data);
     b->bytes = bytes;
+    b->device = device;
     track(b);
     *buffer = b;
     return PLX_OK;
@@ -74,21 +99,22 @@ void buffer_free(plx_buffer buffer) {
 
 plx_status buffer_write(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
                         size_t bytes) {
-    if (plx_status s = check_queue("buffer_write", queue); s != PLX_OK) return s;
-    if (plx_status s = check_range("buffer_write", buffer, offset, bytes); s != PLX_OK) return s;
-    if (bytes == 0) return PLX_OK;
-    if (!src) return fail(PLX_ERROR_INVALID_ARGUMENT, "native: buffer_write: src is NULL");
-    std::memcpy(buffer->data + offset, src, bytes);
-    return PLX_OK;
+    return write_buffer("buffer_write", queue, buffer, offset, src, bytes);
 }
 
 plx_status buffer_read(plx_queue queue, plx_buffer buffer, size_t offset, void* dst, size_t bytes) {
-    if (plx_status s = check_queue("buffer_read", queue); s != PLX_OK) return s;
-    if (plx_status s = check_range("buffer_read", buffer, offset, bytes); s != PLX_OK) return s;
-    if (bytes == 0) return PLX_OK;
-    if (!dst) return fail(PLX_ERROR_INVALID_ARGUMENT, "native: buffer_read: dst is NULL");
-    std::memcpy(dst, buffer->data + offset, bytes);
-    return PLX_OK;
+    return read_buffer("buffer_read", queue, buffer, offset, dst, bytes);
+}
+
+// The copy is done when the call returns, which is more than the asynchronous forms promise.
+plx_status buffer_write_async(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
+                              size_t bytes) {
+    return write_buffer("buffer_write_async", queue, buffer, offset, src, bytes);
+}
+
+plx_status buffer_read_async(plx_queue queue, plx_buffer buffer, size_t offset, void* dst,
+                             size_t bytes) {
+    return read_buffer("buffer_read_async", queue, buffer, offset, dst, bytes);
 }
 
 plx_status buffer_copy(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
@@ -138,9 +164,30 @@ void* buffer_host_ptr(plx_buffer buffer) {
     return valid_buffer(buffer) ? buffer->data : nullptr;
 }
 
+// The plugin's devices all address host memory, so a peer copy is a plain copy; two buffers
+// of one device belong to buffer_copy.
+plx_status buffer_copy_peer(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
+                            size_t src_offset, size_t bytes) {
+    if (plx_status s = check_queue("buffer_copy_peer", queue); s != PLX_OK) return s;
+    if (plx_status s = check_range("buffer_copy_peer (dst)", dst, dst_offset, bytes); s != PLX_OK)
+        return s;
+    if (plx_status s = check_range("buffer_copy_peer (src)", src, src_offset, bytes); s != PLX_OK)
+        return s;
+    if (dst->device == src->device)
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    "native: buffer_copy_peer: dst and src are buffers of the same device; "
+                    "buffer_copy copies within a device");
+    if (queue->device != dst->device && queue->device != src->device)
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    "native: buffer_copy_peer: the queue belongs to neither buffer's device");
+    // memmove: wrapped buffers of two devices may share host memory.
+    if (bytes != 0) std::memmove(dst->data + dst_offset, src->data + src_offset, bytes);
+    return PLX_OK;
+}
+
 } // namespace plx_native
 
 plx_buffer_s::~plx_buffer_s() {
     magic = 0;
-    std::free(data);
+    if (owned) std::free(data);
 }
