@@ -69,6 +69,18 @@ nlohmann::json run_child(const std::string& env, const std::string& args) {
     }
 }
 
+std::pair<double, double> median_seconds_alternating(int reps, const std::function<void()>& f,
+                                                     const std::function<void()>& g) {
+    f();
+    g();
+    std::vector<double> tf, tg;
+    for (int i = 0; i < reps; ++i) {
+        tf.push_back(seconds_of(f));
+        tg.push_back(seconds_of(g));
+    }
+    return {median(std::move(tf)), median(std::move(tg))};
+}
+
 double median_seconds(int reps, const std::function<void()>& f) {
     f();
     std::vector<double> t;
@@ -129,21 +141,6 @@ HostBaseline host_baseline(const std::string& kernel, size_t size) {
                 (naive ? baseline::matmul_naive : baseline::matmul_blocked)(a->data(), b->data(), c->data(), sh.m,
                                                                             sh.n, sh.k);
             }};
-}
-
-// Median seconds of `reps` runs of each of f and g, timed alternately after one untimed run of
-// each: a CPU's bandwidth drifts (other tenants, frequency), and alternating lets the drift
-// hit both sides alike.
-std::pair<double, double> median_seconds_alternating(int reps, const std::function<void()>& f,
-                                                     const std::function<void()>& g) {
-    f();
-    g();
-    std::vector<double> tf, tg;
-    for (int i = 0; i < reps; ++i) {
-        tf.push_back(seconds_of(f));
-        tg.push_back(seconds_of(g));
-    }
-    return {median(std::move(tf)), median(std::move(tg))};
 }
 
 // The hand-written CUDA baselines, one session per CUDA device, opened at first use. A cuda
@@ -347,7 +344,11 @@ int run_bench(const std::vector<std::string>& args) {
                          "       plexus bench --first-launch [--json FILE] [--plot FILE]\n"
                          "       plexus bench --startup [--json FILE]\n"
                          "  kernels: vector_add, vector_add_float4, reduce, matmul_naive, matmul_tiled (matmul: both),\n"
-                         "           softmax_bf16 (beside the same kernel in f32), empty_launch (cuda, opencl, native)\n"
+                         "           softmax_bf16 (beside the same kernel in f32), empty_launch (cuda, opencl, native),\n"
+                         "           transfer (Queue::write / read, pageable and pinned, beside the raw copy; --size in bytes),\n"
+                         "           pipeline (three overlapped queues beside the slowest stage alone),\n"
+                         "           multi_device_matmul (all devices of a backend beside its device 0 alone),\n"
+                         "           peer_copy (device 0 to 1 through Queue::prefetch, beside cuMemcpyPeer on CUDA)\n"
                          "  the interpreter is left out unless named with --backend\n"
                          "  --plot: an SVG of each row's ratio to its baseline (with --first-launch: the phases)\n"
                          "  --first-launch: vector_add's first launch on the CUDA backend in new processes\n"
@@ -380,32 +381,57 @@ int run_bench(const std::vector<std::string>& args) {
     auto wanted = [&](const std::string& kernel) {
         return o.kernel.empty() || kernel == o.kernel || (o.kernel == "matmul" && kernel.rfind("matmul", 0) == 0);
     };
+    // One kind of row, when wanted; a failure becomes a row that says so.
+    auto attempt = [&](const Backend& b, const std::string& device, const char* kernel, const std::function<void()>& f) {
+        if (!wanted(kernel)) return;
+        try {
+            f();
+        } catch (const std::exception& e) {
+            std::printf("%-7s %-28.28s %-17s failed: %s\n", b.name().c_str(), device.c_str(), kernel, e.what());
+            results.push_back({{"kernel", kernel}, {"backend", b.name()}, {"device", device}, {"error", e.what()},
+                               {"verified", false}});
+        }
+        std::fflush(stdout);
+    };
     for (const Backend* b : rt.backends()) {
         if (o.backend.empty() ? b->name() == "interp" : b->name() != o.backend) continue;
         for (size_t d = 0; d < b->devices().size(); ++d) {
             const DeviceInfo& dev = b->devices()[d];
             for (std::string kernel :
                  {"vector_add", "vector_add_float4", "reduce", "matmul_naive", "matmul_tiled", "softmax_bf16"}) {
-                if (!wanted(kernel)) continue;
-                try {
-                    results.push_back(bench_row(rt, *b, d, kernel, o, baselines, gpu));
-                } catch (const std::exception& e) {
-                    std::printf("%-7s %-28.28s %-17s failed: %s\n", b->name().c_str(), dev.name.c_str(),
-                                kernel.c_str(), e.what());
-                    results.push_back({{"kernel", kernel}, {"backend", b->name()}, {"device", dev.name},
-                                       {"error", e.what()}, {"verified", false}});
-                }
-                std::fflush(stdout);
+                attempt(*b, dev.name, kernel.c_str(),
+                        [&] { results.push_back(bench_row(rt, *b, d, kernel, o, baselines, gpu)); });
             }
-            if (!wanted("empty_launch")) continue;
-            try {
+            const bool is_gpu = dev.type == DeviceType::GPU;
+            // The queue rows: 1 GiB transfers (or --size bytes), the pipeline of 2^28 floats on
+            // a GPU and 2^25 on a CPU (or --size), and once per backend the matmul split across
+            // its devices (16384, a size at which one GPU works for about 200 ms, on a GPU).
+            attempt(*b, dev.name, "transfer", [&] {
+                std::string why;
+                cuda_baseline::Session* session = b->name() == "cuda" ? gpu.session(b->name(), d, dev.name, why) : nullptr;
+                for (auto& row : transfer_rows(rt, *b, d, o.size ? o.size : size_t(1) << 30, o.reps, session, why))
+                    results.push_back(std::move(row));
+            });
+            attempt(*b, dev.name, "pipeline", [&] {
+                results.push_back(pipeline_row(rt, *b, d, o.size ? o.size : is_gpu ? size_t(1) << 28 : size_t(1) << 25, o.reps));
+            });
+            if (d == 0)
+                attempt(*b, dev.name, "peer_copy", [&] {
+                    std::string why;
+                    cuda_baseline::Session* session =
+                        b->name() == "cuda" && b->devices().size() > 1 ? gpu.session(b->name(), 1, b->devices()[1].name, why) : nullptr;
+                    if (nlohmann::json row = peer_copy_row(rt, *b, o.size ? o.size : size_t(1) << 30, o.reps, session, why);
+                        !row.is_null())
+                        results.push_back(std::move(row));
+                });
+            if (d == 0)
+                attempt(*b, dev.name, "multi_device_matmul", [&] {
+                    results.push_back(multi_device_row(rt, *b, o.size ? o.size : is_gpu ? 16384 : 512,
+                                                       is_gpu ? std::max(1, o.reps / 3) : 1));
+                });
+            attempt(*b, dev.name, "empty_launch", [&] {
                 if (nlohmann::json row = launch_row(rt, *b, d, gpu); !row.is_null()) results.push_back(std::move(row));
-            } catch (const std::exception& e) {
-                std::printf("%-7s %-28.28s %-17s failed: %s\n", b->name().c_str(), dev.name.c_str(), "empty_launch",
-                            e.what());
-                results.push_back({{"kernel", "empty_launch"}, {"backend", b->name()}, {"device", dev.name},
-                                   {"error", e.what()}, {"verified", false}});
-            }
+            });
         }
     }
     if (!o.json_path.empty()) {

@@ -9,11 +9,18 @@
 #include <nlohmann/json.hpp>
 
 #include "plexus/config.hpp"
+#include "plexus/runtime.hpp"
 
 namespace plexus::app {
 
 // Median wall-clock seconds of `reps` calls of f, after one untimed call.
 double median_seconds(int reps, const std::function<void()>& f);
+
+// Median seconds of `reps` runs of each of f and g, timed alternately after one untimed run of
+// each: a CPU's bandwidth drifts (other tenants, frequency), and alternating lets the drift
+// hit both sides alike.
+std::pair<double, double> median_seconds_alternating(int reps, const std::function<void()>& f,
+                                                     const std::function<void()>& g);
 
 double ms_since(std::chrono::steady_clock::time_point t0);
 // The middle element of v once sorted (the upper one of an even count).
@@ -24,6 +31,24 @@ void enable_only(Config& config, const std::string& backend);
 // Runs `ENV plexus bench ARGS` (this executable) in a new process and returns the JSON object
 // it prints last, or {"error": ...}.
 nlohmann::json run_child(const std::string& env, const std::string& args);
+
+// The rows of the host API 2 (bench_queues.cpp), each beside its raw baseline in the same run:
+// `transfer`: Queue::write / read of `bytes` from pageable and from HostMemory, against a
+// pinned cuMemcpy (CUDA), a blocking clEnqueue{Write,Read}Buffer from the same memory (OpenCL)
+// or a memcpy (CPU backends); `pipeline`: the overlapped sample against its slowest stage
+// alone; `peer_copy`: device 0 to device 1; `multi_device_matmul`: all devices of the backend against its device 0 alone.
+// `cuda` is the CUDA baseline session of the device, null with cuda_why when there is none.
+namespace cuda_baseline {
+class Session;
+}
+std::vector<nlohmann::json> transfer_rows(Runtime& rt, const Backend& b, size_t d, size_t bytes, int reps,
+                                          cuda_baseline::Session* cuda, const std::string& cuda_why);
+nlohmann::json pipeline_row(Runtime& rt, const Backend& b, size_t d, size_t n, int reps);
+// Device 0 -> 1 of a backend with two devices or more, through Queue::prefetch, beside
+// cuMemcpyPeer (`cuda`: the session of device 1); null for a backend with one device.
+nlohmann::json peer_copy_row(Runtime& rt, const Backend& b, size_t bytes, int reps, cuda_baseline::Session* cuda,
+                             const std::string& cuda_why);
+nlohmann::json multi_device_row(Runtime& rt, const Backend& b, size_t size, int reps);
 
 // `plexus bench --startup`: Runtime construction in fresh processes, per backend and for all,
 // beside the vendors' own start-up calls. `child` measures one and prints it as JSON.

@@ -14,6 +14,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -60,7 +62,8 @@ double ms_since(clock_type::time_point t0) {
     X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuMemAlloc) \
     X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD32Async) X(cuStreamCreate)        \
     X(cuStreamDestroy) X(cuStreamSynchronize) X(cuModuleLoadData) X(cuModuleUnload)           \
-    X(cuModuleGetFunction) X(cuLaunchKernel)
+    X(cuModuleGetFunction) X(cuLaunchKernel) X(cuMemAllocHost) X(cuMemFreeHost) X(cuMemcpyPeer)    \
+    X(cuDeviceCanAccessPeer) X(cuCtxEnablePeerAccess)
 #define CB_CUBLAS_FUNCTIONS(X)                                                                  \
     X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasSetMathMode)         \
     X(cublasSgemm_v2)
@@ -198,6 +201,8 @@ public:
 
     // Each entry point calls this: plexus's own backend may have made another context current.
     void make_current() const { CB_CU(cuCtxSetCurrent, ctx_); }
+    CUcontext context() const { return ctx_; }
+    CUdevice device() const { return dev_; }
     int attribute(CUdevice_attribute a) const {
         int v = 0;
         CB_CU(cuDeviceGetAttribute, &v, a, dev_);
@@ -511,6 +516,61 @@ Figure Session::empty_launch_round_us(int launches) {
     });
 }
 
+Figure Session::memcpy_gbps(size_t bytes, bool upload, int reps) {
+    return measure(upload ? "cuMemcpyHtoD from cuMemAllocHost memory" : "cuMemcpyDtoH into cuMemAllocHost memory",
+                   [&](Figure& f) {
+        state_->enter(bytes > 0 && reps > 0, "memcpy_gbps needs bytes > 0 and reps > 0");
+        void* host = nullptr;
+        CB_CU(cuMemAllocHost, &host, bytes);
+        std::unique_ptr<void, void (*)(void*)> free_host(host, [](void* p) { drv().cuMemFreeHost(p); });
+        const size_t n = bytes / sizeof(float);
+        DeviceBuffer dev(n);
+        auto* words = static_cast<float*>(host);
+        for (size_t i = 0; i < n; ++i) words[i] = float(i % 1000);
+        CB_CU(cuMemcpyHtoD, dev.ptr, host, n * sizeof(float));
+        const double sec = median_seconds(reps, [&] {
+            if (upload) CB_CU(cuMemcpyHtoD, dev.ptr, host, n * sizeof(float));
+            else CB_CU(cuMemcpyDtoH, host, dev.ptr, n * sizeof(float));
+        });
+        f.value = double(n * sizeof(float)) / sec / 1e9;
+        // Both directions moved the same words: check them all, once back on the host.
+        if (upload) {
+            std::memset(host, 0, n * sizeof(float));
+            CB_CU(cuMemcpyDtoH, host, dev.ptr, n * sizeof(float));
+        }
+        for (size_t i = 0; i < n; ++i)
+            if (words[i] != float(i % 1000)) throw Failure{"memcpy_gbps: word " + std::to_string(i) + " is wrong"};
+        f.verified = true;
+    });
+}
+
+Figure Session::peer_copy_gbps(int other, size_t bytes, int reps) {
+    const std::string name = "cuMemcpyPeer from device " + std::to_string(other) + ", peer access on where possible";
+    return measure(name.c_str(), [&](Figure& f) {
+        State& s = state_->enter(bytes > 0 && reps > 0 && other >= 0, "peer_copy_gbps needs bytes, reps > 0");
+        const size_t n = bytes / sizeof(float);
+        std::vector<float> words(n);
+        for (size_t i = 0; i < n; ++i) words[i] = float(i % 997);
+        PrimaryContext peer(other); // current now: the source lives there
+        DeviceBuffer src(words);
+        s.ctx.make_current();
+        int can = 0;
+        CB_CU(cuDeviceCanAccessPeer, &can, s.ctx.device(), peer.device());
+        if (can) {
+            CUresult r = drv().cuCtxEnablePeerAccess(peer.context(), 0);
+            if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) check(r, "cuCtxEnablePeerAccess");
+        }
+        DeviceBuffer dst(n);
+        const double sec = median_seconds(reps, [&] {
+            CB_CU(cuMemcpyPeer, dst.ptr, s.ctx.context(), src.ptr, peer.context(), n * sizeof(float));
+        });
+        f.value = double(n * sizeof(float)) / sec / 1e9;
+        if (dst.download(n) != words) throw Failure{"peer_copy_gbps: the copy differs from the source"};
+        f.verified = true;
+        peer.make_current(); // src is freed in its own context
+    });
+}
+
 RawFirstLaunch raw_first_launch(int ordinal) {
     RawFirstLaunch r;
     r.error = failure_of([&] {
@@ -560,6 +620,8 @@ Figure Session::vector_add(size_t, int) { return absent(); }
 Figure Session::reduce(size_t, int) { return absent(); }
 Figure Session::sgemm(int, int, int, int) { return absent(); }
 Figure Session::empty_launch_round_us(int) { return absent(); }
+Figure Session::memcpy_gbps(size_t, bool, int) { return absent(); }
+Figure Session::peer_copy_gbps(int, size_t, int) { return absent(); }
 RawFirstLaunch raw_first_launch(int) {
     RawFirstLaunch r;
     r.error = kNoCudaH;

@@ -37,6 +37,12 @@ public:
     // `launches` (the stream is synchronized after the round, untimed), so that a caller can
     // alternate rounds with what it compares.
     Figure empty_launch_round_us(int launches);
+    // GB/s of one blocking cuMemcpyHtoD (upload) or cuMemcpyDtoH of `bytes` between page-locked
+    // host memory (cuMemAllocHost) and the device: the median of `reps`; the words checked.
+    Figure memcpy_gbps(size_t bytes, bool upload, int reps);
+    // GB/s of a blocking cuMemcpyPeer of `bytes` from device `other` into this one, peer access
+    // enabled where the pair allows it; the copy checked word by word.
+    Figure peer_copy_gbps(int other, size_t bytes, int reps);
 
 private:
     struct State;

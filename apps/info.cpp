@@ -49,6 +49,9 @@ void print_table(const Runtime& rt) {
             const DeviceInfo& d = e.devices[i];
             std::printf("    device %zu: %s (%s, %u compute units, %s)\n", i, d.name.c_str(), to_string(d.type),
                         d.compute_units, bytes_text(d.memory_bytes).c_str());
+            if (!d.pci_bus_id.empty() || !d.uuid_string().empty())
+                std::printf("      %s%s%s\n", d.uuid_string().c_str(), d.pci_bus_id.empty() || d.uuid_string().empty() ? "" : ", ",
+                            d.pci_bus_id.empty() ? "" : ("PCI " + d.pci_bus_id).c_str());
         }
     }
 }
@@ -61,7 +64,9 @@ nlohmann::json to_json(const Runtime& rt) {
             devices.push_back({{"name", d.name},
                                {"type", to_string(d.type)},
                                {"compute_units", d.compute_units},
-                               {"memory_bytes", d.memory_bytes}});
+                               {"memory_bytes", d.memory_bytes},
+                               {"uuid", d.uuid_string()},
+                               {"pci_bus_id", d.pci_bus_id}});
         plugins.push_back({{"name", e.name},
                            {"path", e.path},
                            {"outcome", to_string(e.outcome)},

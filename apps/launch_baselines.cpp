@@ -36,15 +36,20 @@ struct OpenCL::State {
     PLX_CL_FN(clGetDeviceInfo) PLX_CL_FN(clCreateContext) PLX_CL_FN(clCreateCommandQueue)                 \
     PLX_CL_FN(clCreateProgramWithSource) PLX_CL_FN(clBuildProgram) PLX_CL_FN(clCreateKernel)              \
     PLX_CL_FN(clEnqueueNDRangeKernel) PLX_CL_FN(clFinish) PLX_CL_FN(clReleaseKernel)                      \
-    PLX_CL_FN(clReleaseProgram) PLX_CL_FN(clReleaseCommandQueue) PLX_CL_FN(clReleaseContext)
+    PLX_CL_FN(clReleaseProgram) PLX_CL_FN(clReleaseCommandQueue) PLX_CL_FN(clReleaseContext)              \
+    PLX_CL_FN(clCreateBuffer) PLX_CL_FN(clReleaseMemObject) PLX_CL_FN(clEnqueueWriteBuffer)                \
+    PLX_CL_FN(clEnqueueReadBuffer)
     PLX_CL_FNS
 #undef PLX_CL_FN
     cl_context context = nullptr;
     cl_command_queue queue = nullptr;
     cl_program program = nullptr;
     cl_kernel kernel = nullptr;
+    cl_mem buffer = nullptr; // transfer_seconds' device buffer, of buffer_bytes
+    size_t buffer_bytes = 0;
 
     ~State() {
+        if (buffer) clReleaseMemObject(buffer);
         if (kernel) clReleaseKernel(kernel);
         if (program) clReleaseProgram(program);
         if (queue) clReleaseCommandQueue(queue);
@@ -124,6 +129,22 @@ double OpenCL::round_us(int launches, std::string& why) {
     return us;
 }
 
+double OpenCL::transfer_seconds(void* host, size_t bytes, bool upload, std::string& why) {
+    if (s_->buffer_bytes != bytes) {
+        if (s_->buffer) s_->clReleaseMemObject(s_->buffer);
+        cl_int err = CL_SUCCESS;
+        s_->buffer = s_->clCreateBuffer(s_->context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
+        s_->buffer_bytes = err == CL_SUCCESS ? bytes : 0;
+        if (err != CL_SUCCESS) return why = "clCreateBuffer of " + std::to_string(bytes) + " bytes failed: error " + std::to_string(err), -1;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    cl_int err = upload ? s_->clEnqueueWriteBuffer(s_->queue, s_->buffer, CL_TRUE, 0, bytes, host, 0, nullptr, nullptr)
+                        : s_->clEnqueueReadBuffer(s_->queue, s_->buffer, CL_TRUE, 0, bytes, host, 0, nullptr, nullptr);
+    if (err != CL_SUCCESS)
+        return why = std::string(upload ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer") + " failed: error " + std::to_string(err), -1;
+    return us_since(t0) * 1e-6;
+}
+
 #else
 struct OpenCL::State {};
 OpenCL::OpenCL(std::unique_ptr<State> s) : s_(std::move(s)) {}
@@ -133,6 +154,10 @@ std::unique_ptr<OpenCL> OpenCL::open(const std::string&, const std::string&, std
     return nullptr;
 }
 double OpenCL::round_us(int, std::string& why) {
+    why = "plexus was built without the OpenCL headers (CL/cl.h)";
+    return -1;
+}
+double OpenCL::transfer_seconds(void*, size_t, bool, std::string& why) {
     why = "plexus was built without the OpenCL headers (CL/cl.h)";
     return -1;
 }

@@ -3,6 +3,7 @@
 // so that `plexus bench` alternates rounds with its own and a busy host slows both alike.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -20,6 +21,9 @@ public:
     // Host microseconds per enqueue over `launches` enqueues; clFinish after, untimed.
     // Negative with why set on a failure.
     double round_us(int launches, std::string& why);
+    // Seconds of one blocking clEnqueueWriteBuffer (upload) or clEnqueueReadBuffer of `bytes`
+    // between `host` and a device buffer of the same size. Negative with why set on a failure.
+    double transfer_seconds(void* host, size_t bytes, bool upload, std::string& why);
 
 private:
     struct State;

@@ -164,6 +164,21 @@ const Kernel<In<uint32_t>, InOut<uint32_t>, Int, Int>& histogram() {
     return k;
 }
 
+const Kernel<In<float>, Out<float>, Int>& pipeline_step() {
+    static const auto k = px::kernel("pipeline_step", {"x", "y", "n"}, [](px::In<float> x, px::Out<float> y, px::Int n) {
+        px::Int i = px::global_id(0);
+        px::If(i < n, [&] {
+            // A degree-8 polynomial by Horner's rule: enough arithmetic per element that the
+            // kernel takes about as long as moving the element in and out.
+            px::Float v = x[i];
+            px::Float acc = pipeline_coefficients[0];
+            for (float c : std::span(pipeline_coefficients).subspan(1)) acc = acc * v + c;
+            y[i] = acc;
+        });
+    });
+    return k;
+}
+
 const ir::Kernel* find(std::string_view name) {
     static const std::map<std::string, const ir::Kernel*, std::less<>> all = {
         {"vector_add", &vector_add().ir()},     {"reduce", &reduce().ir()},
@@ -173,7 +188,7 @@ const ir::Kernel* find(std::string_view name) {
         {"histogram", &histogram().ir()},       {"vector_add_float4", &vector_add_float4().ir()},
         {"saxpy_f16", &saxpy_f16().ir()},       {"dequant_int8", &dequant_int8().ir()},
         {"softmax_bf16", &softmax_bf16().ir()}, {"softmax_f32", &softmax_f32().ir()},
-        {"particles", &particles().ir()},
+        {"particles", &particles().ir()},       {"pipeline_step", &pipeline_step().ir()},
     };
     auto it = all.find(name);
     return it == all.end() ? nullptr : it->second;
@@ -182,7 +197,7 @@ const ir::Kernel* find(std::string_view name) {
 std::vector<std::string> names() {
     return {"vector_add", "reduce",        "matmul_naive", "matmul_tiled", "transpose",
             "scan_groups", "scan_add",    "histogram",    "vector_add_float4", "saxpy_f16",
-            "dequant_int8", "softmax_bf16", "softmax_f32", "particles"};
+            "dequant_int8", "softmax_bf16", "softmax_f32", "particles", "pipeline_step"};
 }
 
 } // namespace plexus::samples

@@ -4,6 +4,9 @@
 
 #include "plexus/kernel.hpp"
 
+#include <array>
+#include <span>
+
 namespace plexus::samples {
 
 // c[i] = a[i] + b[i] for i < n; each work-item adds four elements a work-group apart, so the
@@ -75,6 +78,11 @@ inline constexpr float particles_softening = 0.01f;
 inline constexpr float particles_spring = 4.0f;
 inline constexpr Vec3 particles_field{{0.0f, 0.0f, 1.0f}};
 const Kernel<In<Particle>, Out<Particle>, Int, Float>& particles();
+
+// pipeline: y = p(x) for a fixed degree-8 polynomial p (Horner's rule), the kernel of the
+// pipeline sample, whose chunks are uploaded, computed and downloaded on three queues.
+inline constexpr std::array<float, 9> pipeline_coefficients{0.5f, -1.25f, 0.75f, 2.0f, -0.5f, 1.5f, -2.25f, 0.25f, 1.0f};
+const Kernel<In<float>, Out<float>, Int>& pipeline_step();
 
 // Every sample by name, as IR: for `plexus codegen NAME`.
 const ir::Kernel* find(std::string_view name);

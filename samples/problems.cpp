@@ -3,6 +3,7 @@
 
 #include "kernels.hpp"
 #include "problem_util.hpp"
+#include "queue_problems.hpp"
 #include "typed_problems.hpp"
 
 #include <cmath>
@@ -101,24 +102,8 @@ public:
             .wait();
     }
     CheckResult check() override {
-        CheckResult r;
         auto c = bc_.host();
-        std::vector<double> want(n_), mag(n_);
-        for (int row = 0; row < m_; ++row) {
-            std::fill(want.begin(), want.end(), 0.0);
-            std::fill(mag.begin(), mag.end(), 0.0);
-            for (int p = 0; p < k_; ++p) {
-                double a = a_[size_t(row) * k_ + p];
-                const float* b = &b_[size_t(p) * n_];
-                for (int col = 0; col < n_; ++col) {
-                    want[col] += a * b[col];
-                    mag[col] += std::fabs(a * b[col]);
-                }
-            }
-            for (int col = 0; col < n_; ++col)
-                record(r, size_t(row) * n_ + col, c[size_t(row) * n_ + col], want[col], 1e-5 * mag[col] + 1e-6);
-        }
-        return r;
+        return check_matmul(a_, b_, std::span<const float>(c.data(), c.size()), m_, n_, k_);
     }
     std::string tolerance() const override { return "|got - want| <= 1e-5 sum_p |a b| + 1e-6 (want in double)"; }
     double work() const override { return 2.0 * m_ * n_ * double(k_); }
@@ -247,6 +232,7 @@ const std::vector<std::string>& problem_names() {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> v = {"vector_add", "reduce", "matmul_naive", "matmul_tiled", "transpose", "scan", "histogram"};
         v.insert(v.end(), typed_problem_names().begin(), typed_problem_names().end());
+        v.insert(v.end(), queue_problem_names().begin(), queue_problem_names().end());
         return v;
     }();
     return names;
@@ -263,11 +249,12 @@ std::unique_ptr<Problem> make_problem(const std::string& name, size_t size, Runt
     if (name == "scan") return std::make_unique<Scan>(size, rt, g);
     if (name == "histogram") return std::make_unique<Histogram>(size, rt, g);
     if (auto p = make_typed_problem(name, size, rt, g)) return p;
+    if (auto p = make_queue_problem(name, size, rt, g)) return p;
     throw Error(ErrorCode::InvalidArgument, "unknown sample problem '" + name + "'");
 }
 
 std::vector<size_t> test_sizes(const std::string& name, bool slow) {
-    if (name == "matmul_naive" || name == "matmul_tiled") return slow ? std::vector<size_t>{1, 17, 50} : std::vector<size_t>{1, 17, 70, 256};
+    if (name == "matmul_naive" || name == "matmul_tiled" || name == "multi_device_matmul") return slow ? std::vector<size_t>{1, 17, 50} : std::vector<size_t>{1, 17, 70, 256};
     if (name == "transpose") return slow ? std::vector<size_t>{1, 17, 100} : std::vector<size_t>{1, 17, 300};
     if (name == "scan") return slow ? std::vector<size_t>{1, 255, 256, 1000, 20000} : std::vector<size_t>{1, 255, 256, 1000, 70000};
     if (name == "particles") return slow ? std::vector<size_t>{1, 70, 130} : std::vector<size_t>{1, 70, 200, 1000};
@@ -277,7 +264,7 @@ std::vector<size_t> test_sizes(const std::string& name, bool slow) {
 }
 
 size_t run_size(const std::string& name, bool slow) {
-    if (name.rfind("matmul", 0) == 0 || name == "transpose") return slow ? 48 : 256;
+    if (name.rfind("matmul", 0) == 0 || name == "multi_device_matmul" || name == "transpose") return slow ? 48 : 256;
     if (name == "particles") return slow ? 200 : 2000;
     if (name.rfind("softmax", 0) == 0) return slow ? 16000 : 1000000;
     return slow ? 20000 : 1000003;

@@ -34,7 +34,7 @@ assert sorted(by) == ["libplexus-example.so", "libplexus-noise.so"], sorted(by)
 ex = by["libplexus-example.so"]
 assert (ex["name"], ex["outcome"], ex["execution_model"], ex["priority"]) == ("example", "loaded", "direct", 7), ex
 assert ex["devices"] == [{"name": "example single-threaded CPU", "type": "cpu", "compute_units": 1,
-                          "memory_bytes": 1 << 30}], ex["devices"]
+                          "memory_bytes": 1 << 30, "uuid": "", "pci_bus_id": ""}], ex["devices"]
 noise = by["libplexus-noise.so"]
 assert noise["outcome"] == "not_a_plugin" and "not an ELF file" in noise["message"], noise
 assert noise["devices"] == []

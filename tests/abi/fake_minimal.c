@@ -1,7 +1,10 @@
 /* A plugin that leaves every optional function of plugin.h NULL: it wraps a real backend of
- * this build (INNER_PLUGIN, a path) and hands on only the required functions, so that the abi
- * suite proves the core runs every sample without the optional ones. MINIMAL_NAME names it. */
+ * this build (INNER_PLUGIN, a path) and hands on only the required functions, as a plugin
+ * built against ABI 1.0 (its descriptor ends where 1.0's did, before queue_marker), so that the
+ * abi suite proves the core runs every sample without the optional ones and that a 1.0 plugin
+ * still loads and works synchronously. MINIMAL_NAME names it. */
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,7 +47,8 @@ PLX_EXPORT plx_status plx_plugin_init(uint32_t host_abi_version, const plx_host_
         return PLX_ERROR_INTERNAL;
     }
     plx_plugin d = g_inner;
-    d.struct_size = sizeof d;
+    d.struct_size = (uint32_t)offsetof(plx_plugin, queue_marker); /* ABI 1.0's descriptor */
+    d.abi_version = PLX_MAKE_VERSION(1, 0);
     d.name = MINIMAL_NAME;
     d.shutdown = NULL;
     d.buffer_copy = NULL;
@@ -54,7 +58,7 @@ PLX_EXPORT plx_status plx_plugin_init(uint32_t host_abi_version, const plx_host_
     d.event_wait = NULL;
     d.event_profile = NULL;
     d.event_release = NULL;
-    uint32_t size = plugin->struct_size < sizeof d ? plugin->struct_size : (uint32_t)sizeof d;
+    uint32_t size = plugin->struct_size < d.struct_size ? plugin->struct_size : d.struct_size;
     memcpy(plugin, &d, size);
     plugin->struct_size = size;
     return PLX_OK;

@@ -34,6 +34,10 @@ struct DeviceInfo {
     uint64_t max_alloc_bytes = 0;
     uint64_t local_memory_bytes = 0;
     bool fp64 = false;
+    std::array<uint8_t, 16> uuid{}; // all zero when the plugin does not know it
+    std::string pci_bus_id;         // "0000:41:00.0", "" when unknown
+    // "GPU-8f3a...": the UUID in the form nvidia-smi prints, "" when unknown.
+    std::string uuid_string() const;
 };
 
 enum class LoadOutcome {

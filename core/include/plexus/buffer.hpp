@@ -13,6 +13,7 @@
 namespace plexus {
 
 class Runtime;
+struct Target;
 
 namespace detail {
 struct BufferState; // core/src/runtime/buffer_state.hpp
@@ -21,6 +22,10 @@ struct BufferState; // core/src/runtime/buffer_state.hpp
 class BufferBase {
 public:
     BufferBase(Runtime& rt, ir::Type element, size_t count);
+    // Wraps memory the caller owns and keeps owning: `native` is an allocation of the target's
+    // device (CUDA: a CUdeviceptr; OpenCL: a cl_mem; native and interp: a host address) of at
+    // least count elements. No copy is made; it is the buffer's current contents.
+    BufferBase(Runtime& rt, ir::Type element, size_t count, const Target& target, uint64_t native);
     BufferBase(BufferBase&&) noexcept;
     BufferBase& operator=(BufferBase&&) noexcept;
     ~BufferBase();
@@ -36,6 +41,13 @@ public:
     // copy (device copies are refreshed at the next launch that needs them).
     void* host_bytes();
     const void* host_bytes() const;
+
+    // The buffer's allocation on the target's device (allocated and made current there first,
+    // then waited for), as the plugin's handle: a CUdeviceptr, a cl_mem, a host address. It
+    // stays valid while the buffer lives, for a vendor library to read; after that library
+    // writes it, call modified_on(target) so that plexus takes that copy as the current one.
+    uint64_t native_handle(const Target& target);
+    void modified_on(const Target& target);
 
     detail::BufferState& state() const { return *state_; }
 
@@ -54,6 +66,10 @@ public:
         write(data);
     }
     Buffer(Runtime& rt, const std::vector<T>& data) : Buffer(rt, std::span<const T>(data)) {}
+    // See BufferBase's wrapping constructor: count elements at `native` on the target's device.
+    static Buffer wrap(Runtime& rt, const Target& target, uint64_t native, size_t count) {
+        return Buffer(rt, target, native, count);
+    }
 
     void write(std::span<const T> data, size_t offset = 0) {
         write_bytes(data.data(), data.size_bytes(), offset * sizeof(T));
@@ -69,6 +85,10 @@ public:
     // Host access with implicit transfer; see BufferBase::host_bytes.
     std::span<T> host() { return {static_cast<T*>(host_bytes()), size()}; }
     std::span<const T> host() const { return {static_cast<const T*>(host_bytes()), size()}; }
+
+private:
+    Buffer(Runtime& rt, const Target& target, uint64_t native, size_t count)
+        : BufferBase(rt, type_of<T>(), count, target, native) {}
 };
 
 } // namespace plexus

@@ -60,18 +60,21 @@ namespace detail {
 struct EventState;
 }
 
-// A launch in flight on one backend's queue. It belongs to the Runtime that launched it: use
-// and destroy it while that Runtime lives.
+// A launch or transfer in flight on one queue. It belongs to the Runtime that made it: use
+// and destroy it while that Runtime lives. A default-constructed Event is complete.
 class Event {
 public:
     Event() = default;
     explicit Event(std::shared_ptr<detail::EventState> s) : state_(std::move(s)) {}
-    // Returns once the launch has finished; throws plexus::Error if it failed.
+    // Returns once the command (and everything before it on its queue) has finished; throws
+    // plexus::Error if it failed.
     void wait() const;
     // Device time of the kernel in seconds with "profiling" on; otherwise std::nullopt.
     std::optional<double> seconds() const;
-    const std::string& backend() const;
-    const std::string& device() const;
+    const std::string& backend() const; // "" for a complete default Event
+    const std::string& device() const;  // the device's name
+    int device_index() const;           // the device's index in its backend; -1 for a default Event
+    const std::shared_ptr<detail::EventState>& state() const { return state_; }
 
 private:
     std::shared_ptr<detail::EventState> state_;
@@ -90,6 +93,15 @@ template <class P, class A> LaunchArg to_arg(A& a) {
         return LaunchArg::scalar<typename P::type>(static_cast<typename P::type>(a));
     else
         return LaunchArg(a);
+}
+
+// The type-erased arguments of a launch of Kernel<P...>, checked at compile time.
+template <class... P, class... A> std::vector<LaunchArg> launch_args(A&... args) {
+    static_assert(sizeof...(P) == sizeof...(A), "plexus: the number of launch arguments is not the kernel's");
+    static_assert((arg_ok<P, std::remove_cvref_t<A>>::value && ...),
+                  "plexus: a launch argument does not fit its parameter "
+                  "(In/Out/InOut<T> take a Buffer<T>, scalar parameters take a number)");
+    return {to_arg<P>(args)...};
 }
 } // namespace detail
 

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "plexus/backend.hpp"
 #include "plexus/config.hpp"
 #include "plexus/launch.hpp"
+#include "plexus/queue.hpp"
 #include "plexus/router.hpp"
 
 namespace plexus {
@@ -25,6 +27,25 @@ struct CompileReport {
     double cache_ms = 0; // disk cache look-up, and the store after a miss
     double load_ms = 0;  // the plugin's module_load: its compile of the source, or loading the binary
     double total_ms = 0; // all of it, kernel_get included
+};
+
+// Host memory that a device transfers at full speed: page-locked where its backend allocates
+// it (CUDA cuMemHostAlloc, a mapped OpenCL host buffer), 64-byte aligned ordinary memory
+// otherwise. Freed with the last copy of the handle, which must go while its Runtime lives.
+class HostMemory {
+public:
+    HostMemory() = default;
+    HostMemory(std::shared_ptr<void> memory, size_t bytes, bool page_locked)
+        : memory_(std::move(memory)), bytes_(bytes), page_locked_(page_locked) {}
+    void* data() const { return memory_.get(); }
+    size_t bytes() const { return bytes_; }
+    bool page_locked() const { return page_locked_; } // the backend allocated it
+    template <class T> std::span<T> as() const { return {static_cast<T*>(data()), bytes_ / sizeof(T)}; }
+
+private:
+    std::shared_ptr<void> memory_;
+    size_t bytes_ = 0;
+    bool page_locked_ = false;
 };
 
 class Runtime {
@@ -59,19 +80,19 @@ public:
     }
     template <class... P, class... A>
     Event launch(const Target& target, const Kernel<P...>& kernel, const Grid& grid, A&&... args) {
-        static_assert(sizeof...(P) == sizeof...(A),
-                      "plexus::Runtime::launch: the number of arguments is not the kernel's");
-        static_assert((detail::arg_ok<P, std::remove_cvref_t<A>>::value && ...),
-                      "plexus::Runtime::launch: an argument does not fit its parameter "
-                      "(In/Out/InOut<T> take a Buffer<T>, scalar parameters take a number)");
-        std::vector<LaunchArg> list{detail::to_arg<P>(args)...};
+        std::vector<LaunchArg> list = detail::launch_args<P...>(args...);
         return launch_ir(target, kernel.ir_ptr(), grid, list);
     }
     // The same for a kernel known only at run time (a JSON IR file): arguments are checked
     // against its parameters before the launch.
     Event launch_ir(const Target& target, const std::shared_ptr<const ir::Kernel>& kernel,
                     const Grid& grid, std::vector<LaunchArg>& args);
-    // Waits for every launch and transfer of every device.
+    // A new in-order queue on the target's device (the named backend's device, device 0 when
+    // none is given; the highest-priority backend when no backend is named). See queue.hpp.
+    Queue queue(const Target& target = {});
+    // `bytes` of host memory for transfers to and from the target's device (see HostMemory).
+    HostMemory host_memory(const Target& target, size_t bytes);
+    // Waits for every launch and transfer of every device and queue.
     void finish();
     // One report per kernel compiled (or loaded from the disk cache) by this Runtime, in order.
     std::vector<CompileReport> compile_reports() const;

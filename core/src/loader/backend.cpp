@@ -1,6 +1,8 @@
 // plexus::Backend and the names of the ABI's enumerations.
 #include "plexus/backend.hpp"
 
+#include <algorithm>
+
 namespace plexus {
 
 const char* to_string(ExecModel m) {
@@ -20,6 +22,18 @@ const char* to_string(DeviceType t) {
     case DeviceType::Other: return "other";
     }
     return "other";
+}
+
+std::string DeviceInfo::uuid_string() const {
+    if (std::all_of(uuid.begin(), uuid.end(), [](uint8_t b) { return b == 0; })) return {};
+    static const char* hex = "0123456789abcdef";
+    std::string s = type == DeviceType::GPU ? "GPU-" : "";
+    for (size_t i = 0; i < uuid.size(); ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+        s += hex[uuid[i] >> 4];
+        s += hex[uuid[i] & 15];
+    }
+    return s;
 }
 
 const char* to_string(plx_language l) {

@@ -227,6 +227,8 @@ DeviceInfo convert(const plx_device_info& in) {
     d.local_memory_bytes = in.local_memory_bytes;
     d.fp64 = in.fp64 != 0;
     d.compute_capability = in.compute_capability;
+    std::copy(std::begin(in.uuid), std::end(in.uuid), d.uuid.begin());
+    d.pci_bus_id = fixed_string(in.pci_bus_id, sizeof in.pci_bus_id);
     return d;
 }
 

@@ -12,14 +12,16 @@ namespace plexus {
 namespace detail {
 
 BufferState::~BufferState() {
+    // A buffer is freed only when idle: wait for every command that uses a copy.
     for (auto& c : copies) {
-        // A buffer is freed only when idle: wait for the queue that may still use it.
         try {
-            c.ctx->sync();
+            for (auto& r : c.use.reads) r->wait();
+            if (c.use.write) c.use.write->wait();
         } catch (const std::exception& e) {
-            // A destructor cannot throw; the failure belongs to an earlier launch, so say so.
-            spdlog::warn("plexus: freeing a buffer on {}: {}", c.ctx->label, e.what());
+            // A destructor cannot throw; the failure belongs to an earlier command, so say so.
+            spdlog::warn("plexus: freeing a buffer used on {}: {}", c.ctx->label, e.what());
         }
+        c.use = {};
         c.ctx->backend->api().buffer_free(c.buffer);
     }
 }
@@ -30,22 +32,69 @@ DeviceCopy* BufferState::copy_on(DeviceContext* ctx) {
     return nullptr;
 }
 
+DeviceCopy& BufferState::allocation_on(DeviceContext* ctx) {
+    if (DeviceCopy* mine = copy_on(ctx)) return *mine;
+    const Backend& b = *ctx->backend;
+    plx_buffer buf = nullptr;
+    b.check(b.api().buffer_alloc(ctx->device, bytes, &buf), "buffer_alloc", ctx->label);
+    copies.push_back({ctx, buf, false});
+    return copies.back();
+}
+
 const DeviceCopy* BufferState::valid_copy() const {
     for (auto& c : copies)
         if (c.valid) return &c;
     return nullptr;
 }
 
+namespace {
+
+// Orders `lane` after `e` when `e` is another lane's: on the device where the plugin can,
+// otherwise by waiting here.
+void follow(Lane& lane, const std::shared_ptr<EventState>& e) {
+    if (!e || e->lane.get() == &lane) return;
+    const Backend& b = *lane.ctx->backend;
+    if (e->lane->ctx->backend == lane.ctx->backend && e->event && b.api().queue_wait_event) {
+        std::lock_guard lock(lane.mutex);
+        b.check(b.api().queue_wait_event(lane.queue, e->event), "queue_wait_event", lane.label);
+    } else {
+        e->wait();
+    }
+}
+
+} // namespace
+
+void BufferState::before(DeviceCopy& copy, Lane& lane, bool write) {
+    follow(lane, copy.use.write);
+    if (write)
+        for (auto& r : copy.use.reads) follow(lane, r);
+}
+
+void BufferState::after(DeviceCopy& copy, const std::shared_ptr<EventState>& event, bool write) {
+    if (write) {
+        copy.use.write = event;
+        copy.use.reads.clear();
+        return;
+    }
+    for (auto& r : copy.use.reads)
+        if (r->lane == event->lane) {
+            r = event;
+            return;
+        }
+    copy.use.reads.push_back(event);
+}
+
 void BufferState::refresh_host() {
     if (host_valid) return;
     host.resize(bytes);
     if (const DeviceCopy* c = valid_copy()) {
-        std::lock_guard lock(c->ctx->mutex);
+        if (c->use.write) c->use.write->wait(); // the last command that wrote it
+        Lane& lane = *c->ctx->lane;
+        std::lock_guard lock(lane.mutex);
         const Backend& b = *c->ctx->backend;
-        TraceSpan span(c->ctx->trace, c->ctx->label, "read to host", "transfer");
+        TraceSpan span(c->ctx->trace, lane.label, "read to host", "transfer");
         span.args["bytes"] = bytes;
-        b.check(b.api().buffer_read(c->ctx->queue, c->buffer, 0, host.data(), bytes), "buffer_read",
-                c->ctx->label);
+        b.check(b.api().buffer_read(lane.queue, c->buffer, 0, host.data(), bytes), "buffer_read", lane.label);
     } else {
         std::memset(host.data(), 0, bytes);
     }
@@ -56,46 +105,66 @@ namespace {
 
 // A buffer never written holds zeros. buffer_fill is optional: without it the zeros are
 // written from a host block, a chunk at a time so that a large buffer costs little memory.
-void zero_fill(DeviceContext& ctx, plx_buffer buffer, size_t bytes) {
-    const Backend& b = *ctx.backend;
+void zero_fill(Lane& lane, plx_buffer buffer, size_t bytes) {
+    const Backend& b = *lane.ctx->backend;
     if (b.api().buffer_fill) {
         const uint32_t zero = 0;
         size_t pattern = bytes % 4 == 0 ? 4 : 1;
-        b.check(b.api().buffer_fill(ctx.queue, buffer, 0, &zero, pattern, bytes), "buffer_fill", ctx.label);
+        b.check(b.api().buffer_fill(lane.queue, buffer, 0, &zero, pattern, bytes), "buffer_fill", lane.label);
         return;
     }
     static const std::vector<unsigned char> zeros(size_t(1) << 20);
     for (size_t offset = 0; offset < bytes; offset += zeros.size()) {
         const size_t n = std::min(zeros.size(), bytes - offset);
-        b.check(b.api().buffer_write(ctx.queue, buffer, offset, zeros.data(), n),
-                "buffer_write (zeroing a new buffer, the plugin has no buffer_fill)", ctx.label);
+        b.check(b.api().buffer_write(lane.queue, buffer, offset, zeros.data(), n),
+                "buffer_write (zeroing a new buffer, the plugin has no buffer_fill)", lane.label);
     }
 }
 
 } // namespace
 
-void BufferState::make_resident(DeviceContext* ctx) {
+Moved BufferState::make_resident(Lane& lane) {
+    DeviceContext* ctx = lane.ctx;
     const Backend& b = *ctx->backend;
-    DeviceCopy* mine = copy_on(ctx);
-    if (mine && mine->valid) return;
-    if (!mine) {
-        plx_buffer buf = nullptr;
-        b.check(b.api().buffer_alloc(ctx->device, bytes, &buf), "buffer_alloc", ctx->label);
-        copies.push_back({ctx, buf, false});
-        mine = &copies.back();
+    DeviceCopy& mine = allocation_on(ctx);
+    if (mine.valid) return {};
+    before(mine, lane, true);
+    DeviceCopy* other = nullptr;
+    for (auto& c : copies)
+        if (c.valid) other = &c;
+    // The only current copy is on another device of this backend: device to device when the
+    // plugin can.
+    if (!host_valid && other && other->ctx->backend == &b && b.api().buffer_copy_peer) {
+        before(*other, lane, false);
+        std::lock_guard lock(lane.mutex);
+        TraceSpan span(ctx->trace, lane.label, "copy from " + other->ctx->label, "transfer");
+        span.args["bytes"] = bytes;
+        plx_status s = b.api().buffer_copy_peer(lane.queue, mine.buffer, 0, other->buffer, 0, bytes);
+        if (s == PLX_OK) {
+            mine.valid = true;
+            return {other->ctx, true};
+        }
+        if (s != PLX_ERROR_UNSUPPORTED) b.check(s, "buffer_copy_peer", lane.label);
     }
-    // The only current copy is on another device: go through the host.
-    if (!host_valid && valid_copy()) refresh_host();
-    std::lock_guard lock(ctx->mutex);
-    TraceSpan span(ctx->trace, ctx->label, host_valid ? "write from host" : "zero fill", "transfer");
+    // Otherwise through the host.
+    if (!host_valid && other) refresh_host();
+    std::lock_guard lock(lane.mutex);
+    TraceSpan span(ctx->trace, lane.label, host_valid ? "write from host" : "zero fill", "transfer");
     span.args["bytes"] = bytes;
-    if (host_valid) {
-        b.check(b.api().buffer_write(ctx->queue, mine->buffer, 0, host.data(), bytes), "buffer_write",
-                ctx->label);
-    } else {
-        zero_fill(*ctx, mine->buffer, bytes);
-    }
-    mine->valid = true;
+    if (host_valid)
+        b.check(b.api().buffer_write(lane.queue, mine.buffer, 0, host.data(), bytes), "buffer_write", lane.label);
+    else
+        zero_fill(lane, mine.buffer, bytes);
+    mine.valid = true;
+    return {nullptr, true};
+}
+
+void BufferState::used(const Moved& moved, const std::shared_ptr<EventState>& event, bool write) {
+    DeviceContext* here = event->lane->ctx;
+    if (write) written_on(here);
+    after(*copy_on(here), event, write || moved.wrote);
+    if (moved.from)
+        if (DeviceCopy* from = copy_on(moved.from)) after(*from, event, false);
 }
 
 void BufferState::written_on(DeviceContext* ctx) {
@@ -115,6 +184,56 @@ BufferBase::BufferBase(Runtime& rt, ir::Type element, size_t count)
     state_->count = count;
     state_->bytes = count * ir::size_of(element);
 }
+BufferBase::BufferBase(Runtime& rt, ir::Type element, size_t count, const Target& target, uint64_t native)
+    : BufferBase(rt, element, count) {
+    auto& s = *state_;
+    detail::DeviceContext& ctx = s.exec->context_for(target, "Buffer::wrap");
+    const Backend& b = *ctx.backend;
+    if (!b.api().buffer_wrap)
+        throw Error(ErrorCode::Unsupported, "backend '" + b.name() + "' cannot wrap memory it did not allocate",
+                    {b.name(), ctx.info->name, "", "", "", ""});
+    if (native == 0 || count == 0)
+        throw Error(ErrorCode::InvalidArgument, "Buffer::wrap on " + ctx.label + ": " +
+                    (native == 0 ? "the handle is 0" : "the count is 0"), {b.name(), ctx.info->name, "", "", "", ""});
+    plx_buffer buf = nullptr;
+    b.check(b.api().buffer_wrap(ctx.device, native, s.bytes, &buf), "buffer_wrap", ctx.label);
+    s.copies.push_back({&ctx, buf, true});
+}
+
+uint64_t BufferBase::native_handle(const Target& target) {
+    auto& s = *state_;
+    detail::DeviceContext& ctx = s.exec->context_for(target, "Buffer::native_handle");
+    const Backend& b = *ctx.backend;
+    if (!b.api().buffer_native)
+        throw Error(ErrorCode::Unsupported, "backend '" + b.name() + "' gives no native handle for its buffers",
+                    {b.name(), ctx.info->name, "", "", "", ""});
+    std::lock_guard lock(s.mutex);
+    auto& lane = ctx.lane;
+    detail::Moved moved = s.make_resident(*lane);
+    detail::DeviceCopy* copy = s.copy_on(&ctx);
+    detail::BufferState::before(*copy, *lane, false);
+    std::shared_ptr<detail::EventState> e;
+    {
+        std::lock_guard ql(lane->mutex);
+        e = detail::lane_marker(lane);
+    }
+    s.used(moved, e, false);
+    e->wait();
+    uint64_t handle = 0;
+    b.check(b.api().buffer_native(copy->buffer, &handle), "buffer_native", ctx.label);
+    return handle;
+}
+
+void BufferBase::modified_on(const Target& target) {
+    auto& s = *state_;
+    detail::DeviceContext& ctx = s.exec->context_for(target, "Buffer::modified_on");
+    std::lock_guard lock(s.mutex);
+    if (!s.copy_on(&ctx))
+        throw Error(ErrorCode::InvalidArgument, "Buffer::modified_on: the buffer has no allocation on " + ctx.label +
+                    " (ask for its native_handle there first)", {ctx.backend->name(), ctx.info->name, "", "", "", ""});
+    s.written_on(&ctx);
+}
+
 BufferBase::BufferBase(BufferBase&&) noexcept = default;
 BufferBase& BufferBase::operator=(BufferBase&&) noexcept = default;
 BufferBase::~BufferBase() = default;
@@ -123,7 +242,7 @@ size_t BufferBase::size() const { return state_->count; }
 size_t BufferBase::bytes() const { return state_->bytes; }
 const ir::Type& BufferBase::element() const { return state_->element; }
 
-static void check_range(size_t offset, size_t bytes, size_t size, const char* what) {
+void detail::check_range(size_t offset, size_t bytes, size_t size, const char* what) {
     if (offset > size || bytes > size - offset)
         throw Error(ErrorCode::InvalidArgument,
                     std::string(what) + " of " + std::to_string(bytes) + " bytes at offset " +
@@ -132,7 +251,7 @@ static void check_range(size_t offset, size_t bytes, size_t size, const char* wh
 
 void BufferBase::write_bytes(const void* src, size_t bytes, size_t offset) {
     auto& s = *state_;
-    check_range(offset, bytes, s.bytes, "write");
+    detail::check_range(offset, bytes, s.bytes, "write");
     std::lock_guard lock(s.mutex);
     if (offset == 0 && bytes == s.bytes) {
         s.host.resize(s.bytes);
@@ -146,7 +265,7 @@ void BufferBase::write_bytes(const void* src, size_t bytes, size_t offset) {
 
 void BufferBase::read_bytes(void* dst, size_t bytes, size_t offset) const {
     auto& s = *state_;
-    check_range(offset, bytes, s.bytes, "read");
+    detail::check_range(offset, bytes, s.bytes, "read");
     std::lock_guard lock(s.mutex);
     s.refresh_host();
     std::memcpy(dst, s.host.data() + offset, bytes);

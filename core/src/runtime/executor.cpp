@@ -11,11 +11,21 @@
 
 namespace plexus::detail {
 
-// ---- device contexts ---------------------------------------------------------------------
+// ---- device contexts and lanes ------------------------------------------------------------
 
-void DeviceContext::sync() {
+Lane::Lane(DeviceContext& c, bool profiling, std::string name) : ctx(&c), label(std::move(name)) {
+    const Backend& b = *c.backend;
+    b.check(b.api().queue_create(c.device, profiling ? PLX_QUEUE_PROFILING : 0, &queue), "queue_create", label);
+}
+
+Lane::~Lane() {
+    // queue_destroy waits for the queue's work.
+    if (queue) ctx->backend->api().queue_destroy(queue);
+}
+
+void Lane::sync() {
     std::lock_guard lock(mutex);
-    if (queue) backend->check(backend->api().queue_sync(queue), "queue_sync", label);
+    if (queue) ctx->backend->check(ctx->backend->api().queue_sync(queue), "queue_sync", label);
     pending.clear();
 }
 
@@ -32,11 +42,14 @@ Executor::~Executor() {
     }
     hot_ = {};
     compiled_.clear();
-    for (auto& [key, ctx] : contexts_)
-        if (ctx->queue) ctx->backend->api().queue_destroy(ctx->queue);
+    for (auto& [key, ctx] : contexts_) ctx->lane.reset();
 }
 
 DeviceContext& Executor::context(const Backend* b, uint32_t index) {
+    if (index >= b->devices().size())
+        throw Error(ErrorCode::InvalidArgument, "device " + std::to_string(index) + " of backend '" + b->name() +
+                    "' does not exist: it has " + std::to_string(b->devices().size()) + " device(s), 0 to " +
+                    std::to_string(b->devices().size() - 1), {b->name(), "", "", "", "", ""});
     std::lock_guard lock(mutex_);
     auto& slot = contexts_[{b, index}];
     if (!slot) {
@@ -47,20 +60,47 @@ DeviceContext& Executor::context(const Backend* b, uint32_t index) {
         ctx->info = &b->devices().at(index);
         ctx->trace = trace_;
         ctx->label = b->name() + ":" + std::to_string(index) + " (" + ctx->info->name + ")";
-        b->check(b->api().queue_create(ctx->device, config_.profiling ? PLX_QUEUE_PROFILING : 0, &ctx->queue),
-                 "queue_create", ctx->label);
+        ctx->lane = std::make_shared<Lane>(*ctx, config_.profiling, ctx->label);
         slot = std::move(ctx);
     }
     return *slot;
 }
 
+DeviceContext& Executor::context_for(const Target& target, const char* what) {
+    const Backend* chosen = nullptr;
+    for (const Backend* b : backends_)
+        if (target.backend.empty() ? !chosen || b->priority() > chosen->priority() : b->name() == target.backend)
+            chosen = b;
+    if (!chosen) {
+        std::string loaded;
+        for (const Backend* b : backends_) loaded += (loaded.empty() ? "" : ", ") + b->name();
+        throw Error(ErrorCode::NoBackend, target.backend.empty()
+                                              ? std::string(what) + " needs a backend, and none is loaded"
+                                              : std::string(what) + ": no backend '" + target.backend +
+                                                    "' is loaded (loaded: " + (loaded.empty() ? "none" : loaded) + ")",
+                    {target.backend, "", "", "", "", ""});
+    }
+    return context(chosen, target.device < 0 ? 0 : uint32_t(target.device));
+}
+
+std::shared_ptr<Lane> Executor::new_lane(const Target& target) {
+    DeviceContext& ctx = context_for(target, "a queue");
+    std::lock_guard lock(mutex_);
+    auto lane = std::make_shared<Lane>(ctx, config_.profiling, ctx.label + " queue " + std::to_string(++lanes_made_));
+    std::erase_if(user_lanes_, [](const std::weak_ptr<Lane>& w) { return w.expired(); });
+    user_lanes_.push_back(lane);
+    return lane;
+}
+
 void Executor::finish() {
-    std::vector<DeviceContext*> all;
+    std::vector<std::shared_ptr<Lane>> all;
     {
         std::lock_guard lock(mutex_);
-        for (auto& [key, ctx] : contexts_) all.push_back(ctx.get());
+        for (auto& [key, ctx] : contexts_) all.push_back(ctx->lane);
+        for (auto& w : user_lanes_)
+            if (auto l = w.lock()) all.push_back(std::move(l));
     }
-    for (auto* ctx : all) ctx->sync();
+    for (auto& lane : all) lane->sync();
 }
 
 // ---- compiled kernels --------------------------------------------------------------------
@@ -394,8 +434,10 @@ std::vector<Candidate> Executor::explain(const ir::Kernel& k, const Grid* grid) 
     return rank_candidates(backends_, needs_of(k, grid), config_);
 }
 
-Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Kernel>& k,
-                       const Grid& grid, std::vector<LaunchArg>& args) {
+Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kernel>& k,
+                       const Grid& grid, std::vector<LaunchArg>& args, const std::shared_ptr<Lane>& lane) {
+    // A queue's launch goes to the queue's device and nowhere else.
+    const Target target = lane ? Target{lane->ctx->backend->name(), int(lane->ctx->index)} : asked;
     // Arguments against parameters, before anything is routed or compiled.
     if (args.size() != k->params.size())
         throw Error(ErrorCode::InvalidArgument, "kernel '" + k->name + "' takes " +
@@ -414,6 +456,8 @@ Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Ker
                         (to_string(p.type) == to_string(args[i].type) ? " declared with other members" : ""), kernel_context(*k));
         if (is_buffer && args[i].buffer->size() == 0)
             throw Error(ErrorCode::InvalidArgument, which() + ": the buffer is empty", kernel_context(*k));
+        if (is_buffer && args[i].buffer->state().exec != this)
+            throw Error(ErrorCode::InvalidArgument, which() + ": the buffer belongs to another plexus::Runtime", kernel_context(*k));
     }
     for (uint32_t d = 0; d < grid.dims; ++d)
         if (grid.global[d] == 0)
@@ -439,7 +483,7 @@ Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Ker
     const DeviceContext* tried_hot = nullptr;
     if (HotHit hot = hot_launch(k, work_group_size, target); hot.ctx) {
         try {
-            return launch_on(*hot.ctx, k, hot.hash, bounded, args, std::move(hot.compiled));
+            return launch_on(lane ? lane : hot.ctx->lane, k, hot.hash, bounded, args, std::move(hot.compiled));
         } catch (const Error& e) {
             fall_back(e, *hot.ctx);
             tried_hot = hot.ctx;
@@ -456,7 +500,7 @@ Event Executor::launch(const Target& target, const std::shared_ptr<const ir::Ker
         DeviceContext& ctx = ready_ctx ? *ready_ctx : context(c.backend_ptr, c.device_index);
         if (&ctx == tried_hot) continue;
         try {
-            Event e = launch_on(ctx, k, hash, bounded, args, std::move(compiled));
+            Event e = launch_on(lane ? lane : ctx.lane, k, hash, bounded, args, std::move(compiled));
             if (!last) remember_hot(k, work_group_size, target, hash, ctx);
             return e;
         } catch (const Error& e) {
@@ -498,8 +542,9 @@ std::pair<DeviceContext*, std::shared_ptr<Compiled>> Executor::ready(uint64_t ha
     return {ctx->second.get(), c->second};
 }
 
-Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
+Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
                           const Grid& grid, std::vector<LaunchArg>& args, std::shared_ptr<Compiled> c) {
+    DeviceContext& ctx = *lane->ctx;
     const Backend& b = *ctx.backend;
     if (!c) c = compile(*k, hash, ctx);
 
@@ -519,16 +564,29 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
     if (c->host) dims.dynamic_local_bytes = uint32_t(c->host->local_bytes(uint32_t(group)));
 
     // Buffers: make every argument current on this device, in argument order, each under its
-    // own lock (a buffer passed twice is handled once).
+    // own lock (a buffer passed twice is handled once), after the commands of other lanes it
+    // must follow.
     std::vector<BufferState*> buffers;
-    for (auto& a : args)
-        if (a.buffer && std::find(buffers.begin(), buffers.end(), &a.buffer->state()) == buffers.end())
-            buffers.push_back(&a.buffer->state());
+    std::vector<bool> writes;
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (!args[i].buffer) continue;
+        const bool w = k->params[i].access != ir::Access::Read;
+        auto at = std::find(buffers.begin(), buffers.end(), &args[i].buffer->state());
+        if (at == buffers.end()) {
+            buffers.push_back(&args[i].buffer->state());
+            writes.push_back(w);
+        } else if (w) {
+            writes[size_t(at - buffers.begin())] = true;
+        }
+    }
     std::vector<plx_buffer> handles(buffers.size()); // handles[i]: buffers[i]'s copy here
+    std::vector<Moved> moved(buffers.size());
     for (size_t i = 0; i < buffers.size(); ++i) {
         std::lock_guard lock(buffers[i]->mutex);
-        buffers[i]->make_resident(&ctx);
-        handles[i] = buffers[i]->copy_on(&ctx)->buffer;
+        moved[i] = buffers[i]->make_resident(*lane);
+        DeviceCopy* here = buffers[i]->copy_on(&ctx);
+        BufferState::before(*here, *lane, writes[i]);
+        handles[i] = here->buffer;
     }
     auto handle_of = [&](const LaunchArg& a) {
         return handles[size_t(std::find(buffers.begin(), buffers.end(), &a.buffer->state()) - buffers.begin())];
@@ -541,15 +599,15 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
     const bool events = b.api().event_wait && b.api().event_release;
     plx_event* event_out = events ? &event->event : nullptr;
     event->wait_by_sync = !events;
-    event->ctx = &ctx;
+    event->lane = lane;
     std::optional<TraceSpan> span;
     if (trace_) {
-        span.emplace(trace_, ctx.label, "launch " + k->name, "launch");
+        span.emplace(trace_, lane->label, "launch " + k->name, "launch");
         span->args = {{"global", dims.global_size}, {"local", dims.local_size}};
         if (config_.profiling) event->trace = trace_, event->kernel = k->name, event->submitted = Trace::Clock::now();
     }
     {
-        std::lock_guard lock(ctx.mutex);
+        std::lock_guard lock(lane->mutex);
         if (c->host) {
             // Direct: one pointer per parameter, kept alive until the queue syncs.
             struct HostLaunch {
@@ -575,9 +633,9 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
             }
             hl->host_args.args = hl->pointers.data();
             hl->compiled = c;
-            b.check(b.api().launch_host(ctx.queue, c->host->function(), &hl->host_args, &dims, event_out),
-                    "launch_host", ctx.label);
-            ctx.pending.push_back(hl);
+            b.check(b.api().launch_host(lane->queue, c->host->function(), &hl->host_args, &dims, event_out),
+                    "launch_host", lane->label);
+            lane->pending.push_back(hl);
             event->keepalive = hl;
         } else {
             std::vector<plx_arg> pa(args.size());
@@ -592,7 +650,7 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
                     pa[i].size = args[i].size;
                 }
             }
-            plx_status s = b.api().launch(ctx.queue, c->kernel, &dims, pa.data(), uint32_t(pa.size()), event_out);
+            plx_status s = b.api().launch(lane->queue, c->kernel, &dims, pa.data(), uint32_t(pa.size()), event_out);
             if (s != PLX_OK) {
                 ErrorContext where{b.name(), ctx.info->name, k->name, "", "", ""};
                 ErrorCode code = s == PLX_ERROR_OUT_OF_RESOURCES ? ErrorCode::OutOfResources
@@ -605,25 +663,44 @@ Event Executor::launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Ke
             event->keepalive = std::move(c);
         }
     }
-    for (size_t i = 0; i < args.size(); ++i)
-        if (args[i].buffer && k->params[i].access != ir::Access::Read) {
-            std::lock_guard lock(args[i].buffer->state().mutex);
-            args[i].buffer->state().written_on(&ctx);
-        }
+    for (size_t i = 0; i < buffers.size(); ++i) {
+        std::lock_guard lock(buffers[i]->mutex);
+        buffers[i]->used(moved[i], event, writes[i]);
+    }
     return Event(std::move(event));
 }
 
 // ---- events ------------------------------------------------------------------------------
 
 EventState::~EventState() {
-    if (ctx == nullptr) return;
-    const plx_plugin& api = ctx->backend->api();
+    if (!lane) return;
+    const plx_plugin& api = lane->ctx->backend->api();
     uint64_t start = 0, end = 0;
     // Placed at the submission: the device's clock is not the host's.
     if (trace && event && api.event_profile && api.event_profile(event, &start, &end) == PLX_OK)
-        trace->span(ctx->label + " device", kernel, "device", submitted,
+        trace->span(lane->label + " device", kernel, "device", submitted,
                     submitted + std::chrono::nanoseconds(end - start), {{"device_ms", double(end - start) * 1e-6}});
     if (event && api.event_release) api.event_release(event);
+}
+
+void EventState::wait() {
+    if (!lane) return;
+    if (wait_by_sync) return lane->sync();
+    if (!event) return; // the plugin finished the command before returning
+    const Backend& b = *lane->ctx->backend;
+    b.check(b.api().event_wait(event), "event_wait", lane->label);
+}
+
+std::shared_ptr<EventState> lane_marker(const std::shared_ptr<Lane>& lane) {
+    const Backend& b = *lane->ctx->backend;
+    const plx_plugin& api = b.api();
+    auto e = std::make_shared<EventState>();
+    e->lane = lane;
+    if (api.queue_marker && api.event_wait && api.event_release)
+        b.check(api.queue_marker(lane->queue, &e->event), "queue_marker", lane->label);
+    else
+        e->wait_by_sync = true;
+    return e;
 }
 
 } // namespace plexus::detail
@@ -631,17 +708,13 @@ EventState::~EventState() {
 namespace plexus {
 
 void Event::wait() const {
-    if (!state_) return;
-    if (state_->wait_by_sync) return state_->ctx->sync();
-    if (!state_->event) return; // the plugin finished the launch before returning
-    const Backend& b = *state_->ctx->backend;
-    b.check(b.api().event_wait(state_->event), "event_wait", state_->ctx->label);
+    if (state_) state_->wait();
 }
 
 std::optional<double> Event::seconds() const {
     if (!state_ || !state_->event) return std::nullopt;
     wait();
-    const plx_plugin& api = state_->ctx->backend->api();
+    const plx_plugin& api = state_->lane->ctx->backend->api();
     uint64_t start = 0, end = 0;
     if (!api.event_profile || api.event_profile(state_->event, &start, &end) != PLX_OK) return std::nullopt;
     return double(end - start) * 1e-9;
@@ -649,11 +722,12 @@ std::optional<double> Event::seconds() const {
 
 const std::string& Event::backend() const {
     static const std::string none;
-    return state_ ? state_->ctx->backend->name() : none;
+    return state_ && state_->lane ? state_->lane->ctx->backend->name() : none;
 }
 const std::string& Event::device() const {
     static const std::string none;
-    return state_ ? state_->ctx->info->name : none;
+    return state_ && state_->lane ? state_->lane->ctx->info->name : none;
 }
+int Event::device_index() const { return state_ && state_->lane ? int(state_->lane->ctx->index) : -1; }
 
 } // namespace plexus

@@ -19,28 +19,64 @@
 
 namespace plexus::detail {
 
-// One (backend, device) pair in use: its queue, and the lock that serializes calls naming it.
+struct DeviceContext;
+
+// One in-order queue of a device: the default one of each device (Runtime::launch and the
+// transfers it needs) or a px::Queue. The lock serializes the calls that name it.
+struct Lane {
+    DeviceContext* ctx = nullptr;
+    plx_queue queue = nullptr;
+    std::mutex mutex;
+    std::vector<std::shared_ptr<const void>> pending; // kept alive until the queue syncs
+    std::string label;                                 // "cuda:0 (NVIDIA H100 80GB HBM3)", or with " queue 2"
+
+    Lane(DeviceContext& ctx, bool profiling, std::string label);
+    ~Lane(); // waits for the queue, then destroys it
+    Lane(const Lane&) = delete;
+    Lane& operator=(const Lane&) = delete;
+    void sync(); // waits for the queue; takes the lock
+};
+
+// One (backend, device) pair in use: its identity and its default lane.
 struct DeviceContext {
     const Backend* backend = nullptr;
     uint32_t index = 0;
     plx_device device = nullptr;
     const DeviceInfo* info = nullptr;
-    plx_queue queue = nullptr;
-    std::mutex mutex;
-    std::vector<std::shared_ptr<const void>> pending; // kept alive until the queue syncs
-    Trace* trace = nullptr;                            // the Runtime's, when tracing
-    std::string label;                                 // "cuda:0 (NVIDIA H100 80GB HBM3)", for messages
+    Trace* trace = nullptr;  // the Runtime's, when tracing
+    std::string label;       // "cuda:0 (NVIDIA H100 80GB HBM3)", for messages
+    std::shared_ptr<Lane> lane;
 
-    void sync(); // waits for the queue; takes the lock
+    void sync() { lane->sync(); }
+};
+
+struct EventState;
+
+// The commands in flight that use one device copy of a buffer: the last that wrote it, and
+// those since that read it (at most one per lane, the latest: a lane runs in order). A command
+// on another lane that reads the copy starts after `write`; one that writes it after all of
+// them. Commands of one lane need nothing: they run in order.
+struct CopyUse {
+    std::shared_ptr<EventState> write;
+    std::vector<std::shared_ptr<EventState>> reads;
 };
 
 struct DeviceCopy {
     DeviceContext* ctx;
     plx_buffer buffer;
     bool valid;
+    CopyUse use{};
 };
 
-// Where a buffer's contents are. No valid copy anywhere means all zeros.
+// What make_resident moved into the copy on the lane's device, for the caller to record with
+// the command's event: the copy it read from (another device's), and whether it wrote.
+struct Moved {
+    DeviceContext* from = nullptr;
+    bool wrote = false;
+};
+
+// Where a buffer's contents are. No valid copy anywhere means all zeros. The host copy is only
+// ever read and written synchronously.
 struct BufferState {
     class Executor* exec = nullptr;
     ir::Type element = ir::Scalar::F32;
@@ -52,14 +88,25 @@ struct BufferState {
 
     ~BufferState();
     DeviceCopy* copy_on(DeviceContext* ctx);
+    DeviceCopy& allocation_on(DeviceContext* ctx); // the copy there, allocated (not valid) if new
     const DeviceCopy* valid_copy() const;
+    // Before a command on `lane` that reads (or writes) `copy`: orders the lane after the
+    // commands of other lanes it must follow (lock held).
+    static void before(DeviceCopy& copy, Lane& lane, bool write);
+    // After it was enqueued, with its event (lock held).
+    static void after(DeviceCopy& copy, const std::shared_ptr<EventState>& event, bool write);
     void refresh_host();                 // makes the host copy current (lock held)
-    void make_resident(DeviceContext* c); // makes the copy on c current (lock held)
-    void written_on(DeviceContext* c);    // after a kernel wrote it there (lock held)
+    // Makes the copy on lane's device current, ordered on the lane (lock held). The caller
+    // records the command that follows with after(): as a write of that copy when it wrote.
+    Moved make_resident(Lane& lane);
+    void written_on(DeviceContext* c);   // after a command wrote it there (lock held)
+    // Records a command on `event`'s lane that used the buffer after make_resident returned
+    // `moved`, and wrote the copy on that lane's device when `write` (lock held).
+    void used(const Moved& moved, const std::shared_ptr<EventState>& event, bool write);
 };
 
 struct EventState {
-    DeviceContext* ctx = nullptr;
+    std::shared_ptr<Lane> lane;
     plx_event event = nullptr;
     bool wait_by_sync = false; // the plugin has no events: a wait syncs the whole queue
     std::shared_ptr<const void> keepalive;
@@ -69,7 +116,15 @@ struct EventState {
     std::string kernel;
     Trace::Clock::time_point submitted{};
     ~EventState();
+    void wait();
 };
+
+// Throws InvalidArgument when [offset, offset + bytes) is not inside a buffer of `size` bytes.
+void check_range(size_t offset, size_t bytes, size_t size, const char* what);
+
+// An event for everything enqueued on the lane so far (lock held): the plugin's marker, or
+// one that waits by syncing the lane when the plugin has none.
+std::shared_ptr<EventState> lane_marker(const std::shared_ptr<Lane>& lane);
 
 struct Compiled {
     const Backend* backend = nullptr;
@@ -85,8 +140,16 @@ public:
     Executor(const Config& config, const std::vector<std::unique_ptr<Backend>>& backends, Trace* trace = nullptr);
     ~Executor();
 
+    // `lane`: a px::Queue's lane, whose device is then the only one tried; null: the default
+    // lane of the device the router picks.
     Event launch(const Target& target, const std::shared_ptr<const ir::Kernel>& kernel,
-                 const Grid& grid, std::vector<LaunchArg>& args);
+                 const Grid& grid, std::vector<LaunchArg>& args, const std::shared_ptr<Lane>& lane = nullptr);
+    // The context of the target's device: the named backend (the highest-ranked one when none
+    // is named), device 0 when none is given. `what` names the request in errors.
+    DeviceContext& context_for(const Target& target, const char* what);
+    // A new lane (px::Queue) on the target's device: the best device of the named backend, or
+    // of the highest-ranked backend when none is named.
+    std::shared_ptr<Lane> new_lane(const Target& target);
     std::vector<Candidate> explain(const ir::Kernel& kernel, const Grid* grid) const;
     void finish();
     DeviceContext& context(const Backend* b, uint32_t index);
@@ -98,6 +161,8 @@ private:
     std::vector<const Backend*> backends_;
     mutable std::mutex mutex_;
     std::map<std::pair<const Backend*, uint32_t>, std::unique_ptr<DeviceContext>> contexts_;
+    std::vector<std::weak_ptr<Lane>> user_lanes_; // for finish()
+    uint32_t lanes_made_ = 0;
     std::vector<CompileReport> reports_;
     std::map<std::tuple<uint64_t, const Backend*, uint32_t>, std::shared_ptr<Compiled>> compiled_;
     DiskCache disk_;
@@ -148,7 +213,7 @@ private:
     // the common case of a launch. {nullptr, nullptr} otherwise.
     std::pair<DeviceContext*, std::shared_ptr<Compiled>> ready(uint64_t hash, const Backend* b, uint32_t index);
     // `c`: the kernel compiled for ctx, or null to compile (or find) it now.
-    Event launch_on(DeviceContext& ctx, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
+    Event launch_on(const std::shared_ptr<Lane>& lane, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
                     const Grid& grid, std::vector<LaunchArg>& args, std::shared_ptr<Compiled> c);
 };
 
