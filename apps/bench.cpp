@@ -413,7 +413,10 @@ int run_bench(const std::vector<std::string>& args) {
                     results.push_back(std::move(row));
             });
             attempt(*b, dev.name, "pipeline", [&] {
-                results.push_back(pipeline_row(rt, *b, d, o.size ? o.size : is_gpu ? size_t(1) << 28 : size_t(1) << 25, o.reps));
+                std::string why;
+                cuda_baseline::Session* session = b->name() == "cuda" ? gpu.session(b->name(), d, dev.name, why) : nullptr;
+                results.push_back(pipeline_row(rt, *b, d, o.size ? o.size : is_gpu ? size_t(1) << 28 : size_t(1) << 25,
+                                               o.reps, session));
             });
             if (d == 0)
                 attempt(*b, dev.name, "peer_copy", [&] {

@@ -43,7 +43,8 @@ class Session;
 }
 std::vector<nlohmann::json> transfer_rows(Runtime& rt, const Backend& b, size_t d, size_t bytes, int reps,
                                           cuda_baseline::Session* cuda, const std::string& cuda_why);
-nlohmann::json pipeline_row(Runtime& rt, const Backend& b, size_t d, size_t n, int reps);
+// `cuda`: the device's CUDA session, for the raw duplex copy beside the row; may be null.
+nlohmann::json pipeline_row(Runtime& rt, const Backend& b, size_t d, size_t n, int reps, cuda_baseline::Session* cuda);
 // Device 0 -> 1 of a backend with two devices or more, through Queue::prefetch, beside
 // cuMemcpyPeer (`cuda`: the session of device 1); null for a backend with one device.
 nlohmann::json peer_copy_row(Runtime& rt, const Backend& b, size_t bytes, int reps, cuda_baseline::Session* cuda,

@@ -156,7 +156,7 @@ nlohmann::json peer_copy_row(Runtime& rt, const Backend& b, size_t bytes, int re
                     double(bytes) / seconds / 1e9, verified, base_name, base_value, base_error);
 }
 
-nlohmann::json pipeline_row(Runtime& rt, const Backend& b, size_t d, size_t n, int reps) {
+nlohmann::json pipeline_row(Runtime& rt, const Backend& b, size_t d, size_t n, int reps, cuda_baseline::Session* cuda) {
     const DeviceInfo& dev = b.devices()[d];
     const Target target{b.name(), int(d)};
     auto p = samples::make_problem("pipeline", n, rt, 7);
@@ -166,8 +166,18 @@ nlohmann::json pipeline_row(Runtime& rt, const Backend& b, size_t d, size_t n, i
     double slowest = 0;
     for (int stage = 0; stage < samples::StagedProblem::stages; ++stage)
         slowest = std::max(slowest, median_seconds(reps, [&] { staged.run_stage(rt, target, stage); }));
-    return make_row("pipeline", b, dev.name, p->size_text(), p->unit(), p->work() / together / 1e9, verified,
-                    "its slowest stage alone (upload, kernel or download)", p->work() / slowest / 1e9, "");
+    nlohmann::json row = make_row("pipeline", b, dev.name, p->size_text(), p->unit(), p->work() / together / 1e9,
+                                  verified, "its slowest stage alone (upload, kernel or download)",
+                                  p->work() / slowest / 1e9, "");
+    // What the link gives when uploads and downloads overlap, raw: the bound for the overlap.
+    if (cuda) {
+        cuda_baseline::Figure f = cuda->duplex_gbps(n * sizeof(float), reps);
+        row["raw_duplex"] = {{"name", f.name}, {"value", f.value}, {"error", f.error}};
+        if (f.error.empty())
+            std::printf("        raw %s: %.2f GB/s up and down together (each alone: see the transfer rows)\n",
+                        f.name.c_str(), f.value);
+    }
+    return row;
 }
 
 nlohmann::json multi_device_row(Runtime& rt, const Backend& b, size_t size, int reps) {

@@ -63,7 +63,7 @@ double ms_since(clock_type::time_point t0) {
     X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD32Async) X(cuStreamCreate)        \
     X(cuStreamDestroy) X(cuStreamSynchronize) X(cuModuleLoadData) X(cuModuleUnload)           \
     X(cuModuleGetFunction) X(cuLaunchKernel) X(cuMemAllocHost) X(cuMemFreeHost) X(cuMemcpyPeer)    \
-    X(cuDeviceCanAccessPeer) X(cuCtxEnablePeerAccess)
+    X(cuDeviceCanAccessPeer) X(cuCtxEnablePeerAccess) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)
 #define CB_CUBLAS_FUNCTIONS(X)                                                                  \
     X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasSetMathMode)         \
     X(cublasSgemm_v2)
@@ -544,6 +544,33 @@ Figure Session::memcpy_gbps(size_t bytes, bool upload, int reps) {
     });
 }
 
+Figure Session::duplex_gbps(size_t bytes, int reps) {
+    return measure("cuMemcpyHtoDAsync and cuMemcpyDtoHAsync at once on two streams, page-locked memory",
+                   [&](Figure& f) {
+        state_->enter(bytes > 0 && reps > 0, "duplex_gbps needs bytes > 0 and reps > 0");
+        void* up = nullptr;
+        void* down = nullptr;
+        CB_CU(cuMemAllocHost, &up, bytes);
+        std::unique_ptr<void, void (*)(void*)> free_up(up, [](void* p) { drv().cuMemFreeHost(p); });
+        CB_CU(cuMemAllocHost, &down, bytes);
+        std::unique_ptr<void, void (*)(void*)> free_down(down, [](void* p) { drv().cuMemFreeHost(p); });
+        const size_t n = bytes / sizeof(float);
+        DeviceBuffer to(n), from(n);
+        auto* words = static_cast<float*>(up);
+        for (size_t i = 0; i < n; ++i) words[i] = float(i % 991);
+        Stream s1, s2;
+        const double sec = median_seconds(reps, [&] {
+            CB_CU(cuMemcpyHtoDAsync, to.ptr, up, n * sizeof(float), s1.s);
+            CB_CU(cuMemcpyDtoHAsync, down, from.ptr, n * sizeof(float), s2.s);
+            s1.sync();
+            s2.sync();
+        });
+        f.value = 2.0 * double(n * sizeof(float)) / sec / 1e9;
+        if (to.download(n) != std::vector<float>(words, words + n)) throw Failure{"duplex_gbps: the upload differs"};
+        f.verified = true;
+    });
+}
+
 Figure Session::peer_copy_gbps(int other, size_t bytes, int reps) {
     const std::string name = "cuMemcpyPeer from device " + std::to_string(other) + ", peer access on where possible";
     return measure(name.c_str(), [&](Figure& f) {
@@ -622,6 +649,7 @@ Figure Session::sgemm(int, int, int, int) { return absent(); }
 Figure Session::empty_launch_round_us(int) { return absent(); }
 Figure Session::memcpy_gbps(size_t, bool, int) { return absent(); }
 Figure Session::peer_copy_gbps(int, size_t, int) { return absent(); }
+Figure Session::duplex_gbps(size_t, int) { return absent(); }
 RawFirstLaunch raw_first_launch(int) {
     RawFirstLaunch r;
     r.error = kNoCudaH;

@@ -43,6 +43,9 @@ public:
     // GB/s of a blocking cuMemcpyPeer of `bytes` from device `other` into this one, peer access
     // enabled where the pair allows it; the copy checked word by word.
     Figure peer_copy_gbps(int other, size_t bytes, int reps);
+    // GB/s of `bytes` up and `bytes` down at once, on two streams from and to page-locked host
+    // memory (both directions counted): what the host link carries when a pipeline overlaps them.
+    Figure duplex_gbps(size_t bytes, int reps);
 
 private:
     struct State;

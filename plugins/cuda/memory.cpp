@@ -189,6 +189,20 @@ void buffer_free(plx_buffer buffer) {
     delete buffer;
 }
 
+namespace {
+
+// Whether the driver knows `p` as page-locked host memory (cuMemHostAlloc'd or registered):
+// cuPointerGetAttribute fails for ordinary pageable memory.
+bool page_locked(const void* p) {
+    if (drv().cuPointerGetAttribute == nullptr) return false;
+    unsigned int type = 0;
+    return drv().cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(p)) ==
+               CUDA_SUCCESS &&
+           type == CU_MEMORYTYPE_HOST;
+}
+
+} // namespace
+
 plx_status buffer_write(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
                         size_t bytes) {
     if (plx_status s = check_queue_buffer("buffer_write", queue, buffer); s != PLX_OK) return s;
@@ -196,6 +210,11 @@ plx_status buffer_write(plx_queue queue, plx_buffer buffer, size_t offset, const
     if (bytes == 0) return PLX_OK;
     if (src == nullptr) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_write: src is NULL");
     if (plx_status s = make_current(queue->device); s != PLX_OK) return s;
+    if (page_locked(src)) { // the copy engine reads it directly
+        PLX_CU_TRY("buffer_write", cuMemcpyHtoDAsync, buffer->ptr + offset, src, bytes, queue->stream);
+        PLX_CU_TRY("buffer_write: waiting for the queue", cuStreamSynchronize, queue->stream);
+        return PLX_OK;
+    }
     if (plx_status s = ensure_staging(queue); s != PLX_OK) return s;
 
     // While the copy engine moves one staging buffer to the device, the host fills the other.
@@ -226,6 +245,11 @@ plx_status buffer_read(plx_queue queue, plx_buffer buffer, size_t offset, void* 
     if (plx_status s = make_current(queue->device); s != PLX_OK) return s;
     if (bytes == 0) {
         // Still a read: it waits for the queue and reports its failures.
+        PLX_CU_TRY("buffer_read: waiting for the queue", cuStreamSynchronize, queue->stream);
+        return PLX_OK;
+    }
+    if (page_locked(dst)) { // the copy engine writes it directly
+        PLX_CU_TRY("buffer_read", cuMemcpyDtoHAsync, dst, buffer->ptr + offset, bytes, queue->stream);
         PLX_CU_TRY("buffer_read: waiting for the queue", cuStreamSynchronize, queue->stream);
         return PLX_OK;
     }
@@ -312,20 +336,6 @@ plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const 
 }
 
 // ---- ABI 1.1 ------------------------------------------------------------------------------
-
-namespace {
-
-// Whether the driver knows `p` as page-locked host memory (cuMemHostAlloc'd or registered):
-// cuPointerGetAttribute fails for ordinary pageable memory.
-bool page_locked(const void* p) {
-    if (drv().cuPointerGetAttribute == nullptr) return false;
-    unsigned int type = 0;
-    return drv().cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(p)) ==
-               CUDA_SUCCESS &&
-           type == CU_MEMORYTYPE_HOST;
-}
-
-} // namespace
 
 plx_status buffer_write_async(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
                               size_t bytes) {

@@ -369,3 +369,46 @@ TEST_CASE("multi_device_matmul uses all devices of the backend; pipeline overlap
     }
     if (two) MESSAGE("multi_device_matmul ran on both devices of " << two_device_backend(rt)->name());
 }
+
+TEST_CASE("placements: device-only buffers have no host copy, pinned ones a page-locked one") {
+    px::Runtime rt(config());
+    const auto backends = loaded_backends(rt);
+    for (const std::string& backend : backends) {
+        CAPTURE(backend);
+        std::mt19937 g(29);
+        const size_t n = size_for(backend);
+        auto x = random_ints(n, g);
+        px::Buffer<int32_t> dev(rt, n, px::Placement::DeviceOnly, {backend});
+        CHECK(dev.placement() == px::Placement::DeviceOnly);
+        dev.write(x);
+        rt.launch(px::Target{backend}, bump(), px::Grid(n), dev, int(n));
+        std::vector<int32_t> want(n);
+        for (size_t i = 0; i < n; ++i) want[i] = int32_t(uint32_t(x[i]) + 1);
+        check_equal(dev.to_vector(), want, "device-only, bumped");
+        // A partial write keeps the rest; the host view is refused with the reason.
+        std::vector<int32_t> patch = random_ints(17, g);
+        dev.write(std::span<const int32_t>(patch), 3);
+        for (size_t i = 0; i < patch.size(); ++i) want[3 + i] = patch[i];
+        check_equal(dev.to_vector(), want, "device-only, patched");
+        try {
+            (void)dev.host();
+            FAIL("host() of a device-only buffer did not throw");
+        } catch (const px::Error& e) {
+            CHECK(e.code() == px::ErrorCode::InvalidArgument);
+            CHECK(std::string(e.what()).find("Placement::DeviceOnly") != std::string::npos);
+        }
+        // Moved to every other backend and back, staged without a host copy.
+        for (const std::string& other : backends) {
+            rt.launch(px::Target{other}, bump(), px::Grid(n), dev, int(n));
+            for (auto& w : want) w = int32_t(uint32_t(w) + 1);
+        }
+        check_equal(dev.to_vector(), want, "device-only, bumped on every backend");
+
+        px::Buffer<int32_t> pinned(rt, n, px::Placement::Pinned, {backend});
+        pinned.write(x);
+        rt.launch(px::Target{backend}, bump(), px::Grid(n), pinned, int(n));
+        for (size_t i = 0; i < n; ++i) want[i] = int32_t(uint32_t(x[i]) + 1);
+        auto view = pinned.host();
+        check_equal(std::vector<int32_t>(view.begin(), view.end()), want, "pinned, bumped");
+    }
+}

@@ -15,6 +15,15 @@ namespace plexus {
 class Runtime;
 struct Target;
 
+// Where a buffer keeps its contents besides the devices that use it.
+enum class Placement {
+    HostMirrored, // a host copy, brought up to date when the host asks for it (the default)
+    DeviceOnly,   // no host copy: read() and write() go straight between the caller's memory and
+                  // the device, so a buffer larger than host memory works; host() throws
+    Pinned,       // the host copy in page-locked memory of the home device's backend, which its
+                  // transfers read and write at full speed
+};
+
 namespace detail {
 struct BufferState; // core/src/runtime/buffer_state.hpp
 }
@@ -22,6 +31,10 @@ struct BufferState; // core/src/runtime/buffer_state.hpp
 class BufferBase {
 public:
     BufferBase(Runtime& rt, ir::Type element, size_t count);
+    // `home`: the device a DeviceOnly buffer is written to before any launch uses it, and whose
+    // backend allocates a Pinned buffer's host copy; the highest-priority backend's device 0
+    // when empty.
+    BufferBase(Runtime& rt, ir::Type element, size_t count, Placement placement, const Target& home);
     // Wraps memory the caller owns and keeps owning: `native` is an allocation of the target's
     // device (CUDA: a CUdeviceptr; OpenCL: a cl_mem; native and interp: a host address) of at
     // least count elements. No copy is made; it is the buffer's current contents.
@@ -31,6 +44,7 @@ public:
     ~BufferBase();
 
     size_t size() const;  // elements
+    Placement placement() const;
     size_t bytes() const;
     const ir::Type& element() const;
 
@@ -38,7 +52,8 @@ public:
     void write_bytes(const void* src, size_t bytes, size_t offset = 0);
     void read_bytes(void* dst, size_t bytes, size_t offset = 0) const;
     // The host copy, brought up to date first. The mutable form makes it the only current
-    // copy (device copies are refreshed at the next launch that needs them).
+    // copy (device copies are refreshed at the next launch that needs them). A DeviceOnly
+    // buffer has none: InvalidArgument.
     void* host_bytes();
     const void* host_bytes() const;
 
@@ -66,6 +81,8 @@ public:
         write(data);
     }
     Buffer(Runtime& rt, const std::vector<T>& data) : Buffer(rt, std::span<const T>(data)) {}
+    Buffer(Runtime& rt, size_t count, Placement placement, const Target& home)
+        : BufferBase(rt, type_of<T>(), count, placement, home) {}
     // See BufferBase's wrapping constructor: count elements at `native` on the target's device.
     static Buffer wrap(Runtime& rt, const Target& target, uint64_t native, size_t count) {
         return Buffer(rt, target, native, count);

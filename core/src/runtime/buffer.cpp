@@ -84,20 +84,37 @@ void BufferState::after(DeviceCopy& copy, const std::shared_ptr<EventState>& eve
     copy.use.reads.push_back(event);
 }
 
+unsigned char* BufferState::host_data() {
+    if (placement == Placement::DeviceOnly)
+        throw Error(ErrorCode::InvalidArgument, "a device-only buffer of " + std::to_string(bytes) +
+                    " bytes (Placement::DeviceOnly) has no host copy: read() and write() it, or use a Queue");
+    if (!host.data()) {
+        if (placement == Placement::Pinned) {
+            host = exec->host_memory(*home, bytes);
+        } else {
+            void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+            if (!p) throw Error(ErrorCode::OutOfMemory, "the host copy of a buffer of " + std::to_string(bytes) + " bytes");
+            host = HostMemory(std::shared_ptr<void>(p, std::free), bytes, false);
+        }
+    }
+    return static_cast<unsigned char*>(host.data());
+}
+
+void BufferState::read_copy(const DeviceCopy& c, void* dst, size_t offset, size_t n) {
+    if (c.use.write) c.use.write->wait(); // the last command that wrote it
+    Lane& lane = *c.ctx->lane;
+    std::lock_guard lock(lane.mutex);
+    const Backend& b = *c.ctx->backend;
+    TraceSpan span(c.ctx->trace, lane.label, "read to host", "transfer");
+    span.args["bytes"] = n;
+    b.check(b.api().buffer_read(lane.queue, c.buffer, offset, dst, n), "buffer_read", lane.label);
+}
+
 void BufferState::refresh_host() {
     if (host_valid) return;
-    host.resize(bytes);
-    if (const DeviceCopy* c = valid_copy()) {
-        if (c->use.write) c->use.write->wait(); // the last command that wrote it
-        Lane& lane = *c->ctx->lane;
-        std::lock_guard lock(lane.mutex);
-        const Backend& b = *c->ctx->backend;
-        TraceSpan span(c->ctx->trace, lane.label, "read to host", "transfer");
-        span.args["bytes"] = bytes;
-        b.check(b.api().buffer_read(lane.queue, c->buffer, 0, host.data(), bytes), "buffer_read", lane.label);
-    } else {
-        std::memset(host.data(), 0, bytes);
-    }
+    unsigned char* data = host_data();
+    if (const DeviceCopy* c = valid_copy()) read_copy(*c, data, 0, bytes);
+    else std::memset(data, 0, bytes);
     host_valid = true;
 }
 
@@ -146,13 +163,22 @@ Moved BufferState::make_resident(Lane& lane) {
         }
         if (s != PLX_ERROR_UNSUPPORTED) b.check(s, "buffer_copy_peer", lane.label);
     }
-    // Otherwise through the host.
-    if (!host_valid && other) refresh_host();
+    // Otherwise through the host: its copy, or for a device-only buffer a staging block.
+    HostMemory staging;
+    const unsigned char* from = nullptr;
+    if (!host_valid && other && placement == Placement::DeviceOnly) {
+        staging = exec->host_memory(*ctx, bytes);
+        read_copy(*other, staging.data(), 0, bytes);
+        from = static_cast<const unsigned char*>(staging.data());
+    } else if (other || host_valid) {
+        refresh_host();
+        from = host_data();
+    }
     std::lock_guard lock(lane.mutex);
-    TraceSpan span(ctx->trace, lane.label, host_valid ? "write from host" : "zero fill", "transfer");
+    TraceSpan span(ctx->trace, lane.label, from ? "write from host" : "zero fill", "transfer");
     span.args["bytes"] = bytes;
-    if (host_valid)
-        b.check(b.api().buffer_write(lane.queue, mine.buffer, 0, host.data(), bytes), "buffer_write", lane.label);
+    if (from)
+        b.check(b.api().buffer_write(lane.queue, mine.buffer, 0, from, bytes), "buffer_write", lane.label);
     else
         zero_fill(lane, mine.buffer, bytes);
     mine.valid = true;
@@ -184,6 +210,13 @@ BufferBase::BufferBase(Runtime& rt, ir::Type element, size_t count)
     state_->count = count;
     state_->bytes = count * ir::size_of(element);
 }
+BufferBase::BufferBase(Runtime& rt, ir::Type element, size_t count, Placement placement, const Target& home)
+    : BufferBase(rt, element, count) {
+    auto& s = *state_;
+    s.placement = placement;
+    if (placement != Placement::HostMirrored) s.home = &s.exec->context_for(home, "a buffer's home device");
+}
+
 BufferBase::BufferBase(Runtime& rt, ir::Type element, size_t count, const Target& target, uint64_t native)
     : BufferBase(rt, element, count) {
     auto& s = *state_;
@@ -240,6 +273,7 @@ BufferBase::~BufferBase() = default;
 
 size_t BufferBase::size() const { return state_->count; }
 size_t BufferBase::bytes() const { return state_->bytes; }
+Placement BufferBase::placement() const { return state_->placement; }
 const ir::Type& BufferBase::element() const { return state_->element; }
 
 void detail::check_range(size_t offset, size_t bytes, size_t size, const char* what) {
@@ -253,13 +287,33 @@ void BufferBase::write_bytes(const void* src, size_t bytes, size_t offset) {
     auto& s = *state_;
     detail::check_range(offset, bytes, s.bytes, "write");
     std::lock_guard lock(s.mutex);
+    if (s.placement == Placement::DeviceOnly) {
+        // Straight to the home device (or where the buffer is current), blocking.
+        const detail::DeviceCopy* current = s.valid_copy();
+        detail::DeviceContext* ctx = current ? current->ctx : s.home;
+        detail::Lane& lane = *ctx->lane;
+        detail::Moved moved;
+        if (offset != 0 || bytes != s.bytes) moved = s.make_resident(lane);
+        detail::DeviceCopy& copy = s.allocation_on(ctx);
+        detail::BufferState::before(copy, lane, true);
+        const Backend& b = *ctx->backend;
+        {
+            std::lock_guard ql(lane.mutex);
+            detail::TraceSpan span(ctx->trace, lane.label, "write from host", "transfer");
+            span.args["bytes"] = bytes;
+            b.check(b.api().buffer_write(lane.queue, copy.buffer, offset, src, bytes), "buffer_write", lane.label);
+        }
+        s.written_on(ctx);
+        copy.use = {}; // the write has finished, and so has what it followed
+        return;
+    }
     if (offset == 0 && bytes == s.bytes) {
-        s.host.resize(s.bytes);
+        s.host_data();
         s.host_valid = true;
     } else {
         s.refresh_host();
     }
-    std::memcpy(s.host.data() + offset, src, bytes);
+    std::memcpy(s.host_data() + offset, src, bytes);
     for (auto& c : s.copies) c.valid = false;
 }
 
@@ -267,8 +321,13 @@ void BufferBase::read_bytes(void* dst, size_t bytes, size_t offset) const {
     auto& s = *state_;
     detail::check_range(offset, bytes, s.bytes, "read");
     std::lock_guard lock(s.mutex);
+    if (s.placement == Placement::DeviceOnly) {
+        if (const detail::DeviceCopy* c = s.valid_copy()) s.read_copy(*c, dst, offset, bytes);
+        else std::memset(dst, 0, bytes);
+        return;
+    }
     s.refresh_host();
-    std::memcpy(dst, s.host.data() + offset, bytes);
+    std::memcpy(dst, s.host_data() + offset, bytes);
 }
 
 void* BufferBase::host_bytes() {
@@ -276,14 +335,14 @@ void* BufferBase::host_bytes() {
     std::lock_guard lock(s.mutex);
     s.refresh_host();
     for (auto& c : s.copies) c.valid = false;
-    return s.host.data();
+    return s.host_data();
 }
 
 const void* BufferBase::host_bytes() const {
     auto& s = *state_;
     std::lock_guard lock(s.mutex);
     s.refresh_host();
-    return s.host.data();
+    return s.host_data();
 }
 
 } // namespace plexus

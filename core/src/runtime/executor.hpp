@@ -81,7 +81,9 @@ struct BufferState {
     class Executor* exec = nullptr;
     ir::Type element = ir::Scalar::F32;
     size_t count = 0, bytes = 0;
-    std::vector<unsigned char> host;
+    Placement placement = Placement::HostMirrored;
+    DeviceContext* home = nullptr; // DeviceOnly and Pinned
+    HostMemory host;               // allocated at first use (never for DeviceOnly)
     bool host_valid = false;
     std::vector<DeviceCopy> copies;
     std::mutex mutex;
@@ -95,7 +97,10 @@ struct BufferState {
     static void before(DeviceCopy& copy, Lane& lane, bool write);
     // After it was enqueued, with its event (lock held).
     static void after(DeviceCopy& copy, const std::shared_ptr<EventState>& event, bool write);
+    unsigned char* host_data();          // the host copy's memory, allocated at first use
     void refresh_host();                 // makes the host copy current (lock held)
+    // Reads the valid copy on `c`'s device into dst, blocking, after its last writer.
+    void read_copy(const DeviceCopy& c, void* dst, size_t offset, size_t n);
     // Makes the copy on lane's device current, ordered on the lane (lock held). The caller
     // records the command that follows with after(): as a write of that copy when it wrote.
     Moved make_resident(Lane& lane);
@@ -147,6 +152,8 @@ public:
     // The context of the target's device: the named backend (the highest-ranked one when none
     // is named), device 0 when none is given. `what` names the request in errors.
     DeviceContext& context_for(const Target& target, const char* what);
+    // Runtime::host_memory.
+    HostMemory host_memory(DeviceContext& ctx, size_t bytes);
     // A new lane (px::Queue) on the target's device: the best device of the named backend, or
     // of the highest-ranked backend when none is named.
     std::shared_ptr<Lane> new_lane(const Target& target);

@@ -18,7 +18,10 @@ using detail::Lane;
 Queue Runtime::queue(const Target& target) { return Queue(impl_->exec.get(), impl_->exec->new_lane(target)); }
 
 HostMemory Runtime::host_memory(const Target& target, size_t bytes) {
-    detail::DeviceContext& ctx = impl_->exec->context_for(target, "host_memory");
+    return impl_->exec->host_memory(impl_->exec->context_for(target, "host_memory"), bytes);
+}
+
+HostMemory detail::Executor::host_memory(DeviceContext& ctx, size_t bytes) {
     if (bytes == 0) throw Error(ErrorCode::InvalidArgument, "host_memory of 0 bytes for " + ctx.label);
     const Backend& b = *ctx.backend;
     if (b.api().host_alloc && b.api().host_free) {
@@ -104,7 +107,7 @@ Event Queue::read_bytes(const BufferBase& buffer, void* dst, size_t bytes, size_
     std::lock_guard lock(s.mutex);
     if (s.host_valid) {
         // The host copy is current: nothing to move.
-        std::memcpy(dst, s.host.data() + offset, bytes);
+        std::memcpy(dst, s.host_data() + offset, bytes);
         return Event();
     }
     detail::Moved moved = s.make_resident(l);
