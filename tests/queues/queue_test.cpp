@@ -9,7 +9,7 @@
 #include <random>
 #include <thread>
 
-#include "build_tree_config.hpp"
+#include "int_axpy.hpp"
 #include "plexus/plexus.hpp"
 #include "queue_problems.hpp"
 
@@ -17,15 +17,7 @@ namespace px = plexus;
 
 namespace {
 
-// c = a * s + b in wrapping 32-bit arithmetic, as the IR defines it.
-const auto& axpy() {
-    static const auto k = px::kernel("queue_axpy", {"a", "b", "c", "s", "n"},
-        [](px::In<int32_t> a, px::In<int32_t> b, px::Out<int32_t> c, px::Int s, px::Int n) {
-            px::Int i = px::global_id(0);
-            px::If(i < n, [&] { c[i] = a[i] * s + b[i]; });
-        });
-    return k;
-}
+const auto& axpy() { return px::test::int_axpy(); }
 // x = x + 1, in place.
 const auto& bump() {
     static const auto k = px::kernel("queue_bump", {"x", "n"}, [](px::InOut<int32_t> x, px::Int n) {
@@ -35,14 +27,8 @@ const auto& bump() {
     return k;
 }
 
-int32_t host_axpy(int32_t a, int32_t s, int32_t b) { return int32_t(uint32_t(a) * uint32_t(s) + uint32_t(b)); }
-
-px::Config config() {
-    px::Config c = px::test::build_tree_config();
-    c.cache_dir = "";
-    c.fallback = false;
-    return c;
-}
+int32_t host_axpy(int32_t a, int32_t s, int32_t b) { return px::test::host_int_axpy(a, s, b); }
+px::Config config() { return px::test::strict_build_tree_config(); }
 
 std::vector<int32_t> random_ints(size_t n, std::mt19937& g) {
     std::vector<int32_t> v(n);
