@@ -755,6 +755,15 @@ PLEXUS_MATH1(tan)
 PLEXUS_MATH1(fabs)
 PLEXUS_MATH1(floor)
 PLEXUS_MATH1(ceil)
+#define PLX_LIBM1(fn) PLEXUS_MATH1(fn)
+#define PLX_LIBM2(fn)                                                                          \
+    template <class A, class B> requires Operands<A, B> auto fn(const A& x, const B& y) {      \
+        using T = detail::common_t<A, B>;                                                      \
+        return Value<T>(detail::math_call<T>(#fn, {detail::lift<T>(x).expr(), detail::lift<T>(y).expr()})); \
+    }
+#include <plexus/libm.def>
+#undef PLX_LIBM1
+#undef PLX_LIBM2
 #undef PLEXUS_MATH1
 template <class A, class B> requires Operands<A, B> auto pow(const A& x, const B& y) {
     using T = detail::common_t<A, B>;

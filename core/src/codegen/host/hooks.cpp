@@ -4,6 +4,8 @@
 #include "codegen/host/lowering.hpp"
 
 #include <llvm/IR/Intrinsics.h>
+#include <set>
+#include <string>
 
 namespace plexus::codegen::host {
 
@@ -136,10 +138,18 @@ Value* HostLowering::transcendental(const std::string& base, Scalar t,
         if (base == n) return call_intrinsic(id, ty, a);
     if (base == "rsqrt")
         return b_.CreateFDiv(ConstantFP::get(ty, 1.0), call_intrinsic(Intrinsic::sqrt, ty, a));
-    if (base == "tan") {
-        // No LLVM intrinsic: libm's tan / tanf, which the JIT finds in the process.
-        FunctionType* ft = FunctionType::get(ty, {ty}, false);
-        FunctionCallee fn = m_.getOrInsertFunction(t == Scalar::F32 ? "tanf" : "tan", ft);
+    static const std::set<std::string> libm = {"tan",
+#define PLX_LIBM1(fn) #fn,
+#define PLX_LIBM2(fn) #fn,
+#include <plexus/libm.def>
+#undef PLX_LIBM1
+#undef PLX_LIBM2
+    };
+    if (libm.count(base)) {
+        // No LLVM intrinsic: libm's function (tanf / tan, erff / erf, ...), which the JIT finds
+        // in the process.
+        FunctionType* ft = FunctionType::get(ty, std::vector<llvm::Type*>(a.size(), ty), false);
+        FunctionCallee fn = m_.getOrInsertFunction(t == Scalar::F32 ? base + "f" : base, ft);
         if (auto* f = dyn_cast<Function>(fn.getCallee())) {
             f->setDoesNotThrow();
             f->setWillReturn();

@@ -106,7 +106,8 @@ protected:
     virtual void fence(const ir::Fence& n) = 0;
     // Ends the work-item being lowered (a Return).
     virtual void return_from_item() = 0;
-    // rsqrt, exp, exp2, log, log2, sin, cos, tan and pow of f32 or f64: each target has its
+    // rsqrt, exp, exp2, log, log2, sin, cos, tan, pow and the libm.def functions of f32 or f64:
+    // each target has its
     // own library. `base` is the catalog name without its type ("sin").
     virtual llvm::Value* transcendental(const std::string& base, ir::Scalar t,
                                         const std::vector<llvm::Value*>& args) = 0;

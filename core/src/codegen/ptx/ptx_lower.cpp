@@ -189,7 +189,9 @@ private:
         if (base == "pow")
             return nvvm("llvm.nvvm.ex2.approx.f",
                         b_.CreateFMul(args[1], nvvm("llvm.nvvm.lg2.approx.f", x)));
-        internal("no approximation for " + base);
+        fail(ErrorCode::Unsupported,
+             "intrinsic '" + base + "_f32' needs libdevice (libdevice.10.bc), which was not found (looked in " +
+                 libdevice().path + "; set CUDA_HOME or PLEXUS_LIBDEVICE)");
     }
 };
 
