@@ -86,6 +86,7 @@ template <class C> void math(Fn fn, const uint64_t* a, const uint64_t* b, const 
     case Fn::Min: PLX_LANES(min_of(x, get<C>(b[l])));
     case Fn::Max: PLX_LANES(max_of(x, get<C>(b[l])));
     case Fn::Clamp: PLX_LANES(min_of(max_of(x, get<C>(b[l])), get<C>(c[l])));
+    case Fn::Ldexp: PLX_LANES(std::ldexp(x, get<int32_t>(b[l])));
 #define PLX_LIBM1(fn) case Fn::Libm_##fn: PLX_LANES(std::fn(x));
 #define PLX_LIBM2(fn) case Fn::Libm_##fn: PLX_LANES(std::fn(x, get<C>(b[l])));
 #include <plexus/libm.def>

@@ -32,7 +32,7 @@ enum class AtomicOp : uint8_t { Add, Sub, Min, Max, And, Or, Xor, Xchg, CmpXchg 
 // carry their precision in ExprNode::type.
 enum class Fn : uint8_t {
     LocalId, GroupId, LocalSize, NumGroups, GlobalId, GlobalSize,
-    Sqrt, Rsqrt, Exp, Exp2, Log, Log2, Sin, Cos, Tan, Pow, Fabs, Floor, Ceil, Fma, Min, Max, Clamp,
+    Sqrt, Rsqrt, Exp, Exp2, Log, Log2, Sin, Cos, Tan, Pow, Fabs, Floor, Ceil, Fma, Min, Max, Clamp, Ldexp,
 #define PLX_LIBM1(fn) Libm_##fn,
 #define PLX_LIBM2(fn) Libm_##fn,
 #include <plexus/libm.def>

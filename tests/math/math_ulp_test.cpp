@@ -178,3 +178,76 @@ template <class T> void check_all(const char* type) {
 
 TEST_CASE("libm functions in f32 on every backend, in ulp against long double") { check_all<float>("f32"); }
 TEST_CASE("libm functions in f64 on every backend, in ulp against long double") { check_all<double>("f64"); }
+
+namespace {
+
+// y = ldexp(x, e) and the classification flags (isnan 1, isinf 2, signbit 4) of x, exactly as
+// the C library on the host says, on the edge values and random ones.
+template <class T> void check_exact_functions(const char* type) {
+    px::Runtime rt(px::test::build_tree_config());
+    const std::vector<T> x = inputs<T>(-1e3, 1e3, 3);
+    std::vector<T> signed_x = x;
+    signed_x.push_back(-std::numeric_limits<T>::quiet_NaN());
+    signed_x.push_back(-std::numeric_limits<T>::denorm_min());
+    std::vector<int32_t> e(x.size());
+    std::mt19937 g(4);
+    for (auto& v : e) v = int32_t(g() % 301) - 150;
+    static const auto ldexp_k = px::kernel(std::string("ldexp_") + type, {"x", "e", "y", "n"},
+        [](px::In<T> x, px::In<int32_t> e, px::Out<T> y, px::Int n) {
+            px::Int i = px::global_id(0);
+            px::If(i < n, [&] { y[i] = px::ldexp(px::Value<T>(x[i]), px::Value<int32_t>(e[i])); });
+        });
+    static const auto classify = px::kernel(std::string("classify_") + type, {"x", "flags", "n"},
+        [](px::In<T> x, px::Out<uint32_t> flags, px::Int n) {
+            px::Int i = px::global_id(0);
+            px::If(i < n, [&] {
+                px::Value<T> v = x[i];
+                px::UInt f = 0u;
+                px::If(px::isnan(v), [&] { f = f | 1u; });
+                px::If(px::isinf(v), [&] { f = f | 2u; });
+                px::If(px::signbit(v), [&] { f = f | 4u; });
+                flags[i] = f;
+            });
+        });
+    for (const px::Backend* b : rt.backends()) {
+        if (sizeof(T) == 8 && !b->devices().at(0).fp64) continue;
+        const std::string backend = b->name();
+        CAPTURE(backend);
+        CAPTURE(type);
+        const int n = int(x.size()), m = int(signed_x.size());
+        px::Buffer<T> bx(rt, x), by(rt, x.size()), bs(rt, signed_x);
+        px::Buffer<int32_t> be(rt, e);
+        px::Buffer<uint32_t> bf(rt, signed_x.size());
+        try {
+            rt.launch(px::Target{backend}, ldexp_k, px::Grid(size_t(n)), bx, be, by, n).wait();
+        } catch (const px::Error& err) {
+            if (err.code() != px::ErrorCode::Unsupported) throw;
+            MESSAGE(backend << " cannot run ldexp: " << err.what());
+            continue;
+        }
+        rt.launch(px::Target{backend}, classify, px::Grid(size_t(m)), bs, bf, m).wait();
+        const std::vector<T> y = by.to_vector();
+        const std::vector<uint32_t> flags = bf.to_vector();
+        size_t bad = 0;
+        for (size_t i = 0; i < x.size(); ++i) {
+            const T want = std::ldexp(x[i], e[i]);
+            const bool same = std::isnan(want) ? std::isnan(y[i]) : y[i] == want && std::signbit(y[i]) == std::signbit(want);
+            if (!same && bad++ == 0)
+                FAIL_CHECK("ldexp(" << double(x[i]) << ", " << e[i] << ") = " << double(y[i]) << ", want " << double(want));
+        }
+        for (size_t i = 0; i < signed_x.size(); ++i) {
+            const T v = signed_x[i];
+            const uint32_t want = (std::isnan(v) ? 1u : 0u) | (std::isinf(v) ? 2u : 0u) | (std::signbit(v) ? 4u : 0u);
+            if (flags[i] != want && bad++ == 0)
+                FAIL_CHECK("flags of " << double(v) << ": got " << flags[i] << ", want " << want);
+        }
+        CHECK_MESSAGE(bad == 0, bad << " wrong of " << x.size() + signed_x.size());
+    }
+}
+
+} // namespace
+
+TEST_CASE("ldexp, isnan, isinf and signbit, exactly, in f32 and f64 on every backend") {
+    check_exact_functions<float>("f32");
+    check_exact_functions<double>("f64");
+}

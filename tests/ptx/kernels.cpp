@@ -2,6 +2,9 @@
 #include "kernels.hpp"
 
 #include "plexus/catalog.hpp"
+#include <string>
+#include <set>
+#include <cstdlib>
 
 namespace ptxtest {
 namespace {
@@ -182,12 +185,37 @@ Kernel atomics_all() {
     return make_kernel("atomics_all", params, shared, body);
 }
 
+namespace {
+
+// The catalog's math intrinsics of this precision that take only values of it (not ldexp,
+// whose exponent is an i32). Without libdevice (PLEXUS_LIBDEVICE=none) the libm.def
+// functions have no PTX and are left out: the PTX generator refuses them (tested below).
+bool math_of(const plexus::IntrinsicInfo& info, Scalar type) {
+    if (info.result != type || info.args.empty() || info.arg_is_pointer[0]) return false;
+    for (const auto& a : info.args)
+        if (a != type) return false;
+    const char* v = std::getenv("PLEXUS_LIBDEVICE");
+    if (v && std::string(v) == "none") {
+        static const std::set<std::string> libm = {
+#define PLX_LIBM1(fn) #fn,
+#define PLX_LIBM2(fn) #fn,
+#include <plexus/libm.def>
+#undef PLX_LIBM1
+#undef PLX_LIBM2
+        };
+        if (libm.count(info.name.substr(0, info.name.rfind('_')))) return false;
+    }
+    return true;
+}
+
+} // namespace
+
 Kernel math(Scalar type) {
     // acc += f(x, x + 1, x + 2) for every math intrinsic of this precision.
     const Expr x = var("x", type);
     std::vector<Stmt> guarded = {let("x", gload("in", type, gid())), let("acc", num(type, 0))};
     for (const auto& info : plexus::intrinsic_catalog()) {
-        if (info.result != type || info.args.empty() || info.arg_is_pointer[0]) continue;
+        if (!math_of(info, type)) continue;
         std::vector<Expr> args;
         for (size_t i = 0; i < info.args.size(); ++i) args.push_back(add(x, num(type, double(i))));
         guarded.push_back(assign("acc", add(var("acc", type), call(info.name, args))));
@@ -199,13 +227,19 @@ Kernel math(Scalar type) {
         {let_gid(), when(lt(gid(), var("n", Scalar::I32)), block(std::move(guarded)))});
 }
 
+Kernel one_call_f32(const std::string& intrinsic) {
+    const Scalar F = Scalar::F32;
+    return make_kernel("one_" + intrinsic, {buffer("in", F, Access::Read), buffer("out", F, Access::Write)}, {},
+                       {let_gid(), gstore("out", gid(), call(intrinsic, {gload("in", F, gid())}))});
+}
+
 Kernel math_each(Scalar type) {
     // out[j * n + gid] = f_j(x, x + 1, x + 2): one column per math intrinsic, in catalog order.
     std::vector<Stmt> guarded = {let("x", gload("in", type, gid()))};
     const Expr x = var("x", type);
     int column = 0;
     for (const auto& info : plexus::intrinsic_catalog()) {
-        if (info.result != type || info.args.empty() || info.arg_is_pointer[0]) continue;
+        if (!math_of(info, type)) continue;
         std::vector<Expr> args;
         for (size_t i = 0; i < info.args.size(); ++i) args.push_back(add(x, num(type, double(i))));
         guarded.push_back(gstore("out", add(mul(i32(column++), var("n", Scalar::I32)), gid()),

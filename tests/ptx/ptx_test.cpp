@@ -178,6 +178,9 @@ TEST_CASE("math intrinsics: libdevice, or the approximations without it") {
         CHECK(error_of([] { generate(ptxtest::math(ir::Scalar::F64)); }, message) ==
               ErrorCode::Unsupported);
         CHECK(std::regex_search(message, std::regex(R"('\w+_f64' needs libdevice)")));
+        // The rest of the library (libm.def) has no approximation: refused by name.
+        CHECK(error_of([] { generate(ptxtest::one_call_f32("erf_f32")); }, message) == ErrorCode::Unsupported);
+        CHECK(std::regex_search(message, std::regex(R"('erf_f32' needs libdevice)")));
     } else {
         // libdevice's sinf is accurate over the whole range: no special-function-unit sine.
         CHECK_FALSE(has(f32, "sin.approx.f32"));

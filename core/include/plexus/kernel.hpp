@@ -11,6 +11,7 @@
 #include <concepts>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -765,6 +766,25 @@ PLEXUS_MATH1(ceil)
 #undef PLX_LIBM1
 #undef PLX_LIBM2
 #undef PLEXUS_MATH1
+// x * 2^n, exactly where the result is representable.
+template <IsValue X, class N> Value<detail::vt<X>> ldexp(const X& x, const N& n) {
+    using T = detail::vt<X>;
+    static_assert(std::is_floating_point_v<T>, "px::ldexp takes a float or a double");
+    return Value<T>(ir::Call::make(std::same_as<T, float> ? "ldexp_f32" : "ldexp_f64",
+                                   {x.expr(), detail::lift<int32_t>(n).expr()}));
+}
+// Classification of a float or double: NaN, an infinity, and the sign bit (set for -0.0 and
+// for NaNs with the sign set, as in C).
+template <IsValue X> requires std::is_floating_point_v<detail::vt<X>> Value<bool> isnan(const X& x) {
+    return x != x;
+}
+template <IsValue X> requires std::is_floating_point_v<detail::vt<X>> Value<bool> isinf(const X& x) {
+    return fabs(x) == std::numeric_limits<detail::vt<X>>::infinity();
+}
+template <IsValue X> requires std::is_floating_point_v<detail::vt<X>> Value<bool> signbit(const X& x) {
+    using T = detail::vt<X>;
+    return copysign(T(1), x) < T(0);
+}
 template <class A, class B> requires Operands<A, B> auto pow(const A& x, const B& y) {
     using T = detail::common_t<A, B>;
     return Value<T>(detail::math_call<T>("pow", {detail::lift<T>(x).expr(), detail::lift<T>(y).expr()}));

@@ -138,7 +138,7 @@ Value* HostLowering::transcendental(const std::string& base, Scalar t,
         if (base == n) return call_intrinsic(id, ty, a);
     if (base == "rsqrt")
         return b_.CreateFDiv(ConstantFP::get(ty, 1.0), call_intrinsic(Intrinsic::sqrt, ty, a));
-    static const std::set<std::string> libm = {"tan",
+    static const std::set<std::string> libm = {"tan", "ldexp",
 #define PLX_LIBM1(fn) #fn,
 #define PLX_LIBM2(fn) #fn,
 #include <plexus/libm.def>
@@ -148,7 +148,9 @@ Value* HostLowering::transcendental(const std::string& base, Scalar t,
     if (libm.count(base)) {
         // No LLVM intrinsic: libm's function (tanf / tan, erff / erf, ...), which the JIT finds
         // in the process.
-        FunctionType* ft = FunctionType::get(ty, std::vector<llvm::Type*>(a.size(), ty), false);
+        std::vector<llvm::Type*> args;
+        for (Value* v : a) args.push_back(v->getType()); // ldexp's exponent is an i32
+        FunctionType* ft = FunctionType::get(ty, args, false);
         FunctionCallee fn = m_.getOrInsertFunction(t == Scalar::F32 ? base + "f" : base, ft);
         if (auto* f = dyn_cast<Function>(fn.getCallee())) {
             f->setDoesNotThrow();
