@@ -59,8 +59,9 @@ public:
 
     // The buffer's allocation on the target's device (allocated and made current there first,
     // then waited for), as the plugin's handle: a CUdeviceptr, a cl_mem, a host address. It
-    // stays valid while the buffer lives, for a vendor library to read; after that library
-    // writes it, call modified_on(target) so that plexus takes that copy as the current one.
+    // stays valid while the buffer lives, for a vendor library to read or write; once the
+    // library's work has finished (wait for it: plexus cannot see it), call modified_on(target)
+    // so that plexus takes that copy as the current one.
     uint64_t native_handle(const Target& target);
     void modified_on(const Target& target);
 

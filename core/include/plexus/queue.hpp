@@ -19,6 +19,8 @@ struct Lane;
 class Executor;
 } // namespace detail
 
+// A Queue belongs to the Runtime that made it: use and destroy it while that Runtime lives.
+// Destroying it waits for its commands.
 class Queue {
 public:
     Queue() = default; // no queue: every call throws

@@ -244,7 +244,8 @@ uint64_t BufferBase::native_handle(const Target& target) {
     auto& lane = ctx.lane;
     detail::Moved moved = s.make_resident(*lane);
     detail::DeviceCopy* copy = s.copy_on(&ctx);
-    detail::BufferState::before(*copy, *lane, false);
+    // The caller may write through the handle: after every command that uses this copy.
+    detail::BufferState::before(*copy, *lane, true);
     std::shared_ptr<detail::EventState> e;
     {
         std::lock_guard ql(lane->mutex);
@@ -303,8 +304,13 @@ void BufferBase::write_bytes(const void* src, size_t bytes, size_t offset) {
             span.args["bytes"] = bytes;
             b.check(b.api().buffer_write(lane.queue, copy.buffer, offset, src, bytes), "buffer_write", lane.label);
         }
-        s.written_on(ctx);
-        copy.use = {}; // the write has finished, and so has what it followed
+        // buffer_write promises only that src may be reused: the device may still be writing.
+        std::shared_ptr<detail::EventState> marker;
+        {
+            std::lock_guard ql(lane.mutex);
+            marker = detail::lane_marker(ctx->lane);
+        }
+        s.used(moved, marker, true);
         return;
     }
     if (offset == 0 && bytes == s.bytes) {

@@ -581,92 +581,122 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
     }
     std::vector<plx_buffer> handles(buffers.size()); // handles[i]: buffers[i]'s copy here
     std::vector<Moved> moved(buffers.size());
-    for (size_t i = 0; i < buffers.size(); ++i) {
-        std::lock_guard lock(buffers[i]->mutex);
-        moved[i] = buffers[i]->make_resident(*lane);
-        DeviceCopy* here = buffers[i]->copy_on(&ctx);
-        BufferState::before(*here, *lane, writes[i]);
-        handles[i] = here->buffer;
+    // Every buffer stays locked (in address order, so two launches cannot deadlock) from its
+    // ordering until the launch is recorded on it: nothing can slip in between.
+    std::vector<BufferState*> by_address = buffers;
+    std::sort(by_address.begin(), by_address.end());
+    std::vector<std::unique_lock<std::mutex>> locks;
+    locks.reserve(by_address.size());
+    for (BufferState* s : by_address) locks.emplace_back(s->mutex);
+    size_t prepared = 0;
+    // A failure once transfers were enqueued still records them, so that other queues and
+    // the buffer's destructor wait for them.
+    auto record_transfers = [&] {
+        if (prepared == 0) return;
+        try {
+            std::shared_ptr<EventState> marker;
+            {
+                std::lock_guard ql(lane->mutex);
+                marker = lane_marker(lane);
+            }
+            for (size_t j = 0; j < prepared; ++j) buffers[j]->used(moved[j], marker, false);
+        } catch (...) {
+            // Nothing more can be done here: the original error is the one to report.
+        }
+    };
+    try {
+        for (; prepared < buffers.size(); ++prepared) {
+            const size_t i = prepared;
+            moved[i] = buffers[i]->make_resident(*lane);
+            DeviceCopy* here = buffers[i]->copy_on(&ctx);
+            BufferState::before(*here, *lane, writes[i]);
+            handles[i] = here->buffer;
+        }
+    } catch (...) {
+        record_transfers();
+        throw;
     }
     auto handle_of = [&](const LaunchArg& a) {
         return handles[size_t(std::find(buffers.begin(), buffers.end(), &a.buffer->state()) - buffers.begin())];
     };
 
     auto event = std::make_shared<EventState>();
-    // Every launch gets an event, so that Event::wait() waits for this launch alone and a
-    // failure is reported by the event's wait; timestamps only when profiling. A plugin
-    // without event_wait or event_release gets no event to leak: waiting syncs its queue.
-    const bool events = b.api().event_wait && b.api().event_release;
-    plx_event* event_out = events ? &event->event : nullptr;
-    event->wait_by_sync = !events;
-    event->lane = lane;
-    std::optional<TraceSpan> span;
-    if (trace_) {
-        span.emplace(trace_, lane->label, "launch " + k->name, "launch");
-        span->args = {{"global", dims.global_size}, {"local", dims.local_size}};
-        if (config_.profiling) event->trace = trace_, event->kernel = k->name, event->submitted = Trace::Clock::now();
-    }
-    {
-        std::lock_guard lock(lane->mutex);
-        if (c->host) {
-            // Direct: one pointer per parameter, kept alive until the queue syncs.
-            struct HostLaunch {
-                std::vector<void*> pointers;
-                std::vector<std::array<unsigned char, 8>> scalars;
-                codegen::HostArgs host_args;
-                std::shared_ptr<Compiled> compiled;
-            };
-            auto hl = std::make_shared<HostLaunch>();
-            hl->scalars.reserve(args.size());
-            for (auto& a : args) {
-                if (a.buffer) {
-                    void* p = b.api().buffer_host_ptr(handle_of(a));
-                    if (p == nullptr)
-                        throw Error(ErrorCode::Device, "buffer_host_ptr returned NULL for a buffer of " +
-                                    std::to_string(a.buffer->bytes()) + " bytes",
-                                    {b.name(), ctx.info->name, k->name, "", "", ""});
-                    hl->pointers.push_back(p);
-                } else {
-                    hl->scalars.push_back(a.bytes);
-                    hl->pointers.push_back(hl->scalars.back().data());
-                }
-            }
-            hl->host_args.args = hl->pointers.data();
-            hl->compiled = c;
-            b.check(b.api().launch_host(lane->queue, c->host->function(), &hl->host_args, &dims, event_out),
-                    "launch_host", lane->label);
-            lane->pending.push_back(hl);
-            event->keepalive = hl;
-        } else {
-            std::vector<plx_arg> pa(args.size());
-            for (size_t i = 0; i < args.size(); ++i) {
-                pa[i].struct_size = sizeof(plx_arg);
-                if (args[i].buffer) {
-                    pa[i].kind = PLX_ARG_BUFFER;
-                    pa[i].buffer = handle_of(args[i]);
-                } else {
-                    pa[i].kind = PLX_ARG_SCALAR;
-                    pa[i].value = args[i].bytes.data();
-                    pa[i].size = args[i].size;
-                }
-            }
-            plx_status s = b.api().launch(lane->queue, c->kernel, &dims, pa.data(), uint32_t(pa.size()), event_out);
-            if (s != PLX_OK) {
-                ErrorContext where{b.name(), ctx.info->name, k->name, "", "", ""};
-                ErrorCode code = s == PLX_ERROR_OUT_OF_RESOURCES ? ErrorCode::OutOfResources
-                                 : s == PLX_ERROR_OUT_OF_MEMORY  ? ErrorCode::OutOfMemory
-                                 : s == PLX_ERROR_INVALID_ARGUMENT ? ErrorCode::InvalidArgument
-                                 : s == PLX_ERROR_LAUNCH ? ErrorCode::Launch : ErrorCode::Device;
-                throw Error(code, b.last_error().empty() ? std::string("launch failed: ") + status_name(s)
-                                                         : b.last_error(), where);
-            }
-            event->keepalive = std::move(c);
+    try {
+        // Every launch gets an event, so that Event::wait() waits for this launch alone and a
+        // failure is reported by the event's wait; timestamps only when profiling. A plugin
+        // without event_wait or event_release gets no event to leak: waiting syncs its queue.
+        const bool events = b.api().event_wait && b.api().event_release;
+        plx_event* event_out = events ? &event->event : nullptr;
+        event->wait_by_sync = !events;
+        event->lane = lane;
+        std::optional<TraceSpan> span;
+        if (trace_) {
+            span.emplace(trace_, lane->label, "launch " + k->name, "launch");
+            span->args = {{"global", dims.global_size}, {"local", dims.local_size}};
+            if (config_.profiling) event->trace = trace_, event->kernel = k->name, event->submitted = Trace::Clock::now();
         }
+        {
+            std::lock_guard lock(lane->mutex);
+            if (c->host) {
+                // Direct: one pointer per parameter, kept alive until the queue syncs.
+                struct HostLaunch {
+                    std::vector<void*> pointers;
+                    std::vector<std::array<unsigned char, 8>> scalars;
+                    codegen::HostArgs host_args;
+                    std::shared_ptr<Compiled> compiled;
+                };
+                auto hl = std::make_shared<HostLaunch>();
+                hl->scalars.reserve(args.size());
+                for (auto& a : args) {
+                    if (a.buffer) {
+                        void* p = b.api().buffer_host_ptr(handle_of(a));
+                        if (p == nullptr)
+                            throw Error(ErrorCode::Device, "buffer_host_ptr returned NULL for a buffer of " +
+                                        std::to_string(a.buffer->bytes()) + " bytes",
+                                        {b.name(), ctx.info->name, k->name, "", "", ""});
+                        hl->pointers.push_back(p);
+                    } else {
+                        hl->scalars.push_back(a.bytes);
+                        hl->pointers.push_back(hl->scalars.back().data());
+                    }
+                }
+                hl->host_args.args = hl->pointers.data();
+                hl->compiled = c;
+                b.check(b.api().launch_host(lane->queue, c->host->function(), &hl->host_args, &dims, event_out),
+                        "launch_host", lane->label);
+                lane->pending.push_back(hl);
+                event->keepalive = hl;
+            } else {
+                std::vector<plx_arg> pa(args.size());
+                for (size_t i = 0; i < args.size(); ++i) {
+                    pa[i].struct_size = sizeof(plx_arg);
+                    if (args[i].buffer) {
+                        pa[i].kind = PLX_ARG_BUFFER;
+                        pa[i].buffer = handle_of(args[i]);
+                    } else {
+                        pa[i].kind = PLX_ARG_SCALAR;
+                        pa[i].value = args[i].bytes.data();
+                        pa[i].size = args[i].size;
+                    }
+                }
+                plx_status s = b.api().launch(lane->queue, c->kernel, &dims, pa.data(), uint32_t(pa.size()), event_out);
+                if (s != PLX_OK) {
+                    ErrorContext where{b.name(), ctx.info->name, k->name, "", "", ""};
+                    ErrorCode code = s == PLX_ERROR_OUT_OF_RESOURCES ? ErrorCode::OutOfResources
+                                     : s == PLX_ERROR_OUT_OF_MEMORY  ? ErrorCode::OutOfMemory
+                                     : s == PLX_ERROR_INVALID_ARGUMENT ? ErrorCode::InvalidArgument
+                                     : s == PLX_ERROR_LAUNCH ? ErrorCode::Launch : ErrorCode::Device;
+                    throw Error(code, b.last_error().empty() ? std::string("launch failed: ") + status_name(s)
+                                                             : b.last_error(), where);
+                }
+                event->keepalive = std::move(c);
+            }
+        }
+    } catch (...) {
+        record_transfers();
+        throw;
     }
-    for (size_t i = 0; i < buffers.size(); ++i) {
-        std::lock_guard lock(buffers[i]->mutex);
-        buffers[i]->used(moved[i], event, writes[i]);
-    }
+    for (size_t i = 0; i < buffers.size(); ++i) buffers[i]->used(moved[i], event, writes[i]);
     return Event(std::move(event));
 }
 
@@ -696,10 +726,13 @@ std::shared_ptr<EventState> lane_marker(const std::shared_ptr<Lane>& lane) {
     const plx_plugin& api = b.api();
     auto e = std::make_shared<EventState>();
     e->lane = lane;
-    if (api.queue_marker && api.event_wait && api.event_release)
-        b.check(api.queue_marker(lane->queue, &e->event), "queue_marker", lane->label);
-    else
+    // Without the plugin's marker, or when it fails, waiting syncs the lane: never an event
+    // that is lost while the commands before it run (a failure of theirs shows at the sync).
+    if (!api.queue_marker || !api.event_wait || !api.event_release ||
+        api.queue_marker(lane->queue, &e->event) != PLX_OK) {
+        e->event = nullptr;
         e->wait_by_sync = true;
+    }
     return e;
 }
 
