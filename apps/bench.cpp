@@ -248,17 +248,8 @@ nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::str
         base = gpu_baselines[key];
     }
     bool verified = p->check().ok();
-    nlohmann::json row = {{"kernel", kernel},        {"backend", b.name()}, {"device", dev.name},
-                          {"size", p->size_text()},  {"unit", p->unit()},   {"value", value},
-                          {"verified", verified}};
-    row["baseline"] = {{"name", base.name}, {"value", base.value}};
-    if (!base.error.empty()) row["baseline"]["error"] = base.error;
-    row["ratio"] = base.value > 0 ? nlohmann::json(value / base.value) : nlohmann::json(nullptr);
-    std::printf("%-7s %-28.28s %-17s %-22s %10.2f %-8s %10.2f %6.2f %s\n", b.name().c_str(), dev.name.c_str(),
-                kernel.c_str(), p->size_text().c_str(), value, p->unit(), base.value,
-                base.value > 0 ? value / base.value : 0.0, verified ? "yes" : "NO");
-    if (!base.error.empty()) std::printf("        baseline not measured: %s\n", base.error.c_str());
-    return row;
+    return result_row(kernel, b, dev.name, p->size_text(), p->unit(), value, verified, base.name, base.value,
+                      base.error);
 }
 
 // What an empty launch costs without plexus on one device: one round at a time, or -1 with

@@ -32,6 +32,12 @@ void enable_only(Config& config, const std::string& backend);
 // it prints last, or {"error": ...}.
 nlohmann::json run_child(const std::string& env, const std::string& args);
 
+// One row of `plexus bench`: the JSON object and its printed line (ratio = value / baseline; a
+// baseline of 0 with `base_error` says why it was not measured).
+nlohmann::json result_row(const std::string& kernel, const Backend& b, const std::string& device,
+                          const std::string& size, const char* unit, double value, bool verified,
+                          const std::string& base_name, double base_value, const std::string& base_error);
+
 // The rows of the host API 2 (bench_queues.cpp), each beside its raw baseline in the same run:
 // `transfer`: Queue::write / read of `bytes` from pageable and from HostMemory, against a
 // pinned cuMemcpy (CUDA), a blocking clEnqueue{Write,Read}Buffer from the same memory (OpenCL)

@@ -11,9 +11,7 @@
 
 namespace plexus::app {
 
-namespace {
-
-nlohmann::json make_row(const std::string& kernel, const Backend& b, const std::string& device, const std::string& size,
+nlohmann::json result_row(const std::string& kernel, const Backend& b, const std::string& device, const std::string& size,
                         const char* unit, double value, bool verified, const std::string& base_name, double base_value,
                         const std::string& base_error) {
     nlohmann::json row = {{"kernel", kernel}, {"backend", b.name()}, {"device", device}, {"size", size},
@@ -28,6 +26,8 @@ nlohmann::json make_row(const std::string& kernel, const Backend& b, const std::
     std::fflush(stdout);
     return row;
 }
+
+namespace {
 
 std::string gib_text(size_t bytes) {
     char buf[32];
@@ -117,7 +117,7 @@ std::vector<nlohmann::json> transfer_rows(Runtime& rt, const Backend& b, size_t 
             }
             const std::string size = gib_text(bytes) + (upload ? " up, " : " down, ") +
                                      (use_pinned ? (pinned.page_locked() ? "pinned" : "HostMemory") : "pageable");
-            rows.push_back(make_row("transfer", b, dev.name, size, "GB/s", double(bytes) / seconds / 1e9, verified,
+            rows.push_back(result_row("transfer", b, dev.name, size, "GB/s", double(bytes) / seconds / 1e9, verified,
                                     base_name, base_value, base_error));
         }
     }
@@ -152,7 +152,7 @@ nlohmann::json peer_copy_row(Runtime& rt, const Backend& b, size_t bytes, int re
     } else if (b.name() != "cuda") {
         base_error = "no raw device-to-device baseline for backend '" + b.name() + "'";
     }
-    return make_row("peer_copy", b, b.devices()[1].name, gib_text(bytes) + " device 0 -> 1", "GB/s",
+    return result_row("peer_copy", b, b.devices()[1].name, gib_text(bytes) + " device 0 -> 1", "GB/s",
                     double(bytes) / seconds / 1e9, verified, base_name, base_value, base_error);
 }
 
@@ -166,7 +166,7 @@ nlohmann::json pipeline_row(Runtime& rt, const Backend& b, size_t d, size_t n, i
     double slowest = 0;
     for (int stage = 0; stage < samples::StagedProblem::stages; ++stage)
         slowest = std::max(slowest, median_seconds(reps, [&] { staged.run_stage(rt, target, stage); }));
-    nlohmann::json row = make_row("pipeline", b, dev.name, p->size_text(), p->unit(), p->work() / together / 1e9,
+    nlohmann::json row = result_row("pipeline", b, dev.name, p->size_text(), p->unit(), p->work() / together / 1e9,
                                   verified, "its slowest stage alone (upload, kernel or download)",
                                   p->work() / slowest / 1e9, "");
     // What the link gives when uploads and downloads overlap, raw: the bound for the overlap.
@@ -187,7 +187,7 @@ nlohmann::json multi_device_row(Runtime& rt, const Backend& b, size_t size, int 
     p->run(rt, all);
     const bool verified = p->check().ok();
     const std::string devices = std::to_string(b.devices().size()) + " device(s)";
-    return make_row("multi_device_matmul", b, devices, p->size_text(), p->unit(), p->work() / s_all / 1e9, verified,
+    return result_row("multi_device_matmul", b, devices, p->size_text(), p->unit(), p->work() / s_all / 1e9, verified,
                     "the same on device 0 alone (" + b.devices()[0].name + ")", p->work() / s_one / 1e9, "");
 }
 

@@ -5,6 +5,7 @@
 #include "runtime/runtime_impl.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <spdlog/spdlog.h>
 
@@ -92,9 +93,7 @@ unsigned char* BufferState::host_data() {
         if (placement == Placement::Pinned) {
             host = exec->host_memory(*home, bytes);
         } else {
-            void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-            if (!p) throw Error(ErrorCode::OutOfMemory, "the host copy of a buffer of " + std::to_string(bytes) + " bytes");
-            host = HostMemory(std::shared_ptr<void>(p, std::free), bytes, false);
+            host = aligned_host_memory(bytes, "the host copy of a buffer");
         }
     }
     return static_cast<unsigned char*>(host.data());
@@ -108,6 +107,30 @@ void BufferState::read_copy(const DeviceCopy& c, void* dst, size_t offset, size_
     TraceSpan span(c.ctx->trace, lane.label, "read to host", "transfer");
     span.args["bytes"] = n;
     b.check(b.api().buffer_read(lane.queue, c.buffer, offset, dst, n), "buffer_read", lane.label);
+}
+
+std::shared_ptr<EventState> transfer(const std::shared_ptr<Lane>& lane, plx_buffer buffer, size_t offset, void* host,
+                                     size_t bytes, bool write, bool blocking) {
+    const Backend& b = *lane->ctx->backend;
+    const plx_plugin& api = b.api();
+    std::lock_guard ql(lane->mutex);
+    TraceSpan span(lane->ctx->trace, lane->label, write ? "write" : "read", "transfer");
+    span.args["bytes"] = bytes;
+    if (write && api.buffer_write_async && !blocking)
+        b.check(api.buffer_write_async(lane->queue, buffer, offset, host, bytes), "buffer_write_async", lane->label);
+    else if (write)
+        b.check(api.buffer_write(lane->queue, buffer, offset, host, bytes), "buffer_write", lane->label);
+    else if (api.buffer_read_async && !blocking)
+        b.check(api.buffer_read_async(lane->queue, buffer, offset, host, bytes), "buffer_read_async", lane->label);
+    else
+        b.check(api.buffer_read(lane->queue, buffer, offset, host, bytes), "buffer_read", lane->label);
+    return lane_marker(lane);
+}
+
+HostMemory aligned_host_memory(size_t bytes, const std::string& what) {
+    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!p) throw Error(ErrorCode::OutOfMemory, what + ": " + std::to_string(bytes) + " bytes");
+    return HostMemory(std::shared_ptr<void>(p, std::free), bytes, false);
 }
 
 void BufferState::refresh_host() {
@@ -297,20 +320,8 @@ void BufferBase::write_bytes(const void* src, size_t bytes, size_t offset) {
         if (offset != 0 || bytes != s.bytes) moved = s.make_resident(lane);
         detail::DeviceCopy& copy = s.allocation_on(ctx);
         detail::BufferState::before(copy, lane, true);
-        const Backend& b = *ctx->backend;
-        {
-            std::lock_guard ql(lane.mutex);
-            detail::TraceSpan span(ctx->trace, lane.label, "write from host", "transfer");
-            span.args["bytes"] = bytes;
-            b.check(b.api().buffer_write(lane.queue, copy.buffer, offset, src, bytes), "buffer_write", lane.label);
-        }
-        // buffer_write promises only that src may be reused: the device may still be writing.
-        std::shared_ptr<detail::EventState> marker;
-        {
-            std::lock_guard ql(lane.mutex);
-            marker = detail::lane_marker(ctx->lane);
-        }
-        s.used(moved, marker, true);
+        // Blocking, since src is the caller's; the event still says when the device is done.
+        s.used(moved, detail::transfer(ctx->lane, copy.buffer, offset, const_cast<void*>(src), bytes, true, true), true);
         return;
     }
     if (offset == 0 && bytes == s.bytes) {

@@ -127,6 +127,15 @@ struct EventState {
 // Throws InvalidArgument when [offset, offset + bytes) is not inside a buffer of `size` bytes.
 void check_range(size_t offset, size_t bytes, size_t size, const char* what);
 
+// One transfer between host memory and a buffer of the lane's device, with its event. Without
+// `blocking` the plugin's asynchronous form is used where it has one (the host memory must then
+// stay valid until the event); with it, the host memory may be reused on return.
+std::shared_ptr<EventState> transfer(const std::shared_ptr<Lane>& lane, plx_buffer buffer, size_t offset, void* host,
+                                     size_t bytes, bool write, bool blocking);
+
+// 64-byte aligned ordinary host memory; `what` names it in the OutOfMemory error.
+HostMemory aligned_host_memory(size_t bytes, const std::string& what);
+
 // An event for everything enqueued on the lane so far (lock held): the plugin's marker, or
 // one that waits by syncing the lane when the plugin has none.
 std::shared_ptr<EventState> lane_marker(const std::shared_ptr<Lane>& lane);

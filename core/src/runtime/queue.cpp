@@ -5,7 +5,6 @@
 #include "runtime/executor.hpp"
 #include "runtime/runtime_impl.hpp"
 
-#include <cstdlib>
 #include <cstring>
 
 namespace plexus {
@@ -31,10 +30,7 @@ HostMemory detail::Executor::host_memory(DeviceContext& ctx, size_t bytes) {
         plx_device device = ctx.device;
         return HostMemory(std::shared_ptr<void>(p, [api, device](void* q) { api->host_free(device, q); }), bytes, true);
     }
-    const size_t rounded = (bytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded);
-    if (!p) throw Error(ErrorCode::OutOfMemory, "host_memory: " + std::to_string(bytes) + " bytes for " + ctx.label);
-    return HostMemory(std::shared_ptr<void>(p, std::free), bytes, false);
+    return aligned_host_memory(bytes, "host_memory for " + ctx.label);
 }
 
 Lane& Queue::lane() const {
@@ -53,26 +49,6 @@ BufferState& mine(const BufferBase& buffer, const Lane& lane, detail::Executor* 
         throw Error(ErrorCode::InvalidArgument, std::string(what) + " on " + lane.label + ": the buffer of " +
                     std::to_string(s.bytes) + " bytes belongs to another plexus::Runtime", where(lane));
     return s;
-}
-
-// One transfer between host memory and a buffer of the lane's device, without blocking where
-// the plugin can; the event of its completion.
-std::shared_ptr<EventState> transfer(const std::shared_ptr<Lane>& lane, plx_buffer buffer, size_t offset, void* host,
-                                     size_t bytes, bool write) {
-    const Backend& b = *lane->ctx->backend;
-    const plx_plugin& api = b.api();
-    std::lock_guard ql(lane->mutex);
-    detail::TraceSpan span(lane->ctx->trace, lane->label, write ? "write" : "read", "transfer");
-    span.args["bytes"] = bytes;
-    if (write && api.buffer_write_async)
-        b.check(api.buffer_write_async(lane->queue, buffer, offset, host, bytes), "buffer_write_async", lane->label);
-    else if (write)
-        b.check(api.buffer_write(lane->queue, buffer, offset, host, bytes), "buffer_write", lane->label);
-    else if (api.buffer_read_async)
-        b.check(api.buffer_read_async(lane->queue, buffer, offset, host, bytes), "buffer_read_async", lane->label);
-    else
-        b.check(api.buffer_read(lane->queue, buffer, offset, host, bytes), "buffer_read", lane->label);
-    return detail::lane_marker(lane);
 }
 
 } // namespace
@@ -94,7 +70,7 @@ Event Queue::write_bytes(BufferBase& buffer, const void* src, size_t bytes, size
     else moved = s.make_resident(l);
     DeviceCopy* copy = s.copy_on(l.ctx);
     BufferState::before(*copy, l, true);
-    std::shared_ptr<EventState> e = transfer(lane_, copy->buffer, offset, const_cast<void*>(src), bytes, true);
+    std::shared_ptr<EventState> e = detail::transfer(lane_, copy->buffer, offset, const_cast<void*>(src), bytes, true, false);
     s.used(moved, e, true);
     return Event(e);
 }
@@ -113,7 +89,7 @@ Event Queue::read_bytes(const BufferBase& buffer, void* dst, size_t bytes, size_
     detail::Moved moved = s.make_resident(l);
     DeviceCopy* copy = s.copy_on(l.ctx);
     BufferState::before(*copy, l, false);
-    std::shared_ptr<EventState> e = transfer(lane_, copy->buffer, offset, dst, bytes, false);
+    std::shared_ptr<EventState> e = detail::transfer(lane_, copy->buffer, offset, dst, bytes, false, false);
     s.used(moved, e, false);
     return Event(e);
 }
