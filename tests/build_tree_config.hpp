@@ -23,4 +23,14 @@ inline Config build_tree_config() {
     return c;
 }
 
+// The same for a suite that tests each backend on its own: no fallback (a failure on the
+// backend under test must not hide behind another) and no disk cache (neither read nor fill
+// the user's).
+inline Config hermetic_config() {
+    Config c = build_tree_config();
+    c.fallback = false;
+    c.cache_dir = "";
+    return c;
+}
+
 } // namespace plexus::test

@@ -106,6 +106,7 @@ plx_status describe_device(plx_device_s* d) {
     info.max_work_group_dims[1] = static_cast<uint32_t>(by);
     info.max_work_group_dims[2] = static_cast<uint32_t>(bz);
     info.subgroup_size = static_cast<uint32_t>(warp);
+    info.subgroup_ops = PLX_SUBGROUP_KNOWN | PLX_SUBGROUP_ALL; // warp shuffles and votes
     info.memory_bytes = total;
     info.max_alloc_bytes = total;
     // The opt-in maximum is what a kernel can use once launch raises its dynamic limit.

@@ -48,6 +48,23 @@ const NamedFn kMathFns[] = {
 #undef PLX_LIBM2
 };
 
+// Subgroup operations: "subgroup_" + one of these, then (for the typed ones) "_" + the type.
+const NamedFn kSubgroupFns[] = {
+    {"size", Fn::SubgroupSize}, {"id", Fn::SubgroupId}, {"lane_id", Fn::LaneId},
+    {"ballot", Fn::Ballot}, {"any", Fn::Any}, {"all", Fn::All}, {"shuffle", Fn::Shuffle},
+    {"shuffle_xor", Fn::ShuffleXor}, {"shuffle_up", Fn::ShuffleUp}, {"shuffle_down", Fn::ShuffleDown},
+    {"reduce_add", Fn::ReduceAdd}, {"reduce_min", Fn::ReduceMin}, {"reduce_max", Fn::ReduceMax},
+    {"scan_inclusive_add", Fn::ScanInclusiveAdd}, {"scan_exclusive_add", Fn::ScanExclusiveAdd}};
+
+std::optional<Fn> subgroup_fn(std::string_view op) {
+    for (auto& f : kSubgroupFns)
+        if (op == f.base) return f.fn;
+    if (const size_t cut = op.rfind('_'); cut != std::string_view::npos && ty_from_string(op.substr(cut + 1)))
+        for (auto& f : kSubgroupFns)
+            if (op.substr(0, cut) == f.base) return f.fn;
+    return std::nullopt;
+}
+
 bool statement_like(std::string_view name) {
     return name == "barrier" || name.rfind("atomic_", 0) == 0 || name.rfind("fence_", 0) == 0;
 }
@@ -77,6 +94,12 @@ bool parse_signature(std::string_view sig, CallInfo& info) {
 
 std::optional<CallInfo> implement(std::string_view name) {
     CallInfo info{};
+    if (name.rfind("subgroup_", 0) == 0) {
+        const auto fn = subgroup_fn(name.substr(9));
+        if (!fn) return std::nullopt;
+        info.fn = *fn;
+        return info;
+    }
     const size_t underscore = name.rfind('_');
     if (underscore == std::string_view::npos) return std::nullopt;
     const std::string_view base = name.substr(0, underscore), suffix = name.substr(underscore + 1);

@@ -38,9 +38,10 @@ void device_setup() {
     i.compute_units = 1;
     i.max_work_group_size = kMaxWorkGroupSize;
     for (int d = 0; d < 3; ++d) i.max_work_group_dims[d] = kMaxWorkGroupDims[d];
-    // Work-items of a group run in lockstep, so the whole group acts as one subgroup; 1 says
-    // that nothing may rely on a warp width here.
-    i.subgroup_size = 1;
+    // Work-items of a group run in lockstep; subgroups are runs of kSubgroupWidth of them, and
+    // every subgroup operation is checked (subgroup.cpp).
+    i.subgroup_size = kSubgroupWidth;
+    i.subgroup_ops = PLX_SUBGROUP_KNOWN | PLX_SUBGROUP_ALL;
     i.memory_bytes = physical_memory();
     i.max_alloc_bytes = i.memory_bytes;
     i.local_memory_bytes = kLocalMemoryBytes;

@@ -244,6 +244,7 @@ const uint64_t* Machine::call(const ExprNode& e, const uint8_t* m, uint64_t* out
     case Fn::GlobalSize: std::fill_n(out, n_, s_.num_groups[d] * s_.local_size[d]); return out;
     default: break;
     }
+    if (static_cast<Fn>(e.op) >= Fn::SubgroupSize) return subgroup(e, m, out);
     const uint64_t* a = eval(e.a, m);
     const uint64_t* b = e.b != kNone ? eval(e.b, m) : nullptr;
     const uint64_t* c = e.c != kNone ? eval(e.c, m) : nullptr;

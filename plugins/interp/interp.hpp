@@ -20,6 +20,10 @@ namespace plx_interp {
 // headroom, 64 KiB on most OpenCL devices), so a kernel that runs here fits there as well.
 constexpr uint64_t kLocalMemoryBytes = 64 * 1024;
 constexpr uint32_t kMaxWorkGroupSize = 1024;
+// The subgroup width: a group's work-items, in linear order, split into subgroups of 8 (the
+// last one partial when the group size is not a multiple), narrower than any GPU's warp so
+// that a kernel relying on a width of 32 shows it here.
+constexpr uint32_t kSubgroupWidth = 8;
 constexpr uint32_t kMaxWorkGroupDims[3] = {1024, 1024, 64};
 
 // plugin_support.hpp: last_error (messages start with "interp: <function>: "), logging

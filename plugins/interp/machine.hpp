@@ -70,6 +70,14 @@ private:
                                   uint64_t* out, const uint8_t* m);
     const uint64_t* call(const ExprNode& e, const uint8_t* m, uint64_t* out);
     void atomic(const ExprNode& e, const uint8_t* m, uint64_t* out);
+
+    // subgroup.cpp
+    const uint64_t* subgroup(const ExprNode& e, const uint8_t* m, uint64_t* out);
+    // Throws unless every work-item of each subgroup that `m` reaches is in `m`.
+    void whole_subgroups(const ExprNode& e, const uint8_t* m) const;
+    // The lane that a shuffle on lane `l` reads: the checked source of shuffle / shuffle_xor,
+    // or l itself where shuffle_up / _down name no lane.
+    uint32_t source_lane(const ExprNode& e, uint32_t l, uint64_t arg) const;
     void load(const ExprNode& e, const uint8_t* m, uint64_t* out);
     [[gnu::noinline]] void invalid_tag(const ExprNode& e, uint64_t i, uint64_t tag, uint32_t lane) const;
 

@@ -38,6 +38,10 @@ enum class Fn : uint8_t {
 #include <plexus/libm.def>
 #undef PLX_LIBM1
 #undef PLX_LIBM2
+    // subgroups (subgroup.cpp): positions, then the collective operations
+    SubgroupSize, SubgroupId, LaneId,
+    Ballot, Any, All, Shuffle, ShuffleXor, ShuffleUp, ShuffleDown,
+    ReduceAdd, ReduceMin, ReduceMax, ScanInclusiveAdd, ScanExclusiveAdd,
 };
 
 // A Call resolved against the catalog: implementation, result and argument types.

@@ -108,7 +108,10 @@ bool device_setup(uint32_t threads) {
     info.compute_units = threads;
     info.max_work_group_size = kMaxWorkGroupSize;
     std::copy(std::begin(kMaxWorkGroupDims), std::end(kMaxWorkGroupDims), info.max_work_group_dims);
+    // Subgroups of one work-item: the host code generator's subgroup operations read the
+    // work-item's own value (docs/kernel-language.md, "Subgroups").
     info.subgroup_size = 1;
+    info.subgroup_ops = PLX_SUBGROUP_KNOWN | PLX_SUBGROUP_ALL;
     info.memory_bytes = physical_memory();
     info.max_alloc_bytes = info.memory_bytes;
     info.local_memory_bytes = kLocalMemoryBytes;

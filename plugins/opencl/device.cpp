@@ -77,6 +77,18 @@ uint32_t subgroup_size(cl_device_id id, const std::string& vendor, const std::st
     return 1;
 }
 
+// The subgroup operations the generated OpenCL C can use: each family needs its extension
+// (cl_khr_subgroups for the basic ones); a device without them is routed around.
+uint32_t subgroup_ops(const std::string& extensions) {
+    uint32_t ops = PLX_SUBGROUP_KNOWN;
+    if (!has_extension(extensions, "cl_khr_subgroups")) return ops;
+    ops |= PLX_SUBGROUP_BASIC;
+    if (has_extension(extensions, "cl_khr_subgroup_shuffle")) ops |= PLX_SUBGROUP_SHUFFLE;
+    if (has_extension(extensions, "cl_khr_subgroup_shuffle_relative")) ops |= PLX_SUBGROUP_SHUFFLE_RELATIVE;
+    if (has_extension(extensions, "cl_khr_subgroup_ballot")) ops |= PLX_SUBGROUP_BALLOT;
+    return ops;
+}
+
 // The device's UUID (cl_khr_device_uuid) into `uuid`, left all zero when it has none.
 void device_uuid(cl_device_id id, const std::string& extensions, uint8_t (&uuid)[16]) {
     static_assert(CL_UUID_SIZE_KHR == sizeof uuid, "cl_khr_device_uuid gives 16 bytes");
@@ -132,9 +144,10 @@ size_t whole_fields(size_t size) {
         PLX_INFO_END(memory_bytes),        PLX_INFO_END(max_alloc_bytes),
         PLX_INFO_END(local_memory_bytes),  PLX_INFO_END(fp64),
         PLX_INFO_END(compute_capability),  PLX_INFO_END(uuid),
-        PLX_INFO_END(pci_bus_id)};
+        PLX_INFO_END(pci_bus_id),          PLX_INFO_END(subgroup_ops)};
 #undef PLX_INFO_END
     static_assert(ends[sizeof ends / sizeof ends[0] - 1] <= sizeof(plx_device_info));
+    if (size >= sizeof(plx_device_info)) return sizeof(plx_device_info); // padding included
     size_t fit = 0;
     for (size_t end : ends)
         if (end <= size) fit = end;
@@ -179,6 +192,7 @@ bool make_device(cl_platform_id platform, cl_device_id id, const std::string& pl
     for (int d = 0; d < 3; ++d)
         info.max_work_group_dims[d] = clamp32(dev.max_item_sizes[d]);
     info.subgroup_size = subgroup_size(id, vendor, extensions);
+    info.subgroup_ops = subgroup_ops(extensions);
     info.memory_bytes = device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE);
     info.max_alloc_bytes = device_value<cl_ulong>(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
     info.local_memory_bytes = device_value<cl_ulong>(id, CL_DEVICE_LOCAL_MEM_SIZE);

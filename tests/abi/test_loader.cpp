@@ -96,6 +96,9 @@ std::map<std::string, LoadReportEntry> by_file(const std::vector<LoadReportEntry
     return m;
 }
 
+// "1.2": the plugin ABI this host speaks, as load reports write it.
+std::string host_abi() { return "1." + std::to_string(PLX_ABI_VERSION_MINOR); }
+
 void expect(const std::map<std::string, LoadReportEntry>& m, const std::string& file, LoadOutcome outcome,
             const std::string& message_part, const std::string& name = "?") {
     CAPTURE(file);
@@ -125,8 +128,8 @@ TEST_CASE("every load outcome is reported with its reason, and the good plugins 
     expect(m, "libplexus-init_fail.so", LoadOutcome::InitFailed, "PLX_ERROR_DEVICE: the fake widget is jammed", "broken");
     expect(m, "libplexus-init_silent.so", LoadOutcome::InitFailed, "PLX_ERROR_INTERNAL: (the plugin left no message)", "broken");
     expect(m, "libplexus-nodriver.so", LoadOutcome::MissingDependency, "libfakevendor.so.1 is not installed", "nodriver");
-    expect(m, "libplexus-abi_status.so", LoadOutcome::AbiMismatch, "built for plugin ABI 2.3, this host speaks 1.1: needs plugin ABI 2", "future");
-    expect(m, "libplexus-abi_descriptor.so", LoadOutcome::AbiMismatch, "its descriptor says plugin ABI 2.3, this host speaks 1.1", "future");
+    expect(m, "libplexus-abi_status.so", LoadOutcome::AbiMismatch, "built for plugin ABI 2.3, this host speaks " + host_abi() + ": needs plugin ABI 2", "future");
+    expect(m, "libplexus-abi_descriptor.so", LoadOutcome::AbiMismatch, "its descriptor says plugin ABI 2.3, this host speaks " + host_abi(), "future");
     expect(m, "libplexus-no_entry.so", LoadOutcome::NotAPlugin, "without the entry point plx_plugin_init", "");
     expect(m, "random.so", LoadOutcome::NotAPlugin, "not a loadable shared library", "");
     expect(m, "truncated.so", LoadOutcome::NotAPlugin, "not a loadable shared library", "");
@@ -145,7 +148,7 @@ TEST_CASE("every load outcome is reported with its reason, and the good plugins 
 
     // Manifests: judged before the library is opened where they can be.
     expect(m, "libplexus-mgood.so", LoadOutcome::DisabledByConfig, "backends.mgood.enabled is false", "mgood");
-    expect(m, "libplexus-futurelib.so", LoadOutcome::AbiMismatch, "declares plugin ABI 2.0, this host speaks 1.1", "futurelib");
+    expect(m, "libplexus-futurelib.so", LoadOutcome::AbiMismatch, "declares plugin ABI 2.0, this host speaks " + host_abi(), "futurelib");
     expect(m, "libplexus-liar.so", LoadOutcome::InitFailed, "its manifest says the plugin is 'honest' but it calls itself 'liar'");
     expect(m, "libplexus-ghost.so", LoadOutcome::NotAPlugin, "names library " + (t.path / "d3/libplexus-ghost.so").string() + ", which does not exist", "ghost");
     expect(m, "broken.json", LoadOutcome::NotAPlugin, "not valid JSON");

@@ -147,6 +147,37 @@ TEST_CASE("a barrier in a loop whose trip count differs per work-item is reporte
     expect_recovery_after_launch_error();
 }
 
+TEST_CASE("a subgroup operation reached by part of a subgroup names a work-item that missed it") {
+    auto lid = var("lid", U32);
+    const ir::Kernel k = kernel("divergent_reduce", {buffer("out", U32, ir::Access::Write)},
+                                {let("lid", call("local_id_x")),
+                                 if_(bin(B::Lt, lid, u32(3)),
+                                     {store("out", lid, ir::Call::make("subgroup_reduce_add_u32", {lid}))})});
+    CHECK_THROWS(ir::validate(k));
+    Buffer out(16 * sizeof(uint32_t));
+    const std::string e = launch_error(k, dims1(16, 16), {out});
+    CAPTURE(e);
+    CHECK(contains(e, "kernel \"divergent_reduce\": subgroup_reduce_add reached by only 3 of the 8 work-items of subgroup 0"));
+    CHECK(contains(e, "local id (3), group (0)"));
+    expect_recovery_after_launch_error();
+}
+
+TEST_CASE("a shuffle that names a lane outside its subgroup is reported") {
+    // lane + 1 without wrapping: the last lane of each subgroup names lane 8 of 8.
+    auto lane = ir::Call::make("subgroup_lane_id", {});
+    const ir::Kernel k = kernel(
+        "lane_past_end", {buffer("out", U32, ir::Access::Write)},
+        {let("lid", call("local_id_x")),
+         store("out", var("lid", U32),
+               ir::Call::make("subgroup_shuffle_u32", {var("lid", U32), bin(B::Add, lane, u32(1))}))});
+    Buffer out(16 * sizeof(uint32_t));
+    const std::string e = launch_error(k, dims1(16, 16), {out});
+    CAPTURE(e);
+    CHECK(contains(e, "shuffle names lane 8 of a subgroup of 8 lanes (0 .. 7)"));
+    CHECK(contains(e, "local id (7), group (0)"));
+    expect_recovery_after_launch_error();
+}
+
 TEST_CASE("work-items that returned are not waited for at a barrier") {
     auto lid = var("lid", U32);
     const ir::Kernel k = kernel(

@@ -192,6 +192,7 @@ namespace {
 // functions have no PTX and are left out: the PTX generator refuses them (tested below).
 bool math_of(const plexus::IntrinsicInfo& info, Scalar type) {
     if (info.result != type || info.args.empty() || info.arg_is_pointer[0]) return false;
+    if (info.convergence == plexus::Convergence::Subgroup) return false; // not math: tests/subgroups
     for (const auto& a : info.args)
         if (a != type) return false;
     const char* v = std::getenv("PLEXUS_LIBDEVICE");
@@ -292,6 +293,7 @@ Kernel indices_2d() {
     std::vector<Stmt> body = {let("acc", Const::make_int(U, 0))};
     for (const auto& info : plexus::intrinsic_catalog()) {
         if (!info.args.empty() || info.result == Scalar::Void || is_float(info.result)) continue;
+        if (info.name.rfind("subgroup_", 0) == 0) continue; // positions in a subgroup: tests/subgroups
         body.push_back(assign("acc", add(mul(var("acc", U), Const::make_int(U, 31)),
                                          cast(U, call(info.name)))));
     }

@@ -37,12 +37,7 @@ using namespace types_test;
 namespace {
 
 px::Runtime& runtime() {
-    static px::Runtime rt([] {
-        px::Config c = px::test::build_tree_config();
-        c.fallback = false;
-        c.cache_dir = "";
-        return c;
-    }());
+    static px::Runtime rt(px::test::hermetic_config());
     return rt;
 }
 

@@ -7,6 +7,7 @@
 #include "plexus/error.hpp"
 #include "plexus/ir.hpp"
 #include "plexus/kernel.hpp"
+#include "plexus/subgroup.hpp"
 
 #include <initializer_list>
 #include <optional>
@@ -359,4 +360,83 @@ TEST_CASE("If / ElseIf / Else build nested ifs") {
                         chain.Else([&] { c[2] = 3.0f; });
                     }),
                     px::Error);
+}
+
+// ---- subgroup operations: collective within a subgroup ------------------------------------
+
+namespace {
+ir::Expr shuffle_f32(ir::Expr v) {
+    return ir::Call::make("subgroup_shuffle_f32", {std::move(v), ir::Const::make_int(Scalar::U32, 0)});
+}
+ir::Expr sg_id() { return ir::Cast::make(Scalar::I32, ir::Call::make("subgroup_id", {})); }
+} // namespace
+
+TEST_CASE("a shuffle under work-item-dependent control flow") {
+    expect_invalid(kernel("divergent_shuffle", out_c, {
+        let_local_id("lid"),
+        ir::If::make(lt(var("lid"), i32(3)), block({ir::Let::make("s", shuffle_f32(f32(1)))})),
+    }), {"subgroup operation 'subgroup_shuffle_f32' in divergent control flow",
+         "the if at body[1] depends on the work-item", "body[1].then[0].init"});
+    // The right operand of && runs only where the left one holds.
+    auto any = ir::Call::make("subgroup_any", {ir::Const::make_bool(true)});
+    expect_invalid(kernel("short_circuit", out_c, {
+        let_local_id("lid"),
+        ir::Let::make("b", ir::Binary::make(ir::BinaryOp::LogicalAnd, lt(var("lid"), i32(3)), any)),
+    }), {"subgroup operation 'subgroup_any'", "the left operand of && at body[1].init depends on the work-item"});
+    // A loop whose trip count depends on the lane.
+    expect_invalid(kernel("lane_loop", out_c, {
+        let_local_id("lid"),
+        ir::For::make("i", i32(0), var("lid"), i32(1), block({ir::Let::make("s", shuffle_f32(f32(1)))})),
+    }), {"subgroup operation", "runs a work-item-dependent number of times"});
+}
+
+TEST_CASE("subgroup operations under subgroup-uniform control flow validate; barriers there do not") {
+    // subgroup_id() and a reduction are the same on every lane of a subgroup: a branch on them
+    // keeps whole subgroups together, which is enough for a subgroup operation...
+    auto reduce = ir::Call::make("subgroup_reduce_add_f32", {f32(1)});
+    CHECK_NOTHROW(ir::validate(kernel("first_subgroup", out_c, {
+        ir::Let::make("sg", sg_id()),
+        ir::Let::make("total", reduce),
+        ir::If::make(ir::Binary::make(ir::BinaryOp::Eq, var("sg"), i32(0)), block({
+            ir::If::make(ir::Binary::make(ir::BinaryOp::Lt, var("total", Scalar::F32), f32(8)),
+                         block({ir::Let::make("s", shuffle_f32(var("total", Scalar::F32)))})),
+        })),
+    })));
+    // ... but not for a barrier, which the other subgroups never reach.
+    expect_invalid(kernel("barrier_in_subgroup", out_c, {
+        ir::Let::make("sg", sg_id()),
+        ir::If::make(ir::Binary::make(ir::BinaryOp::Eq, var("sg"), i32(0)), block({ir::Barrier::make()})),
+    }), {"barrier in divergent control flow", "the if at body[1] depends on the work-item's subgroup"});
+    // A shuffle's value differs between lanes: a branch on it is divergent.
+    expect_invalid(kernel("branch_on_shuffle", out_c, {
+        ir::Let::make("v", shuffle_f32(f32(1))),
+        ir::If::make(ir::Binary::make(ir::BinaryOp::Lt, var("v", Scalar::F32), f32(0)),
+                     block({ir::Let::make("s", shuffle_f32(f32(2)))})),
+    }), {"subgroup operation 'subgroup_shuffle_f32' in divergent control flow"});
+}
+
+TEST_CASE("a return in a kernel with a subgroup operation") {
+    expect_invalid(kernel("return_subgroup", out_c, {
+        ir::If::make(lt(var("n"), i32(1)), block({ir::Return::make()})),
+        ir::Let::make("s", shuffle_f32(f32(1))),
+    }), {"return in a kernel with a subgroup operation", "body[0].then[0]"});
+}
+
+TEST_CASE("a subgroup operation on a type no backend has") {
+    // The catalog has subgroup operations on i32 u32 i64 u64 f32 f64 only.
+    CHECK_THROWS_WITH_AS(ir::Call::make("subgroup_shuffle_f16", {ir::Const::make_float(Scalar::F16, 1),
+                                                                 ir::Const::make_int(Scalar::U32, 0)}),
+                         doctest::Contains("unknown intrinsic 'subgroup_shuffle_f16'"), px::Error);
+    // A JSON producer that writes a vote of another width.
+    std::string json = ir::to_json(kernel("vote", out_c, {
+        ir::Let::make("v", ir::Call::make("subgroup_any", {ir::Const::make_bool(true)}))}));
+    json.replace(json.find("\"subgroup_any\""), 14, "\"subgroup_any_i8\"");
+    CHECK_THROWS_WITH_AS(ir::from_json(json, "k.json"), doctest::Contains("subgroup_any_i8"), px::Error);
+}
+
+TEST_CASE("px::kernel rejects a shuffle under a work-item-dependent If at definition") {
+    CHECK_THROWS_WITH_AS(px::kernel("bad_shuffle", {"c"}, [](px::Out<float> c) {
+        px::If(px::local_id(0) < 3, [&] { c[px::local_id(0)] = px::shuffle(px::Float(1.0f), 0); });
+    }), doctest::Contains("kernel 'bad_shuffle': subgroup operation 'subgroup_shuffle_f32' in divergent control flow"),
+                         px::Error);
 }

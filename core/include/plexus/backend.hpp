@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ struct DeviceInfo {
     bool fp64 = false;
     std::array<uint8_t, 16> uuid{}; // all zero when the plugin does not know it
     std::string pci_bus_id;         // "0000:41:00.0", "" when unknown
+    // The subgroup operations the device runs (PLX_SUBGROUP_* bits); unset when the plugin
+    // predates ABI 1.2, whose intrinsic table alone then decides.
+    std::optional<uint32_t> subgroup_ops;
     // "GPU-8f3a...": the UUID in the form nvidia-smi prints, "" when unknown.
     std::string uuid_string() const;
 };

@@ -9,7 +9,9 @@
 
 namespace plexus {
 
-enum class Convergence { None, Varying, Uniform, Barrier };
+// intrinsics.def's classes. Subgroup: a collective operation of the work-item's subgroup; its
+// value varies, and every work-item of the subgroup must reach it (validated like a barrier).
+enum class Convergence { None, Varying, Uniform, Barrier, Subgroup };
 
 struct IntrinsicInfo {
     std::string name;
@@ -25,5 +27,11 @@ struct IntrinsicInfo {
 
 const std::vector<IntrinsicInfo>& intrinsic_catalog();
 const IntrinsicInfo* find_intrinsic(std::string_view name); // nullptr when unknown
+
+// The PLX_SUBGROUP_* feature a subgroup intrinsic needs ("subgroup_shuffle_up_f32":
+// PLX_SUBGROUP_SHUFFLE_RELATIVE), 0 for any other name; and the feature's name for messages
+// ("shuffle_up/down (cl_khr_subgroup_shuffle_relative)").
+uint32_t subgroup_feature(std::string_view intrinsic);
+const char* subgroup_feature_name(uint32_t feature);
 
 } // namespace plexus

@@ -428,6 +428,7 @@ struct KernelUses {
     std::vector<std::string> intrinsics; // sorted, unique catalog names
     bool fp64 = false;
     bool barrier = false;
+    bool subgroup = false; // a subgroup operation (collective: catalog class SUBGROUP)
     std::vector<std::string> native_backends; // keys of native blocks
     bool native_blocks = false;
     bool native_fallback = true; // every native block has a fallback

@@ -6,3 +6,4 @@
 #include "plexus/kernel.hpp"
 #include "plexus/launch.hpp"
 #include "plexus/runtime.hpp"
+#include "plexus/subgroup.hpp"

@@ -1,6 +1,7 @@
 // Builds the intrinsic catalog once from intrinsics.def and parses each signature.
 #include "plexus/catalog.hpp"
 #include "plexus/error.hpp"
+#include "plexus/plugin.h"
 
 #include <map>
 
@@ -38,13 +39,14 @@ IntrinsicInfo make_info(const char* name, const char* sig, Convergence conv, con
 const std::vector<IntrinsicInfo>& intrinsic_catalog() {
     static const std::vector<IntrinsicInfo> catalog = [] {
         constexpr Convergence NONE = Convergence::None, VARYING = Convergence::Varying,
-                              UNIFORM = Convergence::Uniform, BARRIER = Convergence::Barrier;
+                              UNIFORM = Convergence::Uniform, BARRIER = Convergence::Barrier,
+                              SUBGROUP = Convergence::Subgroup;
         std::vector<IntrinsicInfo> v;
 #define PLX_INTRINSIC(name, sig, conv, ocl, cuda, nvvm)                                        \
     v.push_back(make_info(#name, sig, conv, ocl, cuda, nvvm));
 #include "plexus/intrinsics.def"
 #undef PLX_INTRINSIC
-        (void)NONE, (void)VARYING, (void)UNIFORM, (void)BARRIER;
+        (void)NONE, (void)VARYING, (void)UNIFORM, (void)BARRIER, (void)SUBGROUP;
         return v;
     }();
     return catalog;
@@ -58,6 +60,26 @@ const IntrinsicInfo* find_intrinsic(std::string_view name) {
     }();
     auto it = index.find(name);
     return it == index.end() ? nullptr : it->second;
+}
+
+uint32_t subgroup_feature(std::string_view name) {
+    if (name.rfind("subgroup_", 0) != 0) return 0;
+    name.remove_prefix(9);
+    if (name.rfind("shuffle_up_", 0) == 0 || name.rfind("shuffle_down_", 0) == 0)
+        return PLX_SUBGROUP_SHUFFLE_RELATIVE;
+    if (name.rfind("shuffle_", 0) == 0) return PLX_SUBGROUP_SHUFFLE;
+    if (name == "ballot") return PLX_SUBGROUP_BALLOT;
+    return PLX_SUBGROUP_BASIC;
+}
+
+const char* subgroup_feature_name(uint32_t feature) {
+    switch (feature) {
+    case PLX_SUBGROUP_BASIC: return "subgroups (cl_khr_subgroups)";
+    case PLX_SUBGROUP_SHUFFLE: return "subgroup shuffles (cl_khr_subgroup_shuffle)";
+    case PLX_SUBGROUP_SHUFFLE_RELATIVE: return "subgroup shuffle_up/down (cl_khr_subgroup_shuffle_relative)";
+    case PLX_SUBGROUP_BALLOT: return "subgroup ballot (cl_khr_subgroup_ballot)";
+    default: return "subgroup operations";
+    }
 }
 
 } // namespace plexus

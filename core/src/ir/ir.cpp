@@ -595,7 +595,12 @@ KernelUses collect_uses(const Kernel& k) {
         for (auto& m : d->members) type(m.type);
     auto on_expr = [&](const ExprNode& e) {
         type(e.type);
-        if (e.kind == ExprKind::Call) intrinsics.insert(static_cast<const Call&>(e).name);
+        if (e.kind == ExprKind::Call) {
+            const std::string& name = static_cast<const Call&>(e).name;
+            intrinsics.insert(name);
+            const IntrinsicInfo* info = find_intrinsic(name);
+            uses.subgroup |= info && info->convergence == Convergence::Subgroup;
+        }
         if (e.kind == ExprKind::Atomic) intrinsics.insert(static_cast<const Atomic&>(e).intrinsic());
     };
     auto on_stmt = [&](const StmtNode& s) {

@@ -5,6 +5,7 @@
 #include "plexus/ir.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -23,6 +24,13 @@ bool is_reserved(const std::string& s) {
         "delete", "class", "template", "namespace", "operator", "private", "public", "asm"};
     return words.count(s) || s.rfind("plx_", 0) == 0 || s.rfind("__", 0) == 0;
 }
+
+// How much a value may differ between the work-items of a group: not at all, only between
+// subgroups (the same on every lane of one: a subgroup's index, a reduction), or from one
+// work-item to the next. A barrier needs control flow of the first kind, a subgroup operation
+// of the first two.
+using Level = int;
+constexpr Level kUniform = 0, kSubgroupUniform = 1, kVarying = 2;
 
 struct Scope {
     std::string name;
@@ -59,7 +67,9 @@ public:
                          " bytes is over the device's limit of " +
                          std::to_string(limits_.local_memory_bytes) + " bytes");
         if (!as<Block>(k_.body)) fail("body", "the kernel body must be a block");
-        has_barrier_ = collect_uses(k_).barrier;
+        const KernelUses uses = collect_uses(k_);
+        has_barrier_ = uses.barrier;
+        has_subgroup_ = uses.subgroup;
         for (auto& p : k_.params)
             if (p.kind == Param::Kind::Scalar) scopes_.push_back({p.name, p.type, false});
         // Which variables hold work-item-dependent values: iterate to a fixed point, since a
@@ -69,7 +79,7 @@ public:
             changed_ = false;
             scopes_.resize(base);
             loop_depth_ = 0;
-            divergent_ = 0;
+            divergent_ = lane_divergent_ = 0;
             barrier_check_ = false;
             stmt(k_.body, "body");
         } while (changed_);
@@ -82,13 +92,18 @@ private:
     const Kernel& k_;
     ValidateLimits limits_;
     std::vector<Scope> scopes_;
-    std::set<std::string> varying_;
+    // How much each variable's value may vary (Level): a variable missing is uniform.
+    std::map<std::string, Level> varying_;
     bool changed_ = false;
     bool barrier_check_ = false;
     bool has_barrier_ = false;
+    bool has_subgroup_ = false;
     int loop_depth_ = 0;
-    int divergent_ = 0; // > 0 inside control flow that depends on the work-item
-    std::string divergence_reason_;
+    int divergent_ = 0;      // > 0 inside control flow that is not uniform over the group
+    int lane_divergent_ = 0; // > 0 inside control flow that may differ within a subgroup
+    std::string divergence_reason_, lane_divergence_reason_;
+    // The level of the control flow here: a value assigned under it varies at least as much.
+    Level control() const { return lane_divergent_ ? kVarying : divergent_ ? kSubgroupUniform : kUniform; }
 
     [[noreturn]] void fail(const std::string& where, const std::string& what) const {
         ErrorContext ctx;
@@ -188,8 +203,15 @@ private:
         check_type(t, where);
         scopes_.push_back({n, t, read_only});
     }
-    void mark_varying(const std::string& n) {
-        if (varying_.insert(n).second) changed_ = true;
+    void mark_varying(const std::string& n, Level level) {
+        level = std::max(level, control());
+        if (level == kUniform) return;
+        Level& known = varying_[n];
+        if (level > known) known = level, changed_ = true;
+    }
+    Level level_of(const std::string& n) const {
+        auto it = varying_.find(n);
+        return it == varying_.end() ? kUniform : it->second;
     }
 
     // The element type of an array access, after checking the array exists in that space.
@@ -215,8 +237,8 @@ private:
                             (path.empty() ? "" : " (a part of it)") + " of " + to_string(*t) + " (cast it)");
     }
 
-    // Returns whether the expression's value may differ between the work-items of a group.
-    bool expr(const Expr& e, const std::string& where) {
+    // Returns how much the expression's value may differ between the work-items of a group.
+    Level expr(const Expr& e, const std::string& where) {
         check_type(e->type, where);
         switch (e->kind) {
         case ExprKind::Var: {
@@ -225,7 +247,7 @@ private:
             if (!s) fail(where, "'" + n.name + "' is not declared here");
             if (!(s->type == n.type))
                 fail(where, "'" + n.name + "' is " + to_string(s->type) + ", used as " + to_string(n.type));
-            return varying_.count(n.name) > 0;
+            return level_of(n.name);
         }
         case ExprKind::Load: {
             auto& n = static_cast<const Load&>(*e);
@@ -233,15 +255,31 @@ private:
             if (!(t == n.type))
                 fail(where, "load of " + to_string(n.type) + " from '" + n.array + "' of " + to_string(t));
             // A private array holds each work-item's own values, whatever the index.
-            return expr(n.index, where) || n.space == Space::Private;
+            return std::max(expr(n.index, where), n.space == Space::Private ? kVarying : kUniform);
         }
         case ExprKind::Call: {
             auto& n = static_cast<const Call&>(*e);
             const IntrinsicInfo* info = find_intrinsic(n.name);
             if (!info) fail(where, "unknown intrinsic '" + n.name + "'");
-            bool v = info->convergence == Convergence::Varying;
-            for (auto& a : n.args) v = expr(a, where) || v;
-            return v;
+            const bool collective = info->convergence == Convergence::Subgroup;
+            if (collective && barrier_check_ && lane_divergent_)
+                fail(where, "subgroup operation '" + n.name + "' in divergent control flow: " +
+                                lane_divergence_reason_ + ", so not every work-item of its subgroup reaches it");
+            Level v = kUniform;
+            for (auto& a : n.args) v = std::max(expr(a, where), v);
+            return call_level(n.name, *info, v);
+        }
+        case ExprKind::Binary: {
+            auto& n = static_cast<const Binary&>(*e);
+            if (n.op != BinaryOp::LogicalAnd && n.op != BinaryOp::LogicalOr) return children(*e, where);
+            // The right operand runs only where the left one decides nothing: a subgroup
+            // operation there is reached by some work-items only.
+            const Level v = expr(n.a, where);
+            enter_divergence(v, std::string("the left operand of ") + c_symbol(n.op) + " at " + where +
+                                    depends(v));
+            const Level vb = expr(n.b, where);
+            leave_divergence(v);
+            return std::max(v, vb);
         }
         case ExprKind::Atomic: {
             auto& n = static_cast<const Atomic&>(*e);
@@ -251,15 +289,28 @@ private:
             if (read_only(n.array, n.space))
                 fail(where, "atomic update of '" + n.array + "', which is read-only (In<T>)");
             children(*e, where);
-            return true;
+            return kVarying;
         }
         default: return children(*e, where);
         }
     }
-    bool children(const ExprNode& e, const std::string& where) {
-        bool v = false;
-        for_each_child(e, [&](const Expr& c) { v = expr(c, where) || v; });
+    Level children(const ExprNode& e, const std::string& where) {
+        Level v = kUniform;
+        for_each_child(e, [&](const Expr& c) { v = std::max(expr(c, where), v); });
         return v;
+    }
+    // A call's level: the subgroup's index and size are the same within a subgroup, and so is
+    // a reduction, a vote or a ballot whatever its operand; other subgroup operations and the
+    // work-item indices vary; anything else varies as its arguments.
+    static Level call_level(const std::string& name, const IntrinsicInfo& info, Level args) {
+        if (name == "subgroup_id" || name == "subgroup_size" || name == "subgroup_ballot" ||
+            name == "subgroup_any" || name == "subgroup_all" || name.rfind("subgroup_reduce_", 0) == 0)
+            return kSubgroupUniform;
+        if (info.convergence == Convergence::Varying || info.convergence == Convergence::Subgroup) return kVarying;
+        return args;
+    }
+    static const char* depends(Level v) {
+        return v == kVarying ? " depends on the work-item" : " depends on the work-item's subgroup";
     }
 
     void body(const Stmt& s, const std::string& where) {
@@ -270,45 +321,46 @@ private:
 
     // True when a Break / Continue / Return sits under work-item-dependent control in s,
     // outside any nested loop: such a loop leaves some work-items behind.
-    bool exits_divergently(const Stmt& s, bool under_varying) {
+    Level exits_divergently(const Stmt& s, Level under) {
         switch (s->kind) {
-        case StmtKind::Break: case StmtKind::Continue: case StmtKind::Return: return under_varying;
-        case StmtKind::For: case StmtKind::While: return false;
+        case StmtKind::Break: case StmtKind::Continue: case StmtKind::Return: return under;
+        case StmtKind::For: case StmtKind::While: return kUniform;
         default: break;
         }
-        bool v = under_varying;
-        if (auto n = as<If>(s)) v = v || cond_varying(n->cond);
-        if (auto n = as<Match>(s)) v = v || cond_varying(n->value);
-        bool exits = false;
-        for_each_part(*s, [](const Expr&) {}, [&](const Stmt& c) { exits = exits || exits_divergently(c, v); });
+        Level v = under;
+        if (auto n = as<If>(s)) v = std::max(v, cond_varying(n->cond));
+        if (auto n = as<Match>(s)) v = std::max(v, cond_varying(n->value));
+        Level exits = kUniform;
+        for_each_part(*s, [](const Expr&) {}, [&](const Stmt& c) { exits = std::max(exits, exits_divergently(c, v)); });
         return exits;
     }
     // A syntactic check of whether a value may vary, without scope checks (those happen when
     // the statement itself is validated).
-    bool cond_varying(const Expr& e) {
+    Level cond_varying(const Expr& e) {
+        Level v = kUniform;
+        for_each_child(*e, [&](const Expr& c) { v = std::max(v, cond_varying(c)); });
         switch (e->kind) {
-        case ExprKind::Var: return varying_.count(static_cast<const Var&>(*e).name) > 0;
-        case ExprKind::Atomic: return true;
+        case ExprKind::Var: return level_of(static_cast<const Var&>(*e).name);
+        case ExprKind::Atomic: return kVarying;
         case ExprKind::Load:
-            if (static_cast<const Load&>(*e).space == Space::Private) return true;
-            break;
+            if (static_cast<const Load&>(*e).space == Space::Private) return kVarying;
+            return v;
         case ExprKind::Call: {
-            const IntrinsicInfo* info = find_intrinsic(static_cast<const Call&>(*e).name);
-            if (!info || info->convergence == Convergence::Varying) return true;
-            break;
+            const std::string& name = static_cast<const Call&>(*e).name;
+            const IntrinsicInfo* info = find_intrinsic(name);
+            return info ? call_level(name, *info, v) : kVarying;
         }
-        default: break;
+        default: return v;
         }
-        bool v = false;
-        for_each_child(*e, [&](const Expr& c) { v = v || cond_varying(c); });
-        return v;
     }
 
-    void enter_divergence(bool varying, const std::string& why) {
-        if (varying && divergent_++ == 0) divergence_reason_ = why;
+    void enter_divergence(Level v, const std::string& why) {
+        if (v >= kSubgroupUniform && divergent_++ == 0) divergence_reason_ = why;
+        if (v >= kVarying && lane_divergent_++ == 0) lane_divergence_reason_ = why;
     }
-    void leave_divergence(bool varying) {
-        if (varying) --divergent_;
+    void leave_divergence(Level v) {
+        if (v >= kSubgroupUniform) --divergent_;
+        if (v >= kVarying) --lane_divergent_;
     }
 
     void stmt(const Stmt& s, const std::string& where) {
@@ -322,20 +374,20 @@ private:
         }
         case StmtKind::Let: {
             auto& n = static_cast<const Let&>(*s);
-            bool v = expr(n.init, where + ".init");
+            const Level v = expr(n.init, where + ".init");
             if (!(n.init->type == n.type)) fail(where, "'" + n.name + "' declared with another type than its value");
             declare(n.name, n.type, false, where);
-            if (v || divergent_) mark_varying(n.name);
+            mark_varying(n.name, v);
             return;
         }
         case StmtKind::Assign: {
             auto& n = static_cast<const Assign&>(*s);
-            bool v = expr(n.value, where + ".value");
+            const Level v = expr(n.value, where + ".value");
             const Scope* sc = lookup(n.name);
             if (!sc) fail(where, "assignment to '" + n.name + "', which is not declared here");
             if (sc->read_only) fail(where, "assignment to the loop variable '" + n.name + "'");
             check_path(sc->type, n.path, n.value, n.name, where);
-            if (v || divergent_) mark_varying(n.name);
+            mark_varying(n.name, v);
             return;
         }
         case StmtKind::Store: {
@@ -349,8 +401,8 @@ private:
         }
         case StmtKind::If: {
             auto& n = static_cast<const If&>(*s);
-            bool v = expr(n.cond, where + ".cond");
-            enter_divergence(v, "the if at " + where + " depends on the work-item");
+            const Level v = expr(n.cond, where + ".cond");
+            enter_divergence(v, "the if at " + where + depends(v));
             body(n.then_body, where + ".then");
             if (n.else_body) body(n.else_body, where + ".else");
             leave_divergence(v);
@@ -358,20 +410,20 @@ private:
         }
         case StmtKind::For: {
             auto& n = static_cast<const For&>(*s);
-            bool v = expr(n.begin, where + ".begin");
-            v = expr(n.end, where + ".end") || v;
-            v = expr(n.step, where + ".step") || v;
-            v = v || exits_divergently(n.body, false);
+            Level v = expr(n.begin, where + ".begin");
+            v = std::max(expr(n.end, where + ".end"), v);
+            v = std::max(expr(n.step, where + ".step"), v);
+            v = std::max(v, exits_divergently(n.body, kUniform));
             size_t mark = scopes_.size();
             declare(n.var, n.type, true, where);
-            if (v || divergent_) mark_varying(n.var);
+            mark_varying(n.var, v);
             loop(n.body, v, where);
             scopes_.resize(mark);
             return;
         }
         case StmtKind::While: {
             auto& n = static_cast<const While&>(*s);
-            bool v = expr(n.cond, where + ".cond") || exits_divergently(n.body, false);
+            const Level v = std::max(expr(n.cond, where + ".cond"), exits_divergently(n.body, kUniform));
             loop(n.body, v, where);
             return;
         }
@@ -383,6 +435,9 @@ private:
         case StmtKind::Return:
             if (has_barrier_)
                 fail(where, "return in a kernel with a barrier: the work-item would leave its group behind");
+            if (has_subgroup_)
+                fail(where, "return in a kernel with a subgroup operation: the work-item would leave its "
+                            "subgroup behind");
             return;
         case StmtKind::Barrier:
             if (barrier_check_ && divergent_)
@@ -399,8 +454,9 @@ private:
         }
     }
 
-    void loop(const Stmt& b, bool varying, const std::string& where) {
-        enter_divergence(varying, "the loop at " + where + " runs a work-item-dependent number of times");
+    void loop(const Stmt& b, Level varying, const std::string& where) {
+        enter_divergence(varying, "the loop at " + where + " runs a " +
+                                      (varying == kVarying ? "work-item" : "subgroup") + "-dependent number of times");
         ++loop_depth_;
         body(b, where + ".body");
         --loop_depth_;
@@ -408,7 +464,7 @@ private:
     }
 
     void match(const Match& n, const std::string& where) {
-        bool v = expr(n.value, where + ".value");
+        const Level v = expr(n.value, where + ".value");
         const TypeDecl& d = *n.value->type.decl();
         std::vector<bool> seen(d.members.size(), false);
         for (size_t i = 0; i < n.cases.size(); ++i) {
@@ -426,14 +482,14 @@ private:
                 fail(where, "the match on '" + d.name + "' is not exhaustive: no case for " + missing +
                                 " (add them, or an otherwise)");
         }
-        enter_divergence(v, "the match at " + where + " depends on the work-item");
+        enter_divergence(v, "the match at " + where + depends(v));
         for (size_t i = 0; i < n.cases.size(); ++i) {
             const MatchCase& c = n.cases[i];
             const std::string at = where + ".cases[" + std::to_string(i) + "]";
             size_t mark = scopes_.size();
             if (!c.var.empty()) {
                 declare(c.var, d.members[c.index].type, false, at);
-                if (v || divergent_) mark_varying(c.var);
+                mark_varying(c.var, v);
             }
             body(c.body, at + ".body");
             scopes_.resize(mark);

@@ -229,6 +229,7 @@ DeviceInfo convert(const plx_device_info& in) {
     d.compute_capability = in.compute_capability;
     std::copy(std::begin(in.uuid), std::end(in.uuid), d.uuid.begin());
     d.pci_bus_id = fixed_string(in.pci_bus_id, sizeof in.pci_bus_id);
+    if (in.subgroup_ops & PLX_SUBGROUP_KNOWN) d.subgroup_ops = in.subgroup_ops & PLX_SUBGROUP_ALL;
     return d;
 }
 

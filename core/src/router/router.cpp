@@ -1,6 +1,8 @@
 // rank_candidates: the filters (config, device selector, the kernel's needs) and the ranking.
 #include "plexus/router.hpp"
 
+#include "plexus/catalog.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <climits>
@@ -43,8 +45,12 @@ std::string drop_reason(const Backend& b, const DeviceInfo& d, const KernelNeeds
     if (needs.has_native_blocks && needs.native_backends.count(b.name()) == 0 && !needs.native_fallback)
         return "the kernel's native blocks have no entry for " + b.name() + " (only " +
                join(needs.native_backends) + ") and no portable fallback";
-    for (const std::string& name : needs.intrinsics)
+    for (const std::string& name : needs.intrinsics) {
         if (!b.has_intrinsic(name)) return "lacks intrinsic " + name;
+        const uint32_t feature = subgroup_feature(name);
+        if (feature && d.subgroup_ops && (*d.subgroup_ops & feature) == 0)
+            return std::string("the device lacks ") + subgroup_feature_name(feature) + ", which " + name + " needs";
+    }
     if (needs.fp64 && !d.fp64) return "the device has no fp64 support";
     if (needs.local_memory_bytes > d.local_memory_bytes)
         return "needs " + std::to_string(needs.local_memory_bytes) + " bytes of local memory, the device has " +

@@ -1,4 +1,4 @@
-/* plexus plugin C ABI, version 1.1: the one contract between libplexus and a backend plugin.
+/* plexus plugin C ABI, version 1.2: the one contract between libplexus and a backend plugin.
  * Plain C99, no dependency. A plugin is a shared library exporting plx_plugin_init. */
 #ifndef PLEXUS_PLUGIN_H
 #define PLEXUS_PLUGIN_H
@@ -13,7 +13,7 @@ extern "C" {
 /* ---- versioning -------------------------------------------------------------------------- */
 
 #define PLX_ABI_VERSION_MAJOR 1
-#define PLX_ABI_VERSION_MINOR 1
+#define PLX_ABI_VERSION_MINOR 2
 /* A version is (major << 16) | minor. The major must match exactly; the minor may differ
  * both ways because structs only ever grow at the end and carry their own struct_size. */
 #define PLX_MAKE_VERSION(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xffffu))
@@ -98,6 +98,19 @@ typedef enum plx_arg_kind {
 /* Intrinsic flags. */
 #define PLX_INTRINSIC_INLINE 0x1u /* Direct: the core's host code generator provides it inline */
 
+/* Subgroup operations a device runs (plx_device_info.subgroup_ops, 1.2). A plugin lists the
+ * subgroup intrinsics in its table once; a device that lacks some sets only the bits it has,
+ * with PLX_SUBGROUP_KNOWN, and the router drops it for kernels that need the others. */
+#define PLX_SUBGROUP_KNOWN 0x80000000u   /* the field is filled in (0: a plugin older than 1.2,
+                                          * whose intrinsic table alone decides) */
+#define PLX_SUBGROUP_BASIC 0x1u          /* subgroup_size / _id / _lane_id, any, all, reduce,
+                                          * scan (OpenCL: cl_khr_subgroups) */
+#define PLX_SUBGROUP_SHUFFLE 0x2u        /* shuffle, shuffle_xor (cl_khr_subgroup_shuffle) */
+#define PLX_SUBGROUP_SHUFFLE_RELATIVE 0x4u /* shuffle_up, shuffle_down
+                                            * (cl_khr_subgroup_shuffle_relative) */
+#define PLX_SUBGROUP_BALLOT 0x8u         /* ballot (cl_khr_subgroup_ballot, at most 64 lanes) */
+#define PLX_SUBGROUP_ALL 0xfu
+
 /* Queue flags. */
 #define PLX_QUEUE_PROFILING 0x1u /* events of this queue carry start / end timestamps */
 
@@ -137,6 +150,8 @@ typedef struct plx_device_info {
                                    * cuDeviceGetUuid, OpenCL cl_khr_device_uuid); all zero when
                                    * the device has none */
     char pci_bus_id[32];          /* "0000:41:00.0" (domain:bus:device.function), "" when unknown */
+    /* 1.2 */
+    uint32_t subgroup_ops;        /* PLX_SUBGROUP_* bits with PLX_SUBGROUP_KNOWN */
 } plx_device_info;
 
 typedef struct plx_launch_dims {

@@ -17,6 +17,85 @@ namespace {
 
 using ir::Scalar;
 
+// Subgroups are warps: 32 threads in linear thread order, of which a group's last warp may have
+// fewer. Each warp intrinsic names the lanes that exist; a shuffle from a lane outside the
+// subgroup is never used. Integers add in unsigned arithmetic, which wraps as the IR says.
+const char* const subgroup_helpers = R"(// subgroups: warps of 32 threads in linear thread order, the group's last one maybe partial
+__device__ __forceinline__ unsigned plx_linear_id() {
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+__device__ __forceinline__ unsigned plx_subgroup_size() {
+    const unsigned left = blockDim.x * blockDim.y * blockDim.z - (plx_linear_id() & ~31u);
+    return left < 32u ? left : 32u;
+}
+__device__ __forceinline__ unsigned plx_subgroup_id() { return plx_linear_id() / 32u; }
+__device__ __forceinline__ unsigned plx_lane_id() { return plx_linear_id() & 31u; }
+__device__ __forceinline__ unsigned plx_member_mask() { return 0xffffffffu >> (32u - plx_subgroup_size()); }
+__device__ __forceinline__ unsigned long long plx_ballot(bool p) { return __ballot_sync(plx_member_mask(), p); }
+__device__ __forceinline__ bool plx_any(bool p) { return __any_sync(plx_member_mask(), p) != 0; }
+__device__ __forceinline__ bool plx_all(bool p) { return __all_sync(plx_member_mask(), p) != 0; }
+template <class T> __device__ __forceinline__ T plx_shuffle(T v, unsigned lane) {
+    return __shfl_sync(plx_member_mask(), v, int(lane));
+}
+template <class T> __device__ __forceinline__ T plx_shuffle_xor(T v, unsigned mask) {
+    return __shfl_xor_sync(plx_member_mask(), v, int(mask));
+}
+template <class T> __device__ __forceinline__ T plx_shuffle_up(T v, unsigned d) {
+    const T r = __shfl_up_sync(plx_member_mask(), v, d);
+    return plx_lane_id() < d ? v : r;
+}
+template <class T> __device__ __forceinline__ T plx_shuffle_down(T v, unsigned d) {
+    const T r = __shfl_down_sync(plx_member_mask(), v, d);
+    return d >= plx_subgroup_size() - plx_lane_id() ? v : r;
+}
+__device__ __forceinline__ int plx_sg_add(int a, int b) { return int(unsigned(a) + unsigned(b)); }
+__device__ __forceinline__ long long plx_sg_add(long long a, long long b) {
+    return (long long)((unsigned long long)a + (unsigned long long)b);
+}
+template <class T> __device__ __forceinline__ T plx_sg_add(T a, T b) { return a + b; }
+__device__ __forceinline__ float plx_sg_min(float a, float b) { return fminf(a, b); }
+__device__ __forceinline__ double plx_sg_min(double a, double b) { return fmin(a, b); }
+template <class T> __device__ __forceinline__ T plx_sg_min(T a, T b) { return b < a ? b : a; }
+__device__ __forceinline__ float plx_sg_max(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ double plx_sg_max(double a, double b) { return fmax(a, b); }
+template <class T> __device__ __forceinline__ T plx_sg_max(T a, T b) { return b > a ? b : a; }
+// A shuffle-down tree whose every step adds only lanes that exist; lane 0 ends with the whole.
+#define PLX_SG_REDUCE(name, combine)                                                            \
+    template <class T> __device__ __forceinline__ T name(T v) {                                 \
+        const unsigned lane = plx_lane_id(), lanes = plx_subgroup_size(), mask = plx_member_mask(); \
+        for (unsigned d = 16; d >= 1; d /= 2) {                                                 \
+            const T o = __shfl_down_sync(mask, v, d);                                           \
+            if (lane + d < lanes) v = combine(v, o);                                            \
+        }                                                                                       \
+        return __shfl_sync(mask, v, 0);                                                         \
+    }
+PLX_SG_REDUCE(plx_reduce_add, plx_sg_add)
+PLX_SG_REDUCE(plx_reduce_min, plx_sg_min)
+PLX_SG_REDUCE(plx_reduce_max, plx_sg_max)
+#undef PLX_SG_REDUCE
+#if __CUDA_ARCH__ >= 800
+__device__ __forceinline__ int plx_reduce_add(int v) { return __reduce_add_sync(plx_member_mask(), v); }
+__device__ __forceinline__ unsigned plx_reduce_add(unsigned v) { return __reduce_add_sync(plx_member_mask(), v); }
+__device__ __forceinline__ int plx_reduce_min(int v) { return __reduce_min_sync(plx_member_mask(), v); }
+__device__ __forceinline__ unsigned plx_reduce_min(unsigned v) { return __reduce_min_sync(plx_member_mask(), v); }
+__device__ __forceinline__ int plx_reduce_max(int v) { return __reduce_max_sync(plx_member_mask(), v); }
+__device__ __forceinline__ unsigned plx_reduce_max(unsigned v) { return __reduce_max_sync(plx_member_mask(), v); }
+#endif
+template <class T> __device__ __forceinline__ T plx_scan_inclusive_add(T v) {
+    const unsigned lane = plx_lane_id(), mask = plx_member_mask();
+    for (unsigned d = 1; d < 32; d *= 2) {
+        const T o = __shfl_up_sync(mask, v, d);
+        if (lane >= d) v = plx_sg_add(v, o);
+    }
+    return v;
+}
+template <class T> __device__ __forceinline__ T plx_scan_exclusive_add(T v) {
+    const T inclusive = plx_scan_inclusive_add(v);
+    const T previous = __shfl_up_sync(plx_member_mask(), inclusive, 1);
+    return plx_lane_id() == 0 ? T(0) : previous;
+}
+)";
+
 class CudaDialect final : public clike::Dialect {
 public:
     const char* language_name() const override { return "CUDA C"; }
@@ -162,7 +241,11 @@ public:
         code.result_cast = "(long long)";
     }
 
-    std::string prologue(const ir::Kernel&, const clike::Usage&) const override { return ""; }
+    std::string prologue(const ir::Kernel&, const clike::Usage& usage) const override {
+        for (const std::string& name : usage.standard_spelled)
+            if (name.rfind("subgroup_", 0) == 0) return subgroup_helpers;
+        return "";
+    }
 
     // CUDA C bounds the work-items per block (a required shape by its product), only where it
     // can matter for launching, as in PTX (codegen::unbounded_group_items).

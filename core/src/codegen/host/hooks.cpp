@@ -1,6 +1,7 @@
 // What the host target does differently from the shared lowering: variables where the Layout
 // puts them, the indices of the work-item being lowered, libm for math, division that never
-// traps, and barriers, fences and returns of work-items that all run on one thread.
+// traps, barriers, fences and returns of work-items that all run on one thread, and subgroups
+// of one work-item.
 #include "codegen/host/lowering.hpp"
 
 #include <llvm/IR/Intrinsics.h>
@@ -160,6 +161,15 @@ Value* HostLowering::transcendental(const std::string& base, Scalar t,
         return b_.CreateCall(fn, a);
     }
     internal("unknown math intrinsic '" + base + "'");
+}
+
+// ---- subgroups: one work-item each (subgroup_width() is 1), so a shuffle reads the lane's own
+// value and a vote sees one lane; the shared lowering's reductions and scans fold to v.
+
+Value* HostLowering::shuffle32(Shuffle, Value* v, Value*) { return v; }
+
+Value* HostLowering::vote(Vote kind, Value* pred) {
+    return kind == Vote::Ballot ? b_.CreateZExt(pred, b_.getInt64Ty()) : pred;
 }
 
 } // namespace plexus::codegen::host

@@ -66,6 +66,9 @@ private:
     llvm::Value* half_from_f32(llvm::Value* f, ir::Scalar t) override;
     llvm::Value* half_to_f32(llvm::Value* bits, ir::Scalar t) override;
     llvm::Value* private_array(size_t i) override;
+    unsigned subgroup_width() const override { return 1; }
+    llvm::Value* shuffle32(Shuffle kind, llvm::Value* v, llvm::Value* arg) override;
+    llvm::Value* vote(Vote kind, llvm::Value* pred) override;
 
     // ---- structure (work_group.cpp) ----
     void prologue();

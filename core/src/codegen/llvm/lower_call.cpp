@@ -14,7 +14,9 @@ using llvm::Value;
 Value* LlvmLowering::visit(const Call& n) {
     std::vector<Value*> args;
     for (auto& a : n.args) args.push_back(expr(a));
-    // The catalog's calls are indices (u32, u64) and math (f32, f64: "sin_f32").
+    // The catalog's calls are subgroup operations, indices (u32, u64) and math (f32, f64:
+    // "sin_f32").
+    if (n.name.rfind("subgroup_", 0) == 0) return subgroup(n.name, n.type.scalar(), args);
     if (!is_float(n.type)) return index(n.name);
     return math(n.name.substr(0, n.name.rfind('_')), n.type.scalar(), args);
 }

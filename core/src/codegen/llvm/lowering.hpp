@@ -125,6 +125,19 @@ protected:
     // The first element of the current work-item's copy of private array `i` (k_.privates).
     // The default: an array alloca in the entry block (PTX local memory, or registers).
     virtual llvm::Value* private_array(size_t i);
+    // Subgroups (lower_subgroup.cpp builds every operation on these three): the most lanes a
+    // subgroup has (a power of two: 32 on NVIDIA GPUs, 1 on the host); v (i32) of another lane
+    // of the work-item's subgroup: lane `arg` (Index), lane ^ arg (Xor), lane - arg (Up), lane
+    // + arg (Down), where a lane outside the subgroup gives an undefined value that the
+    // operations never use; and a vote on an i1 (Ballot: the lanes' bits as i64; Any, All: i1).
+    enum class Shuffle { Index, Xor, Up, Down };
+    enum class Vote { Ballot, Any, All };
+    virtual unsigned subgroup_width() const = 0;
+    virtual llvm::Value* shuffle32(Shuffle kind, llvm::Value* v, llvm::Value* arg) = 0;
+    virtual llvm::Value* vote(Vote kind, llvm::Value* pred) = 0;
+    // A catalog subgroup intrinsic ("subgroup_reduce_add_f32"; t is the value's type). A
+    // target may lower some operations itself and leave the rest to this one.
+    virtual llvm::Value* subgroup(const std::string& name, ir::Scalar t, const std::vector<llvm::Value*>& args);
 
     // ---- for the targets ---------------------------------------------------------------------
     [[noreturn]] void fail(ErrorCode code, const std::string& what) const;
@@ -145,6 +158,16 @@ protected:
                                 const std::vector<llvm::Value*>& args);
     // An array of `count` elements of type `elem`, each as big as the IR says.
     llvm::ArrayType* array_of(const ir::Type& elem, uint64_t count) const;
+    // Work-item and subgroup positions (i32), from the index hooks and subgroup_width().
+    llvm::Value* linear_local_id();
+    llvm::Value* lane_id();
+    llvm::Value* subgroup_lanes(); // subgroup_size: the width, or fewer in a partial subgroup
+    // A shuffle of any 32- or 64-bit scalar of type t, as 32-bit words.
+    llvm::Value* shuffle(Shuffle kind, llvm::Value* v, ir::Scalar t, llvm::Value* arg);
+    // a + b, min(a, b) or max(a, b) ("add", "min", "max") of type t (min / max of floats as fmin).
+    llvm::Value* combine(const std::string& op, llvm::Value* a, llvm::Value* b, ir::Scalar t);
+    llvm::Value* subgroup_reduce(const std::string& op, llvm::Value* v, ir::Scalar t);
+    llvm::Value* subgroup_scan(bool inclusive, llvm::Value* v, ir::Scalar t);
 
     // Control flow with the lowering of the arms or the body left to the caller, so that a
     // target can lower them otherwise (the host's group control).

@@ -1,6 +1,6 @@
 // The OpenCL C 1.2 generator: the shared C-like emitter with OpenCL's types (its own vectors,
-// f16 / bf16 as ushort in memory), address spaces, extension pragmas and a float atomic add
-// helper (1.2 has none).
+// f16 / bf16 as ushort in memory), address spaces, extension pragmas, a float atomic add
+// helper (1.2 has none) and subgroups through cl_khr_subgroups and its extensions.
 //
 // Signed +, -, * and << are computed in the unsigned type and converted back (see
 // clike/emit_expr.cpp): OpenCL C leaves signed overflow undefined, compilers exploit that, and the
@@ -8,6 +8,7 @@
 #include "../clike/clike.hpp"
 
 #include "plexus/error.hpp"
+#include "plexus/plugin.h"
 
 #include <algorithm>
 #include <cctype>
@@ -34,6 +35,41 @@ std::string cl_name(Scalar t) {
 
 bool signed_integer(const ir::Type& t) {
     return ir::elem_integer(t) && ir::is_signed(t.scalar());
+}
+
+
+// The extensions a kernel's subgroup operations need, and the helpers of shuffle_up / _down
+// (a lane with no lane `delta` below or above keeps its own value, which OpenCL leaves
+// undefined) and of ballot (cl_khr_subgroup_ballot's uint4 as the IR's u64).
+std::string subgroup_prologue(const std::set<std::string>& spelled) {
+    std::string pragmas, helpers;
+    std::set<uint32_t> features;
+    for (const std::string& name : spelled) {
+        const uint32_t f = subgroup_feature(name);
+        if (!f) continue;
+        features.insert(f);
+        const size_t cut = name.rfind('_');
+        const auto t = ir::scalar_from_string(name.substr(cut + 1));
+        const bool up = name.rfind("subgroup_shuffle_up_", 0) == 0;
+        if (!up && name.rfind("subgroup_shuffle_down_", 0) != 0) continue;
+        const std::string c = cl_name(*t), fn = name.substr(9); // "shuffle_up_f32"
+        helpers += c + " plx_" + fn + "(" + c + " v, uint d) {\n    const " + c + " r = sub_group_" +
+                   (up ? "shuffle_up" : "shuffle_down") + "(v, d);\n    return " +
+                   (up ? "get_sub_group_local_id() < d" : "d >= get_sub_group_size() - get_sub_group_local_id()") +
+                   " ? v : r;\n}\n";
+    }
+    if (spelled.count("subgroup_ballot"))
+        helpers += "ulong plx_ballot(int p) {\n    const uint4 b = sub_group_ballot(p);\n"
+                   "    return ((ulong)b.y << 32) | b.x;\n}\n";
+    static const std::pair<uint32_t, const char*> extensions[] = {
+        {PLX_SUBGROUP_BASIC, "cl_khr_subgroups"},
+        {PLX_SUBGROUP_SHUFFLE, "cl_khr_subgroup_shuffle"},
+        {PLX_SUBGROUP_SHUFFLE_RELATIVE, "cl_khr_subgroup_shuffle_relative"},
+        {PLX_SUBGROUP_BALLOT, "cl_khr_subgroup_ballot"}};
+    if (!features.empty()) features.insert(PLX_SUBGROUP_BASIC);
+    for (auto& [f, ext] : extensions)
+        if (features.count(f)) pragmas += std::string("#pragma OPENCL EXTENSION ") + ext + " : enable\n";
+    return pragmas + helpers;
 }
 
 class OpenClDialect final : public clike::Dialect {
@@ -171,6 +207,7 @@ public:
         if (extended) out += "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n";
 
         std::set<std::string> spelled(usage.standard_spelled.begin(), usage.standard_spelled.end());
+        out += subgroup_prologue(spelled);
         bool global = spelled.count("atomic_add_f32_global") > 0;
         bool local = spelled.count("atomic_add_f32_local") > 0;
         if (global || local) {

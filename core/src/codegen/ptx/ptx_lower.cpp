@@ -142,6 +142,35 @@ private:
         b_.SetInsertPoint(new_block("after.return"));
     }
 
+    // Subgroups are warps: 32 threads of consecutive linear id. Every warp instruction names
+    // the lanes that take part, which in a group's partial last warp are the ones that exist.
+    unsigned subgroup_width() const override { return 32; }
+    Value* member_mask() {
+        return b_.CreateLShr(b_.getInt32(~0u), b_.CreateSub(b_.getInt32(32), subgroup_lanes()), "member_mask");
+    }
+    Value* shuffle32(Shuffle kind, Value* v, Value* arg) override {
+        static const char* const names[] = {"llvm.nvvm.shfl.sync.idx.i32", "llvm.nvvm.shfl.sync.bfly.i32",
+                                            "llvm.nvvm.shfl.sync.up.i32", "llvm.nvvm.shfl.sync.down.i32"};
+        // The clamp operand: 0x1f bounds idx, bfly and down by the warp's last lane, 0 up by its first.
+        const uint32_t clamp = kind == Shuffle::Up ? 0 : 0x1f;
+        return nvvm(names[int(kind)], {member_mask(), v, arg, b_.getInt32(clamp)});
+    }
+    Value* vote(Vote kind, Value* pred) override {
+        if (kind == Vote::Ballot)
+            return b_.CreateZExt(nvvm("llvm.nvvm.vote.ballot.sync", {member_mask(), pred}), b_.getInt64Ty());
+        return nvvm(kind == Vote::Any ? "llvm.nvvm.vote.any.sync" : "llvm.nvvm.vote.all.sync", {member_mask(), pred});
+    }
+    // From sm_80 a 32-bit integer reduction is one redux.sync; the rest is the shared lowering's.
+    Value* subgroup(const std::string& name, Scalar t, const std::vector<Value*>& args) override {
+        const bool word = t == Scalar::I32 || t == Scalar::U32;
+        if (sm_ >= 80 && word && name.rfind("subgroup_reduce_", 0) == 0) {
+            const std::string op = name.substr(16, name.size() - 16 - 4); // "add", "min", "max"
+            const std::string suffix = op == "add" || t == Scalar::I32 ? op : "u" + op;
+            return nvvm("llvm.nvvm.redux.sync." + suffix, {args[0], member_mask()});
+        }
+        return LlvmLowering::subgroup(name, t, args);
+    }
+
     // PTX comes out of LLVM, so there is nowhere to splice backend source: only the portable
     // fallback can be used.
     void check_native(const Native& n) override {
