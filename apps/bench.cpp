@@ -124,7 +124,7 @@ HostBaseline host_baseline(const std::string& kernel, size_t size) {
         return {"C++ -O3 -march=native, std::thread loop", 12.0 * size,
                 [=] { baseline::vector_add(a->data(), b->data(), c->data(), size); }};
     }
-    if (kernel == "reduce") {
+    if (kernel == "reduce" || kernel == "warp_reduce") {
         auto x = randv(size);
         return {"C++ -O3 -march=native, std::thread sum", 4.0 * size, [=] {
                     volatile float sink = baseline::reduce(x->data(), size);
@@ -189,7 +189,7 @@ Baseline from_figure(const cuda_baseline::Figure& f, double scale) {
 Baseline gpu_baseline(cuda_baseline::Session& s, const std::string& kernel, size_t size, int reps) {
     // The nvcc baseline of vector_add is the float4 kernel: the one to compare float4 with.
     if (kernel == "vector_add" || kernel == "vector_add_float4") return from_figure(s.vector_add(size, reps), 1);
-    if (kernel == "reduce") return from_figure(s.reduce(size, reps), 1);
+    if (kernel == "reduce" || kernel == "warp_reduce") return from_figure(s.reduce(size, reps), 1);
     Shape sh = matmul_shape(size);
     return from_figure(s.sgemm(sh.m, sh.n, sh.k, reps), 1);
 }
@@ -334,7 +334,7 @@ int run_bench(const std::vector<std::string>& args) {
             std::cout << "usage: plexus bench [--backend NAME] [--kernel NAME] [--size N] [--reps N] [--json FILE] [--plot FILE]\n"
                          "       plexus bench --first-launch [--json FILE] [--plot FILE]\n"
                          "       plexus bench --startup [--json FILE]\n"
-                         "  kernels: vector_add, vector_add_float4, reduce, matmul_naive, matmul_tiled (matmul: both),\n"
+                         "  kernels: vector_add, vector_add_float4, reduce, warp_reduce, matmul_naive, matmul_tiled (matmul: both),\n"
                          "           softmax_bf16 (beside the same kernel in f32), empty_launch (cuda, opencl, native),\n"
                          "           transfer (Queue::write / read, pageable and pinned, beside the raw copy; --size in bytes),\n"
                          "           pipeline (three overlapped queues beside the slowest stage alone),\n"
@@ -389,7 +389,8 @@ int run_bench(const std::vector<std::string>& args) {
         for (size_t d = 0; d < b->devices().size(); ++d) {
             const DeviceInfo& dev = b->devices()[d];
             for (std::string kernel :
-                 {"vector_add", "vector_add_float4", "reduce", "matmul_naive", "matmul_tiled", "softmax_bf16"}) {
+                 {"vector_add", "vector_add_float4", "reduce", "warp_reduce", "matmul_naive", "matmul_tiled",
+                  "softmax_bf16"}) {
                 attempt(*b, dev.name, kernel.c_str(),
                         [&] { results.push_back(bench_row(rt, *b, d, kernel, o, baselines, gpu)); });
             }

@@ -1,6 +1,8 @@
 // Definitions of the sample kernels; see kernels.hpp for what each computes.
 #include "kernels.hpp"
 
+#include "plexus/subgroup.hpp"
+
 #include <map>
 #include <vector>
 
@@ -36,33 +38,39 @@ const Kernel<In<float>, In<float>, Out<float>, Int>& vector_add() {
     return k;
 }
 
+namespace {
+// Work-item g's share of a reduction: `run` elements `step` apart. step 1: the contiguous run
+// starting at g * run, which a CPU streams; step = global size: elements a grid apart starting
+// at g, so that a GPU's loads stay coalesced.
+px::Value<float> reduce_share(px::In<float>& in, const px::Int& n, const px::Int& run, const px::Int& step) {
+    px::Int g = px::global_id(0);
+    px::Int i = px::select(step == 1, g * run, g);
+    px::Int end = px::min(i + run * step, n);
+    // Four independent sums: four loads in flight per GPU thread, and a CPU work-item does not
+    // wait on the latency of one chain of additions.
+    px::Float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
+    px::While(i + 3 * step < end, [&] {
+        acc0 += in[i];
+        acc1 += in[i + step];
+        acc2 += in[i + 2 * step];
+        acc3 += in[i + 3 * step];
+        i += 4 * step;
+    });
+    px::While(i < end, [&] {
+        acc0 += in[i];
+        i += step;
+    });
+    return (acc0 + acc1) + (acc2 + acc3);
+}
+} // namespace
+
 const Kernel<In<float>, Out<float>, Int, Int, Int>& reduce() {
     static const auto k = px::kernel("reduce", {"in", "out", "n", "run", "step"},
         [](px::In<float> in, px::Out<float> out, px::Int n, px::Int run, px::Int step) {
             auto partial = px::shared<float>(1024);
             px::Int lid = px::local_id(0);
             px::Int size = px::local_size(0);
-            px::Int g = px::global_id(0);
-            // Work-item g sums `run` elements `step` apart. step 1: the contiguous run
-            // starting at g * run, which a CPU streams; step = global size: elements a grid
-            // apart starting at g, so that a GPU's loads stay coalesced.
-            px::Int i = px::select(step == 1, g * run, g);
-            px::Int end = px::min(i + run * step, n);
-            // Four independent sums: four loads in flight per GPU thread, and a CPU work-item
-            // does not wait on the latency of one chain of additions.
-            px::Float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
-            px::While(i + 3 * step < end, [&] {
-                acc0 += in[i];
-                acc1 += in[i + step];
-                acc2 += in[i + 2 * step];
-                acc3 += in[i + 3 * step];
-                i += 4 * step;
-            });
-            px::While(i < end, [&] {
-                acc0 += in[i];
-                i += step;
-            });
-            partial[lid] = (acc0 + acc1) + (acc2 + acc3);
+            partial[lid] = reduce_share(in, n, run, step);
             px::barrier();
             px::Int s = size / 2;
             px::While(s > 0, [&] {
@@ -71,6 +79,27 @@ const Kernel<In<float>, Out<float>, Int, Int, Int>& reduce() {
                 s = s / 2;
             });
             px::If(lid == 0, [&] { px::atomic_add(out[0], partial[0]); });
+        });
+    return k;
+}
+
+const Kernel<In<float>, Out<float>, Int, Int, Int>& warp_reduce() {
+    static const auto k = px::kernel("warp_reduce", {"in", "out", "n", "run", "step"},
+        [](px::In<float> in, px::Out<float> out, px::Int n, px::Int run, px::Int step) {
+            auto partial = px::shared<float>(1024); // one per subgroup: at most one per work-item
+            px::Float sum = px::subgroup_reduce_add(reduce_share(in, n, run, step));
+            px::If(px::lane_id() == 0, [&] { partial[px::subgroup_id()] = sum; });
+            px::barrier();
+            // The first subgroup adds up the subgroups' sums, a strided share on each lane,
+            // and one work-item adds the group's total to the result.
+            px::If(px::subgroup_id() == 0, [&] {
+                px::Int width = px::subgroup_size();
+                px::Int subgroups = (px::local_size(0) + width - 1) / width;
+                px::Float total = 0.0f;
+                px::For(px::lane_id(), subgroups, width, [&](px::Int s) { total += partial[s]; });
+                total = px::subgroup_reduce_add(total);
+                px::If(px::lane_id() == 0, [&] { px::atomic_add(out[0], total); });
+            });
         });
     return k;
 }
@@ -110,25 +139,33 @@ const Kernel<In<float>, Out<float>, Int, Int>& transpose() {
 const Kernel<In<int32_t>, Out<int32_t>, Out<int32_t>, Int>& scan_groups() {
     static const auto k = px::kernel("scan_groups", {"in", "out", "sums", "n"},
         [](px::In<int32_t> in, px::Out<int32_t> out, px::Out<int32_t> sums, px::Int n) {
-            auto buf = px::shared<int32_t>(2 * 1024); // double buffer: no read-write race
+            auto totals = px::shared<int32_t>(2 * 1024); // double buffer: no read-write race
             px::Int lid = px::local_id(0);
             px::Int size = px::local_size(0);
             px::Int i = px::global_id(0);
-            buf[lid] = px::select(i < n, in[px::min(i, n - 1)], 0);
+            // Each subgroup scans its own values; its last lane then holds the subgroup's total.
+            px::Int x = px::subgroup_scan_inclusive_add(px::select(i < n, in[px::min(i, n - 1)], 0));
+            totals[lid] = 0;
             px::barrier();
+            px::If(px::lane_id() == px::subgroup_size() - 1, [&] { totals[px::subgroup_id()] = x; });
+            px::barrier();
+            // An inclusive scan of the subgroups' totals (a few on a GPU, one per work-item where
+            // subgroups have one lane), in shared memory.
             px::Int src = 0;
             px::Int offset = 1;
             px::While(offset < size, [&] {
                 px::Int dst = size - src;
-                px::Int v = buf[src + lid];
-                px::If(lid >= offset, [&] { v += buf[src + lid - offset]; });
-                buf[dst + lid] = v;
+                px::Int v = totals[src + lid];
+                px::If(lid >= offset, [&] { v += totals[src + lid - offset]; });
+                totals[dst + lid] = v;
                 px::barrier();
                 src = dst;
                 offset = offset * 2;
             });
-            px::If(i < n, [&] { out[i] = buf[src + lid]; });
-            px::If(lid == size - 1, [&] { sums[px::group_id(0)] = buf[src + lid]; });
+            px::Int sg = px::subgroup_id();
+            x += px::select(sg > 0, totals[src + px::max(sg - 1, 0)], 0);
+            px::If(i < n, [&] { out[i] = x; });
+            px::If(lid == size - 1, [&] { sums[px::group_id(0)] = x; });
         });
     return k;
 }
@@ -182,6 +219,7 @@ const Kernel<In<float>, Out<float>, Int>& pipeline_step() {
 const ir::Kernel* find(std::string_view name) {
     static const std::map<std::string, const ir::Kernel*, std::less<>> all = {
         {"vector_add", &vector_add().ir()},     {"reduce", &reduce().ir()},
+        {"warp_reduce", &warp_reduce().ir()},
         {"matmul_naive", &matmul_naive().ir()}, {"matmul", &matmul_tiled().ir()},
         {"matmul_tiled", &matmul_tiled().ir()}, {"transpose", &transpose().ir()},
         {"scan_groups", &scan_groups().ir()},   {"scan_add", &scan_add().ir()},
@@ -195,7 +233,7 @@ const ir::Kernel* find(std::string_view name) {
 }
 
 std::vector<std::string> names() {
-    return {"vector_add", "reduce",        "matmul_naive", "matmul_tiled", "transpose",
+    return {"vector_add", "reduce",  "warp_reduce", "matmul_naive", "matmul_tiled", "transpose",
             "scan_groups", "scan_add",    "histogram",    "vector_add_float4", "saxpy_f16",
             "dequant_int8", "softmax_bf16", "softmax_f32", "particles", "pipeline_step"};
 }

@@ -19,6 +19,9 @@ const Kernel<In<float>, In<float>, Out<float>, Int>& vector_add();
 // memory with a barrier tree, then one atomic add per group. Work-group size: a power of two
 // <= 1024.
 const Kernel<In<float>, Out<float>, Int, Int, Int>& reduce();
+// The same sum through subgroup reductions: each subgroup's sum into shared memory, the first
+// subgroup adds those up, and one atomic per group.
+const Kernel<In<float>, Out<float>, Int, Int, Int>& warp_reduce();
 // c (m x n) = a (m x k) * b (k x n), row-major, one work-item per element of c; work-group
 // matmul_naive_local x matmul_naive_local.
 inline constexpr int matmul_naive_local = 16;
@@ -33,8 +36,10 @@ inline constexpr int matmul_group_size = 256;
 const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tiled();
 // out (cols x rows) = transpose of in (rows x cols) through a shared 16 x 17 tile.
 const Kernel<In<float>, Out<float>, Int, Int>& transpose();
-// Inclusive prefix sum inside each work-group (Hillis-Steele in shared memory) and the sum of
-// each group in sums[group]; `scan_add` then adds the scanned group sums. Power-of-two groups.
+// Inclusive prefix sum inside each work-group and the sum of each group in sums[group]: each
+// subgroup scans its values (px::subgroup_scan_inclusive_add), the subgroups' totals are
+// scanned in shared memory (Hillis-Steele) and added back; `scan_add` then adds the scanned
+// group sums. Power-of-two groups of at most 1024.
 const Kernel<In<int32_t>, Out<int32_t>, Out<int32_t>, Int>& scan_groups();
 const Kernel<InOut<int32_t>, In<int32_t>, Int>& scan_add();
 // bins[in[i] % nbins] += 1 through atomics on a shared histogram, merged with global atomics.

@@ -42,10 +42,12 @@ private:
     Buffer<float> ba_, bb_, bc_;
 };
 
+// reduce, or warp_reduce (the same sum through subgroup reductions).
 class Reduce final : public Problem {
 public:
-    Reduce(size_t n, Runtime& rt, std::mt19937& g) : n_(n), x_(random_floats(n, g)), in_(rt, x_), out_(rt, 1) {}
-    std::string kernel() const override { return "reduce"; }
+    Reduce(bool warp, size_t n, Runtime& rt, std::mt19937& g)
+        : warp_(warp), n_(n), x_(random_floats(n, g)), in_(rt, x_), out_(rt, 1) {}
+    std::string kernel() const override { return warp_ ? "warp_reduce" : "reduce"; }
     std::string size_text() const override { return "n=" + std::to_string(n_); }
     void run(Runtime& rt, const Target& t) override {
         const float zero = 0;
@@ -58,7 +60,9 @@ public:
         size_t groups = std::min<size_t>((n_ + 255) / 256, (cpu ? 4 : 8) * size_t(std::max(1u, dev.compute_units)));
         size_t items = groups * 256, run = (n_ + items - 1) / items;
         size_t step = cpu ? 1 : items;
-        rt.launch(t, reduce(), Grid(items).local_size(256), in_, out_, int(n_), int(run), int(step)).wait();
+        rt.launch(t, warp_ ? warp_reduce() : reduce(), Grid(items).local_size(256), in_, out_, int(n_), int(run),
+                  int(step))
+            .wait();
     }
     CheckResult check() override {
         double want = 0, mag = 0;
@@ -72,6 +76,7 @@ public:
     const char* unit() const override { return "GB/s"; }
 
 private:
+    bool warp_;
     size_t n_;
     std::vector<float> x_;
     Buffer<float> in_, out_;
@@ -230,7 +235,7 @@ private:
 
 const std::vector<std::string>& problem_names() {
     static const std::vector<std::string> names = [] {
-        std::vector<std::string> v = {"vector_add", "reduce", "matmul_naive", "matmul_tiled", "transpose", "scan", "histogram"};
+        std::vector<std::string> v = {"vector_add", "reduce", "warp_reduce", "matmul_naive", "matmul_tiled", "transpose", "scan", "histogram"};
         v.insert(v.end(), typed_problem_names().begin(), typed_problem_names().end());
         v.insert(v.end(), queue_problem_names().begin(), queue_problem_names().end());
         return v;
@@ -242,7 +247,7 @@ std::unique_ptr<Problem> make_problem(const std::string& name, size_t size, Runt
     std::mt19937 g(seed);
     if (size == 0) throw Error(ErrorCode::InvalidArgument, "problem size 0");
     if (name == "vector_add") return std::make_unique<VectorAdd>(size, rt, g);
-    if (name == "reduce") return std::make_unique<Reduce>(size, rt, g);
+    if (name == "reduce" || name == "warp_reduce") return std::make_unique<Reduce>(name == "warp_reduce", size, rt, g);
     if (name == "matmul_naive") return std::make_unique<Matmul>(false, size, rt, g);
     if (name == "matmul_tiled" || name == "matmul") return std::make_unique<Matmul>(true, size, rt, g);
     if (name == "transpose") return std::make_unique<Transpose>(size, rt, g);
@@ -251,6 +256,18 @@ std::unique_ptr<Problem> make_problem(const std::string& name, size_t size, Runt
     if (auto p = make_typed_problem(name, size, rt, g)) return p;
     if (auto p = make_queue_problem(name, size, rt, g)) return p;
     throw Error(ErrorCode::InvalidArgument, "unknown sample problem '" + name + "'");
+}
+
+std::string drop_reason(const Error& e, const Target& target) {
+    if (e.code() != ErrorCode::NoBackend) return "";
+    // The error lists every candidate: "\n  opencl:0 (name): reason".
+    const std::string message = e.what();
+    const std::string key = "\n  " + target.backend + ":" + std::to_string(std::max(target.device, 0)) + " (";
+    const size_t at = message.find(key);
+    if (at == std::string::npos) return "";
+    const size_t colon = message.find("): ", at), end = message.find('\n', at + 1);
+    if (colon == std::string::npos || colon > end) return "";
+    return message.substr(colon + 3, end == std::string::npos ? std::string::npos : end - colon - 3);
 }
 
 std::vector<size_t> test_sizes(const std::string& name, bool slow) {

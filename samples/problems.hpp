@@ -35,7 +35,7 @@ public:
     virtual const char* unit() const = 0;
 };
 
-// The problem names: vector_add, reduce, matmul_naive, matmul_tiled, transpose, scan,
+// The problem names: vector_add, reduce, warp_reduce, matmul_naive, matmul_tiled, transpose, scan,
 // histogram, and those of the IR's types: vector_add_float4, saxpy_f16, dequant_int8,
 // softmax_bf16, softmax_f32, particles.
 const std::vector<std::string>& problem_names();
@@ -43,6 +43,11 @@ const std::vector<std::string>& problem_names();
 // `size` is the problem's main dimension (elements, or the matrix side for matmul and
 // transpose; matmul uses m = size, n = size - size/8, k = size + 3 to stay off multiples).
 std::unique_ptr<Problem> make_problem(const std::string& name, size_t size, Runtime& rt, unsigned seed);
+
+// When `e` is the NoBackend error of a launch on `target` and the router dropped that device
+// for the kernel (a capability it lacks: "the device lacks subgroups (cl_khr_subgroups), ..."),
+// the router's reason; otherwise "". `plexus run` and the suites skip such a device, saying why.
+std::string drop_reason(const Error& e, const Target& target);
 
 // Sizes the e2e suite runs, smaller ones for a slow (interpreter) backend.
 std::vector<size_t> test_sizes(const std::string& name, bool slow);

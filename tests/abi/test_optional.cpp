@@ -64,7 +64,15 @@ TEST_CASE("a plugin with every optional function NULL runs every sample") {
             const size_t size = samples::test_sizes(name, slow).at(1);
             auto p = samples::make_problem(name, size, *m.rt, 11);
             INFO(name << " " << p->size_text());
-            p->run(*m.rt, Target{"minimal", 0});
+            try {
+                p->run(*m.rt, Target{"minimal", 0});
+            } catch (const Error& e) {
+                // The inner device lacks what the kernel needs (subgroups on PoCL 3.1).
+                const std::string why = samples::drop_reason(e, Target{"minimal", 0});
+                INFO(e.what());
+                REQUIRE(why.rfind("the device lacks", 0) == 0);
+                continue;
+            }
             const samples::CheckResult r = p->check();
             INFO(r.bad << " of " << r.checked << " wrong; " << r.first_bad);
             CHECK(r.ok());

@@ -1,6 +1,6 @@
 #!/bin/sh
 # `plexus explain`: the ranked candidates of a sample kernel, one dropped by the configuration
-# with its reason, in text and JSON. Argument: the plexus executable.
+# with its reason, in text and JSON, and one dropped for an operation its device lacks. Argument: the plexus executable.
 set -eu
 plexus=$1
 dir=$(mktemp -d)
@@ -15,4 +15,11 @@ json=$(PLEXUS_CONFIG="$dir/config.json" "$plexus" explain particles --json --gri
 echo "$json" | grep -q '"kernel": "particles"' || { echo "FAIL: JSON lacks the kernel"; exit 1; }
 echo "$json" | grep -q '"kept": false' || { echo "FAIL: JSON lacks the dropped candidate"; exit 1; }
 if "$plexus" explain particles --grid 0 2>/dev/null; then echo "FAIL: --grid 0 accepted"; exit 1; fi
+# A device dropped for warp_reduce (an OpenCL device without cl_khr_subgroups) is dropped for
+# the subgroup operation it lacks, which the reason names.
+sg=$("$plexus" explain warp_reduce)
+echo "$sg"
+if echo "$sg" | grep 'dropped:' | grep -v 'dropped: the device lacks subgroups (cl_khr_subgroups), which subgroup_[a-z_0-9]* needs'; then
+    echo "FAIL: a device dropped for warp_reduce without naming the subgroup operation"; exit 1
+fi
 echo ok
