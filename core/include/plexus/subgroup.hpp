@@ -92,7 +92,8 @@ template <IsValue X, class L> Value<detail::vt<X>> shuffle_down(const X& v, cons
     return Value<detail::vt<X>>(detail::subgroup_call<detail::vt<X>>("shuffle_down", v.expr(), detail::subgroup_lane(delta)));
 }
 
-// Bit l set when `pred` holds on lane l (subgroups of at most 64 work-items).
+// Bit l set when `pred` holds on lane l, for lanes 0 .. 63 (a subgroup wider than 64, such as
+// an OpenCL CPU device's whole-row subgroups, reports its first 64 lanes).
 inline Value<uint64_t> ballot(const Value<bool>& pred) {
     return Value<uint64_t>(ir::Call::make("subgroup_ballot", {pred.expr()}));
 }

@@ -108,7 +108,7 @@ typedef enum plx_arg_kind {
 #define PLX_SUBGROUP_SHUFFLE 0x2u        /* shuffle, shuffle_xor (cl_khr_subgroup_shuffle) */
 #define PLX_SUBGROUP_SHUFFLE_RELATIVE 0x4u /* shuffle_up, shuffle_down
                                             * (cl_khr_subgroup_shuffle_relative) */
-#define PLX_SUBGROUP_BALLOT 0x8u         /* ballot (cl_khr_subgroup_ballot, at most 64 lanes) */
+#define PLX_SUBGROUP_BALLOT 0x8u         /* ballot (cl_khr_subgroup_ballot; lanes 0 .. 63) */
 #define PLX_SUBGROUP_ALL 0xfu
 
 /* Queue flags. */
