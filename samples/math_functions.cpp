@@ -69,6 +69,11 @@ const std::vector<MathFunction>& math_functions() {
         // ldexp: y is the exponent (truncated to an int), which takes no edge values.
         both({"ldexp", 2, {}, {}, REF(std::ldexp(x, int(y))), {{-1e3, 1e3}, {-160, 160}}, X, 0.5, 0.5},
              CALL2(plexus::ldexp(x, cast<int32_t>(y)))),
+        // sincos: the bounds of sin and cos; frexp's mantissa: exact.
+        both({"sincos_sin", 1, {}, {}, REF(std::sin(x)), {{-100, 100}}, X, 4, 4}, CALL1(plexus::sincos(x).sin)),
+        both({"sincos_cos", 1, {}, {}, REF(std::cos(x)), {{-100, 100}}, X, 4, 4}, CALL1(plexus::sincos(x).cos)),
+        both({"frexp_mantissa", 1, {}, {}, REF([&] { int e; return std::frexp(x, &e); }()), {{1e-44, 1e38, R::SignedLog}}, X, 0, 0},
+             CALL1(plexus::frexp(x).mantissa)),
     };
     return all;
 }
@@ -87,6 +92,16 @@ template <class C, class Ref> MathIntFunction int_function(const char* name, C c
 
 const std::vector<MathIntFunction>& math_int_functions() {
     static const std::vector<MathIntFunction> all = {
+        // C leaves frexp's exponent of an infinity or NaN unspecified; plexus gives 0.
+        int_function("frexp_exponent", [](auto x) { return plexus::frexp(x).exponent; },
+                     [](auto x) {
+                         int e = 0;
+                         if (std::isfinite(x)) std::frexp(x, &e);
+                         return int32_t(e);
+                     },
+                     {1e-44, 1e38, R::SignedLog}),
+        int_function("ilogb", [](auto x) { return plexus::ilogb(x); }, [](auto x) { return int32_t(std::ilogb(x)); },
+                     {1e-44, 1e38, R::SignedLog}),
         // isnan 1, isinf 2, signbit 4.
         int_function("classify",
                      [](auto x) {

@@ -22,7 +22,7 @@ struct MathRange {
 
 // A function with a float result: y = f(x, y, z), the arguments it does not take ignored.
 struct MathFunction {
-    const char* name; // an identifier: "erf", "ldexp"
+    const char* name; // an identifier: "erf", "sincos_sin", "frexp_mantissa"
     int arity;        // how many of x, y, z it takes
     Value<float> (*f32)(Value<float>, Value<float>, Value<float>) = nullptr;
     Value<double> (*f64)(Value<double>, Value<double>, Value<double>) = nullptr;
@@ -39,7 +39,7 @@ const std::vector<MathFunction>& math_functions();
 
 // A function with an int result, compared exactly with the host's C library.
 struct MathIntFunction {
-    const char* name; // "classify"
+    const char* name; // "frexp_exponent", "ilogb", "classify"
     Value<int32_t> (*f32)(Value<float>);
     Value<int32_t> (*f64)(Value<double>);
     int32_t (*ref32)(float);

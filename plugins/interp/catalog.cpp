@@ -40,7 +40,7 @@ const NamedFn kMathFns[] = {
     {"log", Fn::Log},   {"log2", Fn::Log2},   {"sin", Fn::Sin},     {"cos", Fn::Cos},
     {"tan", Fn::Tan},   {"pow", Fn::Pow},     {"fabs", Fn::Fabs},   {"floor", Fn::Floor},
     {"ceil", Fn::Ceil}, {"fma", Fn::Fma},     {"min", Fn::Min},     {"max", Fn::Max},
-    {"clamp", Fn::Clamp}, {"ldexp", Fn::Ldexp},
+    {"clamp", Fn::Clamp}, {"ldexp", Fn::Ldexp}, {"ilogb", Fn::Ilogb},
 #define PLX_LIBM1(fn) {#fn, Fn::Libm_##fn},
 #define PLX_LIBM2(fn) {#fn, Fn::Libm_##fn},
 #include <plexus/libm.def>

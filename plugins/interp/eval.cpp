@@ -248,6 +248,11 @@ const uint64_t* Machine::call(const ExprNode& e, const uint8_t* m, uint64_t* out
     const uint64_t* a = eval(e.a, m);
     const uint64_t* b = e.b != kNone ? eval(e.b, m) : nullptr;
     const uint64_t* c = e.c != kNone ? eval(e.c, m) : nullptr;
+    if (static_cast<Fn>(e.op) == Fn::Ilogb) {
+        for (uint32_t l = 0; l < n_; ++l)
+            out[l] = put<int32_t>(e.operand == Ty::F32 ? std::ilogb(get<float>(a[l])) : std::ilogb(get<double>(a[l])));
+        return out;
+    }
     if (e.type == Ty::F32) math<float>(static_cast<Fn>(e.op), a, b, c, out, n_);
     else math<double>(static_cast<Fn>(e.op), a, b, c, out, n_);
     return out;

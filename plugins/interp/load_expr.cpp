@@ -302,8 +302,9 @@ Val Loader::call(const json& j, const std::string& path) {
     if (args.size() != info->args.size())
         fail(path + ".args", "intrinsic \"" + name + "\" takes " + std::to_string(info->args.size()) +
                                  " arguments, got " + std::to_string(args.size()));
-    ExprNode n{.kind = ExprKind::Call, .type = info->result, .op = static_cast<uint8_t>(info->fn),
-               .dim = info->dim};
+    ExprNode n{.kind = ExprKind::Call, .type = info->result,
+               .operand = info->args.empty() ? Ty::Void : info->args[0],
+               .op = static_cast<uint8_t>(info->fn), .dim = info->dim};
     uint32_t* slots[] = {&n.a, &n.b, &n.c};
     for (size_t i = 0; i < args.size(); ++i) {
         const Val arg = expr(args[i], at(path + ".args", i));

@@ -33,6 +33,7 @@ enum class AtomicOp : uint8_t { Add, Sub, Min, Max, And, Or, Xor, Xchg, CmpXchg 
 enum class Fn : uint8_t {
     LocalId, GroupId, LocalSize, NumGroups, GlobalId, GlobalSize,
     Sqrt, Rsqrt, Exp, Exp2, Log, Log2, Sin, Cos, Tan, Pow, Fabs, Floor, Ceil, Fma, Min, Max, Clamp, Ldexp,
+    Ilogb, // an i32 of a float: ExprNode::operand holds the float's type
 #define PLX_LIBM1(fn) Libm_##fn,
 #define PLX_LIBM2(fn) Libm_##fn,
 #include <plexus/libm.def>
@@ -64,7 +65,7 @@ constexpr uint32_t kNoTag = UINT32_MAX;
 struct ExprNode {
     ExprKind kind;
     Ty type;              // the value's type (always a scalar: the loader scalarizes)
-    Ty operand = Ty::Void;// Binary: the operands' type; Cast: the source type; Load/Atomic: index type
+    Ty operand = Ty::Void;// Binary: the operands' type; Cast: the source type; Load/Atomic: index type; Call: its first argument's
     uint8_t op = 0;       // UnaryOp, BinaryOp, AtomicOp or Fn
     uint8_t dim = 0;      // index intrinsics
     bool memo = false;    // used by several parents: evaluated once per statement (exec.cpp)

@@ -1,11 +1,11 @@
 // The math library on every backend of this build tree, one kernel per function: every function
-// of the shared table (samples/math_functions.cpp: sqrt ... clamp, libm.def, ldexp) in f32 and
-// f64 on random inputs over its range, plus the edge values (+-0, +-inf, NaN, the smallest
-// denormal, +-1, the largest finite) where the function defines them, each result against the
-// long double reference within the function's stated bound; then ldexp and the classification
-// exactly as the host's C library gives them, bit for bit. docs/kernel-language.md lists the
-// errors measured per backend. A backend that cannot compile a function (CUDA without
-// libdevice) says so and is skipped for it.
+// of the shared table (samples/math_functions.cpp: sqrt ... clamp, libm.def, ldexp, sincos,
+// frexp's mantissa) in f32 and f64 on random inputs over its range, plus the edge values (+-0,
+// +-inf, NaN, the smallest denormal, +-1, the largest finite) where the function defines them,
+// each result against the long double reference within the function's stated bound; then
+// ldexp, frexp, ilogb and the classification exactly as the host's C library gives them, bit
+// for bit. docs/kernel-language.md lists the errors measured per backend. A backend that cannot
+// compile a function (CUDA without libdevice) says so and is skipped for it.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -110,8 +110,8 @@ template <class T> bool same_bits(T got, T want) {
     return std::isnan(want) ? std::isnan(got) : std::bit_cast<U>(got) == std::bit_cast<U>(want);
 }
 
-// y = ldexp(x, e) and every int function of the table (the classification) of x, against the
-// host's C library.
+// y = ldexp(x, e), m = frexp(x).mantissa and every int function of the table (frexp's exponent,
+// ilogb, the classification) of x, against the host's C library.
 template <class T> void check_exact() {
     px::Runtime rt(test_config());
     const std::vector<T> x = exact_inputs<T>();
@@ -120,12 +120,14 @@ template <class T> void check_exact() {
     std::mt19937 g(5);
     for (auto& v : e) v = int32_t(g() % 2301) - 1150; // past both ends of f64's exponents
     const auto& ints = px::samples::math_int_functions();
-    static const auto k = px::kernel(std::string("exact_") + type_name<T>(), {"x", "e", "y", "ints", "n"},
-        [](px::In<T> x, px::In<int32_t> e, px::Out<T> y, px::Out<int32_t> ints, px::Int n) {
+    static const auto k = px::kernel(std::string("exact_") + type_name<T>(), {"x", "e", "y", "m", "ints", "n"},
+        [](px::In<T> x, px::In<int32_t> e, px::Out<T> y, px::Out<T> m, px::Out<int32_t> ints, px::Int n) {
             px::Int i = px::global_id(0);
             px::If(i < n, [&] {
                 const px::Value<T> v = x[i];
                 y[i] = px::ldexp(v, px::Value<int32_t>(e[i]));
+                auto [mantissa, exponent] = px::frexp(v);
+                m[i] = mantissa;
                 const auto& fns = px::samples::math_int_functions();
                 for (size_t f = 0; f < fns.size(); ++f) {
                     if constexpr (std::is_same_v<T, float>) ints[int32_t(f) * n + i] = fns[f].f32(v);
@@ -138,35 +140,38 @@ template <class T> void check_exact() {
         const std::string backend = b->name();
         CAPTURE(backend);
         CAPTURE(type_name<T>());
-        px::Buffer<T> bx(rt, x), by(rt, x.size());
+        px::Buffer<T> bx(rt, x), by(rt, x.size()), bm(rt, x.size());
         px::Buffer<int32_t> be(rt, e), bi(rt, ints.size() * x.size());
         try {
-            rt.launch(px::Target{backend}, k, px::Grid(x.size()), bx, be, by, bi, n).wait();
+            rt.launch(px::Target{backend}, k, px::Grid(x.size()), bx, be, by, bm, bi, n).wait();
         } catch (const px::Error& err) {
             if (err.code() != px::ErrorCode::Unsupported) throw;
-            MESSAGE(backend << " cannot run ldexp: " << err.what());
+            MESSAGE(backend << " cannot run ldexp / frexp: " << err.what());
             continue;
         }
-        const std::vector<T> y = by.to_vector();
+        const std::vector<T> y = by.to_vector(), m = bm.to_vector();
         const std::vector<int32_t> got = bi.to_vector();
         size_t bad = 0;
         for (size_t i = 0; i < x.size(); ++i) {
-            const T want_y = std::ldexp(x[i], e[i]);
+            int exponent;
+            const T want_y = std::ldexp(x[i], e[i]), want_m = std::frexp(x[i], &exponent);
             if (!same_bits(y[i], want_y) && bad++ == 0)
                 FAIL_CHECK("ldexp(" << x[i] << ", " << e[i] << ") = " << y[i] << ", want " << want_y);
+            if (!same_bits(m[i], want_m) && bad++ == 0)
+                FAIL_CHECK("frexp(" << x[i] << ") has the mantissa " << m[i] << ", want " << want_m);
         }
         for (size_t f = 0; f < ints.size(); ++f) {
             MathSummary s;
             for (size_t i = 0; i < x.size(); ++i) s.add_int(ints[f], x[i], got[f * x.size() + i]);
             CHECK_MESSAGE(s.bad == 0, s.bad << " of " << s.checked << " wrong; first: " << s.first_bad);
         }
-        CHECK_MESSAGE(bad == 0, bad << " wrong ldexp results of " << x.size());
+        CHECK_MESSAGE(bad == 0, bad << " wrong ldexp and frexp results of " << 2 * x.size());
     }
 }
 
 } // namespace
 
-TEST_CASE("ldexp, isnan, isinf and signbit, bit for bit as the host's C library, on every backend") {
+TEST_CASE("ldexp, frexp, ilogb, isnan, isinf and signbit, bit for bit as the host's C library, on every backend") {
     check_exact<float>();
     check_exact<double>();
 }

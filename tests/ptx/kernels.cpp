@@ -252,6 +252,13 @@ Kernel math_each(Scalar type) {
         {let_gid(), when(lt(gid(), var("n", Scalar::I32)), block(std::move(guarded)))});
 }
 
+Kernel ilogb() {
+    const Expr x = gload("in", Scalar::F32, gid());
+    return make_kernel("ilogb", {buffer("in", Scalar::F32, Access::Read), buffer("out", Scalar::I32, Access::Write)}, {},
+                       {let_gid(), gstore("out", gid(), add(call("ilogb_f32", {x}),
+                                                            call("ilogb_f64", {cast(Scalar::F64, x)})))});
+}
+
 Kernel int_ops() {
     const Scalar ints[] = {Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64};
     const Scalar all[] = {Scalar::Bool, Scalar::I32, Scalar::U32, Scalar::I64,
@@ -337,7 +344,7 @@ std::vector<Named> all_kernels() {
     std::vector<Named> out;
     for (Kernel k : {vector_add(), reduce_sum(), matmul_tiled(), histogram(), atomics64(),
                      atomics_all(), math(Scalar::F32), math(Scalar::F64), math_each(Scalar::F32),
-                     math_each(Scalar::F64), int_ops(), indices_2d(),
+                     math_each(Scalar::F64), ilogb(), int_ops(), indices_2d(),
                      control_flow(), native_with_fallback()})
         out.push_back({k.name, k});
     return out;

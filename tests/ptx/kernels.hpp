@@ -18,6 +18,7 @@ Kernel atomics64();      // i64 min/max, u64 add/xor, cmpxchg and xchg, global a
 Kernel atomics_all();    // every atomic of the catalog, on a buffer or a shared array
 Kernel math(plexus::ir::Scalar type); // every math intrinsic of the catalog in f32 or f64
 Kernel math_each(plexus::ir::Scalar type); // out[j*n + i]: math intrinsic j of in[i], for accuracy
+Kernel ilogb();          // ilogb_f32 and ilogb_f64 of in[gid]
 Kernel one_call_f32(const std::string& intrinsic); // out[gid] = intrinsic(in[gid]), a unary f32 intrinsic
 Kernel int_ops();        // integer arithmetic, shifts, comparisons, logic, and every cast
 Kernel indices_2d();     // every index intrinsic, 2-D and 3-D

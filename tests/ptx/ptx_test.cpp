@@ -191,6 +191,13 @@ TEST_CASE("math intrinsics: libdevice, or the approximations without it") {
     }
 }
 
+TEST_CASE("ilogb reads the exponent from the bits: no libdevice call") {
+    const std::string ptx = generate(ptxtest::ilogb());
+    CHECK(has(ptx, "clz.b32"));
+    CHECK(has(ptx, "clz.b64"));
+    CHECK_FALSE(has(ptx, "__nv_"));
+}
+
 TEST_CASE("integer ops wrap, shifts mask their amount, casts have C semantics") {
     const std::string ptx = generate(ptxtest::int_ops());
     CHECK(std::regex_search(ptx, std::regex(R"(and\.b32\s+%r\d+, %r\d+, 31;)")));

@@ -5,6 +5,8 @@
 
 #include "plexus/kernel.hpp"
 
+#include <climits>
+#include <cmath>
 #include <limits>
 
 namespace plexus {
@@ -89,6 +91,54 @@ template <IsValue X, class L, class H> auto clamp(const X& x, const L& lo, const
         return Value<T>(detail::math_call<T>("clamp", {x.expr(), detail::lift<T>(lo).expr(), detail::lift<T>(hi).expr()}));
     else
         return min(max(x, detail::lift<T>(lo)), detail::lift<T>(hi));
+}
+
+// sin and cos of one argument: auto [s, c] = px::sincos(x). Two catalog calls, so each is
+// exactly what px::sin and px::cos give (docs/kernel-language.md says why no third intrinsic).
+template <class T> struct SinCos {
+    Value<T> sin, cos;
+};
+template <IsValue X> SinCos<detail::vt<X>> sincos(const X& x) {
+    return {sin(x), cos(x)};
+}
+
+namespace detail {
+// Finite and nonzero: where the catalog's ilogb is defined.
+template <class T> Value<bool> regular(const Value<T>& x) {
+    return fabs(x) < std::numeric_limits<T>::infinity() && x != T(0);
+}
+// The catalog's ilogb of x where x is regular, of 1 elsewhere (so never a backend's special
+// value, and never INT_MAX + 1 below).
+template <class T> Value<int32_t> ilogb_of_regular(const Value<T>& x) {
+    return Value<int32_t>(ir::Call::make(std::same_as<T, float> ? "ilogb_f32" : "ilogb_f64",
+                                         {select(regular(x), x, T(1)).expr()}));
+}
+} // namespace detail
+
+// The binary exponent of x, as C99's ilogb: floor(log2 |x|) for a finite nonzero x (denormals
+// included), and for 0, NaN and the infinities what the host's C library returns (FP_ILOGB0,
+// FP_ILOGBNAN, INT_MAX), so that every backend agrees with the host.
+template <IsValue X> requires std::is_floating_point_v<detail::vt<X>> Value<int32_t> ilogb(const X& x) {
+    using T = detail::vt<X>;
+    const Value<T> v = x;
+    return select(v == T(0), int32_t(FP_ILOGB0),
+                  select(isnan(v), int32_t(FP_ILOGBNAN),
+                         select(isinf(v), int32_t(INT_MAX), detail::ilogb_of_regular(v))));
+}
+
+// x = mantissa * 2^exponent with |mantissa| in [0.5, 1): auto [m, e] = px::frexp(x). As C's
+// frexp: denormals are normalized, frexp(+-0) = (+-0, 0); an infinity or NaN is returned as
+// the mantissa with exponent 0 (C leaves that exponent unspecified). Exact on every backend:
+// ilogb and ldexp are exact operations.
+template <class T> struct Frexp {
+    Value<T> mantissa;
+    Value<int32_t> exponent;
+};
+template <IsValue X> requires std::is_floating_point_v<detail::vt<X>> Frexp<detail::vt<X>> frexp(const X& x) {
+    using T = detail::vt<X>;
+    const Value<T> v = x;
+    const Value<int32_t> e = select(detail::regular(v), detail::ilogb_of_regular(v) + 1, 0);
+    return {ldexp(v, -e), e};
 }
 
 } // namespace plexus

@@ -1,5 +1,6 @@
 // Calls of catalog intrinsics: the work-item indices, derived from the target's four index
-// hooks, and math, exact operations here and transcendental functions from the target.
+// hooks, and math: exact operations here (ilogb from the bits) and transcendental functions
+// from the target.
 #include "codegen/llvm/lowering.hpp"
 
 #include <llvm/IR/Intrinsics.h>
@@ -14,11 +15,13 @@ using llvm::Value;
 Value* LlvmLowering::visit(const Call& n) {
     std::vector<Value*> args;
     for (auto& a : n.args) args.push_back(expr(a));
-    // The catalog's calls are subgroup operations, indices (u32, u64) and math (f32, f64:
-    // "sin_f32").
+    // The catalog's calls are subgroup operations, indices (u32, u64: "local_id_x") and math
+    // ("sin_f32", and "ilogb_f32", an i32 of an f32).
     if (n.name.rfind("subgroup_", 0) == 0) return subgroup(n.name, n.type.scalar(), args);
+    const std::string base = n.name.substr(0, n.name.rfind('_'));
+    if (base == "ilogb") return ilogb(args[0], n.args[0]->type.scalar());
     if (!is_float(n.type)) return index(n.name);
-    return math(n.name.substr(0, n.name.rfind('_')), n.type.scalar(), args);
+    return math(base, n.type.scalar(), args);
 }
 
 Value* LlvmLowering::index(const std::string& name) {
@@ -63,6 +66,28 @@ Value* LlvmLowering::math(const std::string& base, Scalar t, const std::vector<V
         return call_intrinsic(llvm::Intrinsic::minnum, ty,
                               {call_intrinsic(llvm::Intrinsic::maxnum, ty, {a[0], a[1]}), a[2]});
     return transcendental(base, t, a);
+}
+
+// floor(log2 |x|) of a finite nonzero x, from its bits: the biased exponent, or for a
+// denormal the position of its highest mantissa bit. The IR leaves 0, infinities and NaN to the
+// backend; here they give INT_MIN (0) and INT_MAX.
+Value* LlvmLowering::ilogb(Value* x, Scalar t) {
+    const bool f32 = t == Scalar::F32;
+    const unsigned width = f32 ? 32 : 64, mantissa = f32 ? 23 : 52;
+    const int64_t bias = f32 ? 127 : 1023, top = f32 ? 0xff : 0x7ff;
+    llvm::IntegerType* it = b_.getIntNTy(width);
+    auto k = [&](int64_t v) { return llvm::ConstantInt::getSigned(it, v); };
+    Value* bits = b_.CreateBitCast(x, it);
+    Value* biased = b_.CreateAnd(b_.CreateLShr(bits, k(mantissa)), k(top));
+    Value* fraction = b_.CreateAnd(bits, k((int64_t(1) << mantissa) - 1));
+    Value* lead = call_intrinsic(llvm::Intrinsic::ctlz, it, {fraction, b_.getFalse()});
+    // A denormal's value is fraction * 2^(1 - bias - mantissa).
+    Value* denormal = b_.CreateSub(k(int64_t(width) - 1 - (bias - 1) - mantissa), lead);
+    Value* e = b_.CreateSelect(b_.CreateICmpEQ(biased, k(0)), denormal, b_.CreateSub(biased, k(bias)));
+    e = b_.CreateTrunc(e, b_.getInt32Ty());
+    Value* zero = b_.CreateICmpEQ(b_.CreateShl(bits, k(1)), k(0));
+    e = b_.CreateSelect(zero, b_.getInt32(INT32_MIN), e);
+    return b_.CreateSelect(b_.CreateICmpEQ(biased, k(top)), b_.getInt32(INT32_MAX), e);
 }
 
 } // namespace plexus::codegen

@@ -107,8 +107,7 @@ protected:
     // Ends the work-item being lowered (a Return).
     virtual void return_from_item() = 0;
     // rsqrt, exp, exp2, log, log2, sin, cos, tan, pow and the libm.def functions of f32 or f64:
-    // each target has its
-    // own library. `base` is the catalog name without its type ("sin").
+    // each target has its own library. `base` is the catalog name without its type ("sin").
     virtual llvm::Value* transcendental(const std::string& base, ir::Scalar t,
                                         const std::vector<llvm::Value*>& args) = 0;
     // Integer / and %, of scalars or vectors. The default is LLVM's udiv/sdiv/urem/srem, for
@@ -225,6 +224,7 @@ private:
     llvm::Value* float_to_int(llvm::Value* v, const ir::Type& to);
     llvm::Value* index(const std::string& name);
     llvm::Value* math(const std::string& base, ir::Scalar t, const std::vector<llvm::Value*>& args);
+    llvm::Value* ilogb(llvm::Value* x, ir::Scalar t);
 
     std::string generator_;
     // The i16 bits behind an f16 / bf16 register value this lowering rounded or loaded, so that
