@@ -1,6 +1,7 @@
 // The table of math_functions.hpp: each function's call in the kernel language, its long
-// double reference, its inputs and its stated bound: OpenCL 1.2's full-profile bound, the
-// loosest a conforming device may have.
+// double reference, its inputs and its stated bound. Precise functions carry OpenCL 1.2's
+// full-profile bounds (the loosest a conforming device may have); px::fast:: functions the
+// bounds plexus states for them (docs/kernel-language.md, "Fast functions").
 #include "math_functions.hpp"
 
 #include "plexus/kernel_math.hpp"
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <random>
 
 namespace plexus::samples {
@@ -15,11 +17,16 @@ namespace {
 
 using R = MathRange;
 constexpr unsigned X = 1, XY = 3; // which arguments take the edge values
+constexpr double pi = std::numbers::pi;
 
-// A function in f32 and f64; `call` is a generic lambda.
+// A function in f32 and f64, and one in f32 only (px::fast::); `call` is a generic lambda.
 template <class C> MathFunction both(MathFunction f, C call) {
     f.f32 = call;
     f.f64 = call;
+    return f;
+}
+template <class C> MathFunction f32_only(MathFunction f, C call) {
+    f.f32 = call;
     return f;
 }
 
@@ -30,6 +37,14 @@ template <class C> MathFunction both(MathFunction f, C call) {
 #define LIBM1(fn, lo, hi, b32, b64) both({#fn, 1, {}, {}, REF(std::fn(x)), {{lo, hi}}, X, b32, b64}, CALL1(plexus::fn(x)))
 #define LIBM2(fn, lo, hi, ylo, yhi, b32, b64) \
     both({#fn, 2, {}, {}, REF(std::fn(x, y)), {{lo, hi}, {ylo, yhi}}, XY, b32, b64}, CALL2(plexus::fn(x, y)))
+// A px::fast:: function, its reference, its stated range and bound.
+#define FAST1(fn, ref, range, ulp, ...) \
+    f32_only({"fast_" #fn, 1, {}, {}, REF(ref), {range}, 0, ulp, 0 __VA_OPT__(, ) __VA_ARGS__}, CALL1(plexus::fast::fn(x)))
+
+double exp_growth(double x, double) { return 2 * std::fabs(x); }
+double exp10_growth(double x, double) { return 4 * std::fabs(x); }
+double pow_growth(double x, double y) { return 8 * (std::fabs(y) + std::fabs(y * std::log2(x))); }
+
 } // namespace
 
 const std::vector<MathFunction>& math_functions() {
@@ -74,6 +89,25 @@ const std::vector<MathFunction>& math_functions() {
         both({"sincos_cos", 1, {}, {}, REF(std::cos(x)), {{-100, 100}}, X, 4, 4}, CALL1(plexus::sincos(x).cos)),
         both({"frexp_mantissa", 1, {}, {}, REF([&] { int e; return std::frexp(x, &e); }()), {{1e-44, 1e38, R::SignedLog}}, X, 0, 0},
              CALL1(plexus::frexp(x).mantissa)),
+        // px::fast:: (f32): the ranges keep arguments and results normal, since GPUs' fast
+        // instructions may flush denormals to zero.
+        FAST1(exp, std::exp(x), R(-87, 88), 4, exp_growth),
+        FAST1(exp2, std::exp2(x), R(-125, 127), 3),
+        FAST1(exp10, std::pow(10.0L, x), R(-37, 38), 4, exp10_growth),
+        FAST1(log, std::log(x), R(1e-37, 1e38, R::Log), 4, nullptr, 0x1p-21, 0.5, 2),
+        FAST1(log2, std::log2(x), R(1e-37, 1e38, R::Log), 3, nullptr, 0x1p-21, 0.5, 2),
+        FAST1(log10, std::log10(x), R(1e-37, 1e38, R::Log), 4, nullptr, 0x1p-21, 0.5, 2),
+        FAST1(sin, std::sin(x), R(-pi, pi), 0, nullptr, 0x1p-20, -pi, pi),
+        FAST1(cos, std::cos(x), R(-pi, pi), 0, nullptr, 0x1p-20, -pi, pi),
+        FAST1(tan, std::tan(x), R(-pi / 4, pi / 4), 0, nullptr, 0x1p-18, -pi / 4, pi / 4),
+        FAST1(sqrt, std::sqrt(x), R(1e-37, 1e38, R::Log), 3),
+        FAST1(rsqrt, 1 / std::sqrt(x), R(1e-37, 1e37, R::Log), 3),
+        FAST1(recip, 1 / x, R(1e-37, 1e37, R::SignedLog), 3),
+        // powr: x > 0, with |y log2 x| <= 80 so that the result stays normal.
+        f32_only({"fast_pow", 2, {}, {}, REF(std::pow(x, y)), {{0x1p-20, 0x1p20, R::Log}, {-4, 4}}, 0, 4, 0, pow_growth},
+                 CALL2(plexus::fast::pow(x, y))),
+        f32_only({"fast_divide", 2, {}, {}, REF(x / y), {{1e-18, 1e18, R::SignedLog}, {1e-18, 1e18, R::SignedLog}}, 0, 3, 0},
+                 CALL2(plexus::fast::divide(x, y))),
     };
     return all;
 }
@@ -82,6 +116,7 @@ const std::vector<MathFunction>& math_functions() {
 #undef REF
 #undef LIBM1
 #undef LIBM2
+#undef FAST1
 
 namespace {
 // The same kernel-language call and host reference in f32 and f64 (generic lambdas).
@@ -163,8 +198,15 @@ template <class T> std::string text(T v) {
 template <class T> MathError math_error(const MathFunction& f, T x, T y, T z, T got) {
     const long double want = f.reference(x, y, z);
     MathError e;
+    e.abs = std::isnan(want) && std::isnan(got) ? 0 : double(std::fabs((long double)got - want));
+    if (std::isnan(e.abs)) e.abs = std::numeric_limits<double>::infinity();
+    e.in_abs = f.abs > 0 && x >= f.abs_lo && x <= f.abs_hi;
+    if (e.in_abs) {
+        e.ratio = e.abs / f.abs;
+        return e;
+    }
     e.ulp = ulp_error<T>(got, want);
-    const double limit = (sizeof(T) == 4 ? f.ulp32 : f.ulp64) + reference_slack<T>;
+    const double limit = (sizeof(T) == 4 ? f.ulp32 : f.ulp64) + (f.growth ? f.growth(x, y) : 0) + reference_slack<T>;
     e.ratio = e.ulp == 0 ? 0 : limit > 0 ? e.ulp / limit : std::numeric_limits<double>::infinity();
     return e;
 }
@@ -172,7 +214,8 @@ template <class T> MathError math_error(const MathFunction& f, T x, T y, T z, T 
 template <class T> void MathSummary::add(const MathFunction& f, T x, T y, T z, T got) {
     const MathError e = math_error(f, x, y, z, got);
     ++checked;
-    if (std::isfinite(e.ulp)) max_ulp = std::max(max_ulp, e.ulp);
+    if (e.in_abs) max_abs = std::max(max_abs, e.abs);
+    else if (std::isfinite(e.ulp)) max_ulp = std::max(max_ulp, e.ulp);
     max_ratio = std::max(max_ratio, e.ratio);
     if (e.ok()) return;
     if (bad++ > 0) return; // the first one is reported
@@ -181,7 +224,8 @@ template <class T> void MathSummary::add(const MathFunction& f, T x, T y, T z, T
     if (f.arity > 2) args += ", " + text(z);
     first_bad = std::string(f.name) + (sizeof(T) == 4 ? "_f32(" : "_f64(") + args + ") = " + text(got) + ", want " +
                 text(f.reference(x, y, z)) +
-                (std::isfinite(e.ulp) ? " (" + text(e.ulp) + " ulp)" : " (special value)");
+                (e.in_abs ? " (absolute error " + text(e.abs) + ")"
+                          : std::isfinite(e.ulp) ? " (" + text(e.ulp) + " ulp)" : " (special value)");
 }
 
 template <class T> void MathSummary::add_int(const MathIntFunction& f, T x, int32_t got) {

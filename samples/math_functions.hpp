@@ -22,18 +22,23 @@ struct MathRange {
 
 // A function with a float result: y = f(x, y, z), the arguments it does not take ignored.
 struct MathFunction {
-    const char* name; // an identifier: "erf", "sincos_sin", "frexp_mantissa"
+    const char* name; // an identifier: "erf", "sincos_sin", "fast_exp"
     int arity;        // how many of x, y, z it takes
     Value<float> (*f32)(Value<float>, Value<float>, Value<float>) = nullptr;
-    Value<double> (*f64)(Value<double>, Value<double>, Value<double>) = nullptr;
+    Value<double> (*f64)(Value<double>, Value<double>, Value<double>) = nullptr; // null: f32 only
     long double (*reference)(long double, long double, long double) = nullptr;
     MathRange range[3] = {};
     // Bit k: argument k also takes the edge values (+-0, +-inf, NaN, the smallest denormal,
     // +-1, the largest finite), whose results C99 defines; NaN must give NaN, and an infinite
     // or exactly zero reference must be met exactly.
     unsigned edges = 0;
-    // The bound in ulp of the result's type at the reference (0.5: correctly rounded or exact).
+    // The bound in ulp of the result's type at the reference (0.5: correctly rounded or exact),
+    // plus growth(x, y) ulp where the error grows with the arguments (fast exp, exp10, pow).
     double ulp32 = 0, ulp64 = 0;
+    double (*growth)(double x, double y) = nullptr;
+    // Where x lies in [abs_lo, abs_hi] the bound is this absolute error instead (fast sin and
+    // cos, and the fast logarithms near 1, where a result near 0 makes ulps meaningless).
+    double abs = 0, abs_lo = 0, abs_hi = 0;
 };
 const std::vector<MathFunction>& math_functions();
 
@@ -55,6 +60,8 @@ template <class T> std::vector<T> math_inputs(const MathRange& range, bool edges
 // The error of one result against the reference at its arguments.
 struct MathError {
     double ulp = 0;       // in ulp of the type at the reference; inf: a special value missed
+    double abs = 0;       // |got - reference|
+    bool in_abs = false;  // x is where the absolute bound applies
     double ratio = 0;     // error / bound (<= 1 passes)
     bool ok() const { return ratio <= 1; }
 };
@@ -62,7 +69,7 @@ template <class T> MathError math_error(const MathFunction& f, T x, T y, T z, T 
 
 // The largest errors of one function over many results, and the first one out of bounds.
 struct MathSummary {
-    double max_ulp = 0, max_ratio = 0;
+    double max_ulp = 0, max_abs = 0, max_ratio = 0; // max_ulp outside, max_abs inside the abs range
     size_t checked = 0, bad = 0;
     std::string first_bad;
     template <class T> void add(const MathFunction& f, T x, T y, T z, T got);

@@ -41,6 +41,11 @@ const NamedFn kMathFns[] = {
     {"tan", Fn::Tan},   {"pow", Fn::Pow},     {"fabs", Fn::Fabs},   {"floor", Fn::Floor},
     {"ceil", Fn::Ceil}, {"fma", Fn::Fma},     {"min", Fn::Min},     {"max", Fn::Max},
     {"clamp", Fn::Clamp}, {"ldexp", Fn::Ldexp}, {"ilogb", Fn::Ilogb},
+    // px::fast::: the precise functions, which meet every fast bound
+    {"fast_exp", Fn::Exp}, {"fast_exp2", Fn::Exp2}, {"fast_exp10", Fn::Exp10}, {"fast_log", Fn::Log},
+    {"fast_log2", Fn::Log2}, {"fast_log10", Fn::Libm_log10}, {"fast_sin", Fn::Sin}, {"fast_cos", Fn::Cos},
+    {"fast_tan", Fn::Tan}, {"fast_pow", Fn::Pow}, {"fast_sqrt", Fn::Sqrt}, {"fast_rsqrt", Fn::Rsqrt},
+    {"fast_divide", Fn::Divide}, {"fast_recip", Fn::Recip},
 #define PLX_LIBM1(fn) {#fn, Fn::Libm_##fn},
 #define PLX_LIBM2(fn) {#fn, Fn::Libm_##fn},
 #include <plexus/libm.def>

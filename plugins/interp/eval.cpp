@@ -87,6 +87,9 @@ template <class C> void math(Fn fn, const uint64_t* a, const uint64_t* b, const 
     case Fn::Max: PLX_LANES(max_of(x, get<C>(b[l])));
     case Fn::Clamp: PLX_LANES(min_of(max_of(x, get<C>(b[l])), get<C>(c[l])));
     case Fn::Ldexp: PLX_LANES(std::ldexp(x, get<int32_t>(b[l])));
+    case Fn::Exp10: PLX_LANES(std::pow(C(10), x));
+    case Fn::Divide: PLX_LANES(x / get<C>(b[l]));
+    case Fn::Recip: PLX_LANES(C(1) / x);
 #define PLX_LIBM1(fn) case Fn::Libm_##fn: PLX_LANES(std::fn(x));
 #define PLX_LIBM2(fn) case Fn::Libm_##fn: PLX_LANES(std::fn(x, get<C>(b[l])));
 #include <plexus/libm.def>

@@ -33,7 +33,7 @@ enum class AtomicOp : uint8_t { Add, Sub, Min, Max, And, Or, Xor, Xchg, CmpXchg 
 enum class Fn : uint8_t {
     LocalId, GroupId, LocalSize, NumGroups, GlobalId, GlobalSize,
     Sqrt, Rsqrt, Exp, Exp2, Log, Log2, Sin, Cos, Tan, Pow, Fabs, Floor, Ceil, Fma, Min, Max, Clamp, Ldexp,
-    Ilogb, // an i32 of a float: ExprNode::operand holds the float's type
+    Ilogb, Exp10, Divide, Recip, // Ilogb is an i32 of a float: ExprNode::operand holds its type
 #define PLX_LIBM1(fn) Libm_##fn,
 #define PLX_LIBM2(fn) Libm_##fn,
 #include <plexus/libm.def>

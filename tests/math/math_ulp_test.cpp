@@ -1,11 +1,12 @@
 // The math library on every backend of this build tree, one kernel per function: every function
 // of the shared table (samples/math_functions.cpp: sqrt ... clamp, libm.def, ldexp, sincos,
-// frexp's mantissa) in f32 and f64 on random inputs over its range, plus the edge values (+-0,
-// +-inf, NaN, the smallest denormal, +-1, the largest finite) where the function defines them,
-// each result against the long double reference within the function's stated bound; then
-// ldexp, frexp, ilogb and the classification exactly as the host's C library gives them, bit
-// for bit. docs/kernel-language.md lists the errors measured per backend. A backend that cannot
-// compile a function (CUDA without libdevice) says so and is skipped for it.
+// frexp's mantissa, px::fast::) in f32 and f64 (fast: f32) on random inputs over its range,
+// plus the edge values (+-0, +-inf, NaN, the smallest denormal, +-1, the largest finite) where
+// the function defines them, each result against the long double reference within the
+// function's stated bound; then ldexp, frexp, ilogb and the classification exactly as the
+// host's C library gives them, bit for bit. docs/kernel-language.md lists the errors measured
+// per backend. A backend that cannot compile a function (CUDA without libdevice) says so and
+// is skipped for it.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -17,6 +18,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <sstream>
 
 namespace px = plexus;
 using px::samples::MathFunction;
@@ -78,8 +80,10 @@ template <class T> void check_all() {
                 MESSAGE(backend << " cannot run " << name << ": " << e.what());
                 continue;
             }
-            MESSAGE(backend << " " << name << ": max " << s.max_ulp << " ulp over " << s.checked << " inputs ("
-                            << s.max_ratio << " of the bound)");
+            std::ostringstream abs;
+            if (f.abs > 0) abs << ", absolute " << s.max_abs << " where that bound applies";
+            MESSAGE(backend << " " << name << ": max " << s.max_ulp << " ulp" << abs.str() << " over " << s.checked
+                            << " inputs (" << s.max_ratio << " of the bound)");
             CHECK_MESSAGE(s.bad == 0, s.bad << " of " << s.checked << " outside the bound; first: " << s.first_bad);
         }
     }
@@ -174,4 +178,14 @@ template <class T> void check_exact() {
 TEST_CASE("ldexp, frexp, ilogb, isnan, isinf and signbit, bit for bit as the host's C library, on every backend") {
     check_exact<float>();
     check_exact<double>();
+}
+
+TEST_CASE("a fast function exists in f32 only: the IR refuses its f64 name") {
+    const px::ir::Expr x = px::ir::Const::make_float(px::ir::Scalar::F64, 1.0);
+    try {
+        px::ir::Call::make("fast_exp_f64", {x});
+        FAIL("fast_exp_f64 was accepted");
+    } catch (const px::Error& e) {
+        CHECK(std::string(e.what()).find("unknown intrinsic 'fast_exp_f64'") != std::string::npos);
+    }
 }

@@ -187,12 +187,14 @@ Kernel atomics_all() {
 
 namespace {
 
-// The catalog's math intrinsics of this precision that take only values of it (not ldexp,
-// whose exponent is an i32). Without libdevice (PLEXUS_LIBDEVICE=none) the libm.def
-// functions have no PTX and are left out: the PTX generator refuses them (tested below).
+// The catalog's precise math intrinsics of this precision that take only values of it (not
+// ldexp, whose exponent is an i32, nor the fast_ ones: fast_math below). Without libdevice
+// (PLEXUS_LIBDEVICE=none) the libm.def functions have no PTX and are left out: the PTX
+// generator refuses them (tested below).
 bool math_of(const plexus::IntrinsicInfo& info, Scalar type) {
     if (info.result != type || info.args.empty() || info.arg_is_pointer[0]) return false;
     if (info.convergence == plexus::Convergence::Subgroup) return false; // not math: tests/subgroups
+    if (info.name.rfind("fast_", 0) == 0) return false;
     for (const auto& a : info.args)
         if (a != type) return false;
     const char* v = std::getenv("PLEXUS_LIBDEVICE");
@@ -250,6 +252,22 @@ Kernel math_each(Scalar type) {
         {buffer("in", type, Access::Read), buffer("out", type, Access::Write), scalar("n", Scalar::I32)},
         {},
         {let_gid(), when(lt(gid(), var("n", Scalar::I32)), block(std::move(guarded)))});
+}
+
+Kernel fast_math() {
+    // acc += fast_f(x, x + 1) for every fast intrinsic (f32 only).
+    const Scalar F = Scalar::F32;
+    const Expr x = var("x", F);
+    std::vector<Stmt> guarded = {let("x", gload("in", F, gid())), let("acc", num(F, 0))};
+    for (const auto& info : plexus::intrinsic_catalog()) {
+        if (info.name.rfind("fast_", 0) != 0) continue;
+        std::vector<Expr> args;
+        for (size_t i = 0; i < info.args.size(); ++i) args.push_back(add(x, num(F, double(i))));
+        guarded.push_back(assign("acc", add(var("acc", F), call(info.name, args))));
+    }
+    guarded.push_back(gstore("out", gid(), var("acc", F)));
+    return make_kernel("fast_math", {buffer("in", F, Access::Read), buffer("out", F, Access::Write), scalar("n", Scalar::I32)},
+                       {}, {let_gid(), when(lt(gid(), var("n", Scalar::I32)), block(std::move(guarded)))});
 }
 
 Kernel ilogb() {
@@ -344,7 +362,7 @@ std::vector<Named> all_kernels() {
     std::vector<Named> out;
     for (Kernel k : {vector_add(), reduce_sum(), matmul_tiled(), histogram(), atomics64(),
                      atomics_all(), math(Scalar::F32), math(Scalar::F64), math_each(Scalar::F32),
-                     math_each(Scalar::F64), ilogb(), int_ops(), indices_2d(),
+                     math_each(Scalar::F64), fast_math(), ilogb(), int_ops(), indices_2d(),
                      control_flow(), native_with_fallback()})
         out.push_back({k.name, k});
     return out;

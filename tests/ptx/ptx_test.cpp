@@ -191,6 +191,15 @@ TEST_CASE("math intrinsics: libdevice, or the approximations without it") {
     }
 }
 
+TEST_CASE("fast math: the special-function unit's approximations, with or without libdevice") {
+    const std::string ptx = generate(ptxtest::fast_math());
+    for (const char* op : {"ex2.approx.f32", "lg2.approx.f32", "sin.approx.f32", "cos.approx.f32",
+                           "sqrt.approx.f32", "rsqrt.approx.f32", "div.approx.f32"})
+        CHECK_MESSAGE(has(ptx, op), std::string(op));
+    CHECK_FALSE(has(ptx, ".ftz")); // denormals kept, as everywhere else
+    CHECK_FALSE(has(ptx, "__nv_"));
+}
+
 TEST_CASE("ilogb reads the exponent from the bits: no libdevice call") {
     const std::string ptx = generate(ptxtest::ilogb());
     CHECK(has(ptx, "clz.b32"));

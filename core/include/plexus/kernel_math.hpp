@@ -1,6 +1,6 @@
 // The math functions of the kernel language (kernel.hpp includes this header): the C99 /
 // OpenCL C library on float and double (half and bf16 computed in f32; vectors lane by lane),
-// through the catalog's math intrinsics.
+// through the catalog's math intrinsics, and the px::fast:: forms of the f32 ones.
 #pragma once
 
 #include "plexus/kernel.hpp"
@@ -140,5 +140,44 @@ template <IsValue X> requires std::is_floating_point_v<detail::vt<X>> Frexp<deta
     const Value<int32_t> e = select(detail::regular(v), detail::ilogb_of_regular(v) + 1, 0);
     return {ldexp(v, -e), e};
 }
+
+// The fast forms of the f32 functions (CUDA's __expf class, OpenCL's native_): on a GPU the
+// special-function unit's approximations, elsewhere the precise function. Each has the error
+// bound and input range docs/kernel-language.md states; none is defined outside its range.
+namespace fast {
+#define PLEXUS_FAST_CHECK(fn)                                                                  \
+    static_assert(std::same_as<plexus::detail::element_t<T>, float>,                           \
+                  "px::fast::" #fn " takes float or a vector of float: the fast functions exist in f32 only")
+#define PLEXUS_FAST1(fn)                                                                       \
+    template <IsValue X> Value<plexus::detail::vt<X>> fn(const X& x) {                         \
+        using T = plexus::detail::vt<X>;                                                       \
+        PLEXUS_FAST_CHECK(fn);                                                                 \
+        return Value<T>(plexus::detail::math_call<T>("fast_" #fn, {x.expr()}));                \
+    }
+#define PLEXUS_FAST2(fn)                                                                       \
+    template <class A, class B> requires Operands<A, B> auto fn(const A& x, const B& y) {      \
+        using T = plexus::detail::common_t<A, B>;                                              \
+        PLEXUS_FAST_CHECK(fn);                                                                 \
+        return Value<T>(plexus::detail::math_call<T>(                                          \
+            "fast_" #fn, {plexus::detail::lift<T>(x).expr(), plexus::detail::lift<T>(y).expr()})); \
+    }
+PLEXUS_FAST1(exp)
+PLEXUS_FAST1(exp2)
+PLEXUS_FAST1(exp10)
+PLEXUS_FAST1(log)
+PLEXUS_FAST1(log2)
+PLEXUS_FAST1(log10)
+PLEXUS_FAST1(sin)
+PLEXUS_FAST1(cos)
+PLEXUS_FAST1(tan)
+PLEXUS_FAST1(sqrt)
+PLEXUS_FAST1(rsqrt)
+PLEXUS_FAST1(recip)
+PLEXUS_FAST2(pow)    // powr: x > 0
+PLEXUS_FAST2(divide) // x / y
+#undef PLEXUS_FAST1
+#undef PLEXUS_FAST2
+#undef PLEXUS_FAST_CHECK
+} // namespace fast
 
 } // namespace plexus

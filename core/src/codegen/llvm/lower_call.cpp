@@ -1,6 +1,6 @@
 // Calls of catalog intrinsics: the work-item indices, derived from the target's four index
-// hooks, and math: exact operations here (ilogb from the bits) and transcendental functions
-// from the target.
+// hooks, and math: exact operations here (ilogb from the bits), transcendental functions and
+// the px::fast:: ones from the target.
 #include "codegen/llvm/lowering.hpp"
 
 #include <llvm/IR/Intrinsics.h>
@@ -21,6 +21,7 @@ Value* LlvmLowering::visit(const Call& n) {
     const std::string base = n.name.substr(0, n.name.rfind('_'));
     if (base == "ilogb") return ilogb(args[0], n.args[0]->type.scalar());
     if (!is_float(n.type)) return index(n.name);
+    if (base.rfind("fast_", 0) == 0) return fast_math(base.substr(5), args);
     return math(base, n.type.scalar(), args);
 }
 
@@ -88,6 +89,16 @@ Value* LlvmLowering::ilogb(Value* x, Scalar t) {
     Value* zero = b_.CreateICmpEQ(b_.CreateShl(bits, k(1)), k(0));
     e = b_.CreateSelect(zero, b_.getInt32(INT32_MIN), e);
     return b_.CreateSelect(b_.CreateICmpEQ(biased, k(top)), b_.getInt32(INT32_MAX), e);
+}
+
+// The px::fast:: functions by default: the precise ones, which meet every fast bound. A target
+// with faster approximations (PTX) overrides this.
+Value* LlvmLowering::fast_math(const std::string& base, const std::vector<Value*>& a) {
+    llvm::Type* f32 = b_.getFloatTy();
+    if (base == "divide") return b_.CreateFDiv(a[0], a[1]);
+    if (base == "recip") return b_.CreateFDiv(llvm::ConstantFP::get(f32, 1.0), a[0]);
+    if (base == "exp10") return transcendental("pow", Scalar::F32, {llvm::ConstantFP::get(f32, 10.0), a[0]});
+    return math(base, Scalar::F32, a);
 }
 
 } // namespace plexus::codegen

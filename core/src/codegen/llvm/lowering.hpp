@@ -110,6 +110,9 @@ protected:
     // each target has its own library. `base` is the catalog name without its type ("sin").
     virtual llvm::Value* transcendental(const std::string& base, ir::Scalar t,
                                         const std::vector<llvm::Value*>& args) = 0;
+    // A px::fast:: function of f32 (`base` without "fast_": "exp", "divide"). The default is
+    // the precise function (lower_call.cpp).
+    virtual llvm::Value* fast_math(const std::string& base, const std::vector<llvm::Value*>& args);
     // Integer / and %, of scalars or vectors. The default is LLVM's udiv/sdiv/urem/srem, for
     // targets where neither division by zero nor INT_MIN / -1 traps: LLVM leaves both undefined.
     virtual llvm::Value* int_divide(llvm::Value* a, llvm::Value* b, const ir::Type& t, bool remainder);

@@ -20,6 +20,9 @@
 // (7.5 ulp on (0.01, 10), growing with |x|), log(x) = lg2(x)*ln 2, tan = sin/cos, pow(x, y) =
 // ex2(y*lg2 x) (43 ulp; right for x > 0 only: NaN for x < 0, and pow(0, 0) is NaN). f64
 // transcendental functions need libdevice: they throw Unsupported naming the intrinsic.
+// The px::fast:: functions use these approximations with or without libdevice, as CUDA's
+// __expf class does, with exp10 = ex2(x*log2 10), log10 = lg2(x)*log10 2, sqrt.approx,
+// div.approx (divide, recip, and tan = sin/cos); docs/kernel-language.md states their bounds.
 #include "ptx_target.hpp"
 
 #include "../stopwatch.hpp"

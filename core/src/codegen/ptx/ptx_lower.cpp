@@ -199,6 +199,24 @@ private:
         return approximate_f32(base, args);
     }
 
+    // px::fast:: functions: the special-function unit, libdevice or not, as CUDA's __expf
+    // class (exp10 as ex2(x * log2 10), as __exp10f; tan = sin / cos with an approximate
+    // division, as __tanf); ptx_codegen.cpp states the error of each instruction.
+    Value* fast_math(const std::string& base, const std::vector<Value*>& args) override {
+        auto f = [&](double v) { return llvm::ConstantFP::get(b_.getFloatTy(), v); };
+        const double log2_10 = 3.321928094887362, log10_2 = 0.30102999566398120;
+        Value* x = args[0];
+        if (base == "exp10") return nvvm("llvm.nvvm.ex2.approx.f", b_.CreateFMul(x, f(log2_10)));
+        if (base == "log10") return b_.CreateFMul(nvvm("llvm.nvvm.lg2.approx.f", x), f(log10_2));
+        if (base == "sqrt") return nvvm("llvm.nvvm.sqrt.approx.f", x);
+        if (base == "divide") return nvvm("llvm.nvvm.div.approx.f", {x, args[1]});
+        if (base == "recip") return nvvm("llvm.nvvm.div.approx.f", {f(1.0), x});
+        if (base == "tan")
+            return nvvm("llvm.nvvm.div.approx.f",
+                        {nvvm("llvm.nvvm.sin.approx.f", x), nvvm("llvm.nvvm.cos.approx.f", x)});
+        return approximate_f32(base, args);
+    }
+
     // Without libdevice: the GPU's special-function unit (sin.approx, ex2.approx, lg2.approx,
     // rsqrt.approx); ptx_codegen.cpp states the error of each.
     Value* approximate_f32(const std::string& base, const std::vector<Value*>& args) {
