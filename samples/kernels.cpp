@@ -1,5 +1,6 @@
 // Definitions of the sample kernels; see kernels.hpp for what each computes.
 #include "kernels.hpp"
+#include "math_catalog.hpp"
 
 #include "plexus/subgroup.hpp"
 
@@ -230,6 +231,7 @@ const ir::Kernel* find(std::string_view name) {
         {"saxpy_f16", &saxpy_f16().ir()},       {"dequant_int8", &dequant_int8().ir()},
         {"softmax_bf16", &softmax_bf16().ir()}, {"softmax_f32", &softmax_f32().ir()},
         {"particles", &particles().ir()},       {"pipeline_step", &pipeline_step().ir()},
+        {"math_catalog_f32", &math_catalog<float>().ir()}, {"math_catalog_f64", &math_catalog<double>().ir()},
     };
     auto it = all.find(name);
     return it == all.end() ? nullptr : it->second;
@@ -238,7 +240,8 @@ const ir::Kernel* find(std::string_view name) {
 std::vector<std::string> names() {
     return {"vector_add", "reduce",  "warp_reduce", "matmul_naive", "matmul_tiled", "transpose",
             "scan_groups", "scan_add",    "histogram",    "vector_add_float4", "saxpy_f16",
-            "dequant_int8", "softmax_bf16", "softmax_f32", "particles", "pipeline_step"};
+            "dequant_int8", "softmax_bf16", "softmax_f32", "particles", "pipeline_step",
+            "math_catalog_f32", "math_catalog_f64"};
 }
 
 } // namespace plexus::samples

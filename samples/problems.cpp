@@ -2,6 +2,7 @@
 #include "problems.hpp"
 
 #include "kernels.hpp"
+#include "math_catalog.hpp"
 #include "problem_util.hpp"
 #include "queue_problems.hpp"
 #include "typed_problems.hpp"
@@ -238,6 +239,7 @@ const std::vector<std::string>& problem_names() {
         std::vector<std::string> v = {"vector_add", "reduce", "warp_reduce", "matmul_naive", "matmul_tiled", "transpose", "scan", "histogram"};
         v.insert(v.end(), typed_problem_names().begin(), typed_problem_names().end());
         v.insert(v.end(), queue_problem_names().begin(), queue_problem_names().end());
+        v.push_back("math_catalog");
         return v;
     }();
     return names;
@@ -255,6 +257,7 @@ std::unique_ptr<Problem> make_problem(const std::string& name, size_t size, Runt
     if (name == "histogram") return std::make_unique<Histogram>(size, rt, g);
     if (auto p = make_typed_problem(name, size, rt, g)) return p;
     if (auto p = make_queue_problem(name, size, rt, g)) return p;
+    if (name == "math_catalog") return make_math_catalog(size, rt, g);
     throw Error(ErrorCode::InvalidArgument, "unknown sample problem '" + name + "'");
 }
 
@@ -275,6 +278,7 @@ std::vector<size_t> test_sizes(const std::string& name, bool slow) {
     if (name == "transpose") return slow ? std::vector<size_t>{1, 17, 100} : std::vector<size_t>{1, 17, 300};
     if (name == "scan") return slow ? std::vector<size_t>{1, 255, 256, 1000, 20000} : std::vector<size_t>{1, 255, 256, 1000, 70000};
     if (name == "particles") return slow ? std::vector<size_t>{1, 70, 130} : std::vector<size_t>{1, 70, 200, 1000};
+    if (name == "math_catalog") return slow ? std::vector<size_t>{1, 300} : std::vector<size_t>{1, 300, 4096};
     if (name == "softmax_bf16" || name == "softmax_f32")
         return slow ? std::vector<size_t>{1, 33, 4000} : std::vector<size_t>{1, 33, 4000, 100000};
     return slow ? std::vector<size_t>{1, 1000, 4097, 30000} : std::vector<size_t>{1, 1000, 4097, 100003, 1 << 20};
@@ -283,6 +287,7 @@ std::vector<size_t> test_sizes(const std::string& name, bool slow) {
 size_t run_size(const std::string& name, bool slow) {
     if (name.rfind("matmul", 0) == 0 || name == "multi_device_matmul" || name == "transpose") return slow ? 48 : 256;
     if (name == "particles") return slow ? 200 : 2000;
+    if (name == "math_catalog") return slow ? 1024 : 4096; // inputs per function
     if (name.rfind("softmax", 0) == 0) return slow ? 16000 : 1000000;
     return slow ? 20000 : 1000003;
 }

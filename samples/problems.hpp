@@ -37,7 +37,7 @@ public:
 
 // The problem names: vector_add, reduce, warp_reduce, matmul_naive, matmul_tiled, transpose, scan,
 // histogram, and those of the IR's types: vector_add_float4, saxpy_f16, dequant_int8,
-// softmax_bf16, softmax_f32, particles.
+// softmax_bf16, softmax_f32, particles; those of queues (queue_problems.hpp); math_catalog.
 const std::vector<std::string>& problem_names();
 
 // `size` is the problem's main dimension (elements, or the matrix side for matmul and

@@ -82,6 +82,7 @@ TEST_CASE("dequant_int8") { run_problem("dequant_int8"); }
 TEST_CASE("softmax_bf16") { run_problem("softmax_bf16"); }
 TEST_CASE("softmax_f32") { run_problem("softmax_f32"); }
 TEST_CASE("particles") { run_problem("particles"); }
+TEST_CASE("math_catalog") { run_problem("math_catalog"); }
 
 // The default 1-D work-group is 256 (wider only on a CPU for kernels with no barrier and no
 // shared array): a kernel that sizes its shared array for it must run with the default grid.
