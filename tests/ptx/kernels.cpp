@@ -237,12 +237,17 @@ Kernel one_call_f32(const std::string& intrinsic) {
 }
 
 Kernel math_each(Scalar type) {
-    // out[j * n + gid] = f_j(x, x + 1, x + 2): one column per math intrinsic, in catalog order.
+    // out[j * n + gid] = f_j(x, x + 1, x + 2): one column per function gpu_check.py's MATH lists
+    // (the catalog's first math rows, in its order), so that its output buffer holds them all;
+    // the rest of the library is checked in ulp by tests/math on every backend.
+    static const std::set<std::string> checked = {"sqrt", "rsqrt", "exp", "exp2", "log", "log2",
+                                                  "sin", "cos", "tan", "pow", "fabs", "floor",
+                                                  "ceil", "fma", "min", "max", "clamp"};
     std::vector<Stmt> guarded = {let("x", gload("in", type, gid()))};
     const Expr x = var("x", type);
     int column = 0;
     for (const auto& info : plexus::intrinsic_catalog()) {
-        if (!math_of(info, type)) continue;
+        if (!math_of(info, type) || !checked.count(info.name.substr(0, info.name.rfind('_')))) continue;
         std::vector<Expr> args;
         for (size_t i = 0; i < info.args.size(); ++i) args.push_back(add(x, num(type, double(i))));
         guarded.push_back(gstore("out", add(mul(i32(column++), var("n", Scalar::I32)), gid()),

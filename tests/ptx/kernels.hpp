@@ -17,7 +17,7 @@ Kernel histogram();      // bins[data[i] % nbins] += 1 with u32 atomics on globa
 Kernel atomics64();      // i64 min/max, u64 add/xor, cmpxchg and xchg, global and shared
 Kernel atomics_all();    // every atomic of the catalog, on a buffer or a shared array
 Kernel math(plexus::ir::Scalar type); // every precise math intrinsic of the catalog in f32 or f64
-Kernel math_each(plexus::ir::Scalar type); // out[j*n + i]: precise math intrinsic j of in[i], for accuracy
+Kernel math_each(plexus::ir::Scalar type); // out[j*n + i]: the precise math function j of gpu_check.py of in[i]
 Kernel fast_math();      // every fast_ intrinsic (f32)
 Kernel ilogb();          // ilogb_f32 and ilogb_f64 of in[gid]
 Kernel one_call_f32(const std::string& intrinsic); // out[gid] = intrinsic(in[gid]), a unary f32 intrinsic
