@@ -133,15 +133,14 @@ TEST_CASE("a select arm with an atomic is evaluated before the choice") {
 }
 
 TEST_CASE("OpenCL helpers and pragmas appear only when used") {
-    std::string both = ocl(codegen_test::atomics32());
-    CHECK(has(both,
-              "__attribute__((overloadable)) float plx_atomic_add_f32(volatile __global float* p"));
-    CHECK(has(both,
-              "__attribute__((overloadable)) float plx_atomic_add_f32(volatile __local float* p"));
-    CHECK(has(both, "plx_atomic_add_f32(&acc[0], x[gid]);"));
-    std::string global = ocl(codegen_test::reduce_sum());
-    CHECK(has(global, "\nfloat plx_atomic_add_f32(volatile __global float* p, float v) {"));
-    CHECK(!has(global, "__local float* p"));
+    // atomics32: an f32 add on local memory whose value is used, one on global memory discarded.
+    std::string one = ocl(codegen_test::atomics32());
+    CHECK(has(one, "\nfloat plx_atomic_add_f32(volatile __local float* p, float v) {"));
+    CHECK(has(one, "\nvoid plx_atomic_add_f32_noret(volatile __global float* p, float v) {"));
+    CHECK(has(one, "plx_atomic_add_f32(&acc[0], x[gid]);"));
+    CHECK(has(one, "plx_atomic_add_f32_noret(&sum[0], acc[0]);"));
+    CHECK(!has(one, "plx_atomic_add_f32(volatile __global"));
+    CHECK(!has(one, "overloadable"));
     CHECK(!has(ocl(codegen_test::vector_add()), "plx_atomic_add_f32"));
     // A backend with its own spelling of the float atomic gets no helper.
     std::string own = ocl(codegen_test::reduce_sum(),
@@ -154,6 +153,50 @@ TEST_CASE("OpenCL helpers and pragmas appear only when used") {
     CHECK(has(a64, "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n"));
     CHECK(has(a64, "atom_sub(&sum[1], v[gid]);"));
     CHECK(!has(ocl(codegen_test::histogram()), "#pragma"));
+}
+
+TEST_CASE("OpenCL float atomics: the extension, inline PTX on NVIDIA, else compare-exchange") {
+    std::string o = ocl(codegen_test::atomics32());
+    // A global add whose value is unused is red on NVIDIA; only global adds have that form.
+    CHECK(has(o, "#elif defined(__NV_CL_C_VERSION)\n    asm volatile(\"red.global.add.f32 [%0], %1;\" "
+                 ": : \"l\"(p), \"f\"(v) : \"memory\");\n"));
+    CHECK(o.find("__NV_CL_C_VERSION") == o.rfind("__NV_CL_C_VERSION"));
+    // cl_ext_float_atomics only where OpenCL C 2.0 has atomic_float, with the helper's scope.
+    CHECK(has(o, "#if __OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp32_global_atomic_add) "
+                 "&& defined(__opencl_c_atomic_scope_device)\n    (void)atomic_fetch_add_explicit("
+                 "(volatile __global atomic_float*)p, v, memory_order_relaxed,\n        "
+                 "memory_scope_device);\n"));
+    CHECK(has(o, "#if __OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp32_local_atomic_add)"
+                 "\n    return atomic_fetch_add_explicit((volatile __local atomic_float*)p, v, "
+                 "memory_order_relaxed,\n        memory_scope_work_group);\n"));
+    // The loop writes nothing when the result is the element it read.
+    CHECK(has(o, "        uint next = as_uint(as_float(seen) + v);\n        if (next == seen) "
+                 "break; // the element would not change: nothing to write\n        old = "
+                 "atomic_cmpxchg((volatile __local uint*)p, seen, next);\n"));
+}
+
+TEST_CASE("an atomic bound to a variable nothing reads takes the result-free form") {
+    // The kernel language binds every atomic to a variable (`old0`); here `old1` is read.
+    auto add = [](int slot) {
+        return Atomic::make(AtomicOp::Add, "sum", Space::Global, Scalar::F32,
+                            Const::make_int(Scalar::I32, slot), Const::make_float(Scalar::F32, 1));
+    };
+    auto kernel = [&](std::vector<Stmt> extra) {
+        std::vector<Stmt> body = {Let::make("old0", add(0)), Let::make("old1", add(1)),
+                                  Store::make("sum", Space::Global, Const::make_int(Scalar::I32, 2),
+                                              Var::make("old1", Scalar::F32))};
+        for (auto& s : extra) body.push_back(s);
+        return Kernel{"lets", {{"sum", Param::Kind::Buffer, Scalar::F32, Access::ReadWrite}}, {},
+                      Block::make(body), {}, {}};
+    };
+    std::string o = ocl(kernel({}));
+    CHECK(has(o, "\n    plx_atomic_add_f32_noret(&sum[0], 1.0f);\n"));
+    CHECK(has(o, "\n    float old1 = plx_atomic_add_f32(&sum[1], 1.0f);\n"));
+    CHECK(!has(o, "old0"));
+    // Native code may read any variable by name: then every atomic keeps its variable.
+    std::string n = ocl(kernel({Native::make({{"opencl", "sum[3] = old0;"}}, nullptr)}));
+    CHECK(has(n, "float old0 = plx_atomic_add_f32(&sum[0], 1.0f);"));
+    CHECK(!has(n, "_noret"));
 }
 
 TEST_CASE("CUDA 64-bit atomics go through unsigned long long, min / max through long long") {

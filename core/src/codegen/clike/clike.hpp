@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -22,6 +23,9 @@ struct Usage {
     // Catalog names of the intrinsics whose code was printed with the standard spelling
     // (not overridden by Options::spellings): helpers are needed for those only.
     std::vector<std::string> standard_spelled;
+    // Catalog names of the atomics printed in a form that returns nothing, because their old
+    // value was unused (Dialect::discarded_atomic): their helpers are needed too.
+    std::vector<std::string> discarded_atomics;
     // Whether the code multiplies floats (scalars or vectors): a product must not be
     // contracted with an addition into an fma (docs/kernel-language.md: fma is explicit).
     bool float_multiply = false;
@@ -131,6 +135,10 @@ public:
     virtual std::string min_max_function(bool is_min, const ir::Type& t) const = 0;
     // Adjusts the operands of an atomic (pointer and value casts the language needs).
     virtual void atomic_operands(const ir::Atomic& a, AtomicCode& code) const = 0;
+    // The spelling of an atomic whose old value is unused, where the language has a cheaper
+    // form than the catalog's (a reduction that returns nothing), or "" for the catalog's.
+    // Asked only for an intrinsic that has its standard spelling.
+    virtual std::string discarded_atomic(const std::string& intrinsic) const = 0;
 
     // ---- the translation unit
     // Pragmas and helper functions that go before the kernel ("" when none).
@@ -162,6 +170,29 @@ enum class HalfFn { To, From, Round };
 std::string half_function_name(HalfFn fn, ir::Scalar format, uint32_t lanes);
 std::string half_function(const Dialect& d, Prelude& prelude, HalfFn fn, ir::Scalar format,
                           uint32_t lanes);
+
+// ---- float atomics (clike_atomic.cpp) ---------------------------------------------------------
+
+// A float atomic of the catalog (add, min or max on f32 or f64, in either space).
+struct FloatAtomic {
+    ir::AtomicOp op;
+    ir::Scalar type;
+    ir::Space space;
+};
+// The float atomic a catalog name stands for, or nothing for any other intrinsic.
+std::optional<FloatAtomic> float_atomic(const std::string& intrinsic);
+// How one language writes the compare-exchange loop of a float atomic on `p`, with operand `v`.
+struct CasWords {
+    std::string bits;              // the unsigned integer type of the float's width
+    std::string first;             // a plain read of the element's bits
+    std::string cas;               // the compare-exchange call up to its last two arguments:
+                                   // "atomic_cmpxchg((volatile __global uint*)p, "
+    std::string to_bits, to_float; // the functions between the float and its bits
+};
+// The statements (indented by 4) that update *p with the operation until no other work-item
+// wrote between the read and the exchange, leaving the previous bits in `old`. A result
+// equal to the element is not written, so a min / max that changes nothing costs one read.
+std::string cas_loop(const Dialect& d, const FloatAtomic& a, const CasWords& w);
 
 // ---- text helpers (clike_text.cpp) ------------------------------------------------------------
 

@@ -180,7 +180,8 @@ std::string Emitter::atomic(const ir::Atomic& n, bool discard_result) {
     code.args.push_back(expr(n.value));
     d_.atomic_operands(n, code);
     std::string intrinsic = n.intrinsic();
-    std::string call = operand(substitute(spelling(intrinsic), code.args, intrinsic));
+    std::string call =
+        operand(substitute(atomic_spelling(intrinsic, discard_result), code.args, intrinsic));
     if (discard_result || code.result_cast.empty()) return call;
     return cat("(", code.result_cast, call, ")");
 }

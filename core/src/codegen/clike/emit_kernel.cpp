@@ -20,6 +20,7 @@ std::string Emitter::run() {
         for (auto& a : *arrays)
             value_names_.insert(a.name);
     collect_value_names(k_.body);
+    collect_used_names(k_.body);
 
     // A scalar f16 / bf16 parameter arrives as its bits and becomes a float variable of the
     // parameter's name before the body.
@@ -64,6 +65,7 @@ std::string Emitter::run() {
         << d_.language_name() << ". Do not edit.\n";
     Usage usage{ir::collect_uses(k_),
                 {standard_spelled_.begin(), standard_spelled_.end()},
+                {discarded_atomics_.begin(), discarded_atomics_.end()},
                 float_multiply_};
     for (const std::string& part :
          {d_.prologue(k_, usage), prelude_.types(), records, prelude_.functions()})
@@ -106,6 +108,18 @@ std::string Emitter::spelling(const std::string& intrinsic) {
     return s;
 }
 
+std::string Emitter::atomic_spelling(const std::string& intrinsic, bool discard_result) {
+    auto it = opt_.spellings.find(intrinsic);
+    if (discard_result && (it == opt_.spellings.end() || it->second.empty())) {
+        std::string s = d_.discarded_atomic(intrinsic);
+        if (!s.empty()) {
+            discarded_atomics_.insert(intrinsic);
+            return s;
+        }
+    }
+    return spelling(intrinsic);
+}
+
 // Variables share C's ordinary name space with type names: a record named like a variable
 // is renamed (decl_names), so both stay usable.
 void Emitter::collect_value_names(const ir::Stmt& s) {
@@ -116,6 +130,21 @@ void Emitter::collect_value_names(const ir::Stmt& s) {
             if (!c.var.empty()) value_names_.insert(c.var);
     ir::for_each_part(
         *s, [](const ir::Expr&) {}, [&](const ir::Stmt& c) { collect_value_names(c); });
+}
+
+namespace {
+void collect_reads(const ir::Expr& e, std::set<std::string>& names) {
+    if (auto v = ir::as<ir::Var>(e)) names.insert(v->name);
+    ir::for_each_child(*e, [&](const ir::Expr& c) { collect_reads(c, names); });
+}
+} // namespace
+
+void Emitter::collect_used_names(const ir::Stmt& s) {
+    if (auto n = ir::as<ir::Assign>(s)) used_names_.insert(n->name);
+    native_code_ = native_code_ || s->kind == ir::StmtKind::Native;
+    ir::for_each_part(
+        *s, [&](const ir::Expr& e) { collect_reads(e, used_names_); },
+        [&](const ir::Stmt& c) { collect_used_names(c); });
 }
 
 const ir::Type& Emitter::variable_type(const std::string& var) const {

@@ -29,6 +29,13 @@ void Emitter::visit(const ir::Block& n) {
 }
 
 void Emitter::visit(const ir::Let& n) {
+    // The kernel language binds every atomic to a variable as it is traced (docs/architecture.md):
+    // one nobody reads is an atomic whose value is unused, which some languages do cheaper.
+    auto a = ir::as<ir::Atomic>(n.init);
+    if (a && !native_code_ && !used_names_.count(n.name)) {
+        discarded_atomic(*a);
+        return;
+    }
     std::string init = expr(n.init);
     flush();
     line(value_type(n.type) + " " + name(n.name) + " = " + full_expression(init) + ";");
@@ -127,11 +134,15 @@ void Emitter::visit(const ir::Fence& n) {
     line(full_expression(substitute(spelling(n.intrinsic()), {}, n.intrinsic())) + ";");
 }
 
+void Emitter::discarded_atomic(const ir::Atomic& a) {
+    std::string code = atomic(a, true);
+    flush();
+    line(full_expression(code) + ";");
+}
+
 void Emitter::visit(const ir::Eval& n) {
     if (auto a = ir::as<ir::Atomic>(n.value)) {
-        std::string code = atomic(*a, true);
-        flush();
-        line(full_expression(code) + ";");
+        discarded_atomic(*a);
         return;
     }
     // Evaluated for nothing but its (absent) effect: (void) keeps compilers quiet.

@@ -62,7 +62,13 @@ private:
     const Dialect& d_;
     std::set<std::string> builtins_;
     std::set<std::string> standard_spelled_;
+    std::set<std::string> discarded_atomics_;
     std::set<std::string> value_names_; // every variable, parameter and array name
+    // Every variable an expression reads or an Assign writes, and whether native code (which
+    // may name any variable) is present: a Let of an atomic whose variable is in neither is an
+    // atomic whose value is unused.
+    std::set<std::string> used_names_;
+    bool native_code_ = false;
     std::map<std::string, DeclNames> decls_;
     Prelude prelude_;
     std::ostringstream body_;
@@ -81,7 +87,10 @@ private:
     // validator keeps user names off the plx_ prefix, so the renamed one cannot collide.
     std::string name(const std::string& n) const;
     std::string spelling(const std::string& intrinsic);
+    // An atomic's spelling: the dialect's form that returns nothing when the value is unused.
+    std::string atomic_spelling(const std::string& intrinsic, bool discard_result);
     void collect_value_names(const ir::Stmt& s);
+    void collect_used_names(const ir::Stmt& s);
     const ir::Type& variable_type(const std::string& var) const;
     size_t scope_mark() const { return scopes_.size(); }
     void close_scope(size_t mark) { scopes_.resize(mark); }
@@ -124,6 +133,8 @@ private:
     std::string assignment(std::string root, ir::Type type, bool stored, const ir::Path& path,
                            const ir::Expr& value);
     void line(const std::string& s);
+    // An atomic whose value is unused, as a statement of its own.
+    void discarded_atomic(const ir::Atomic& a);
     void flush();
     void nested(const ir::Stmt& s, const std::string& first_line = "");
     void nested_block(const ir::Stmt& s);

@@ -241,6 +241,8 @@ public:
         code.result_cast = "(long long)";
     }
 
+    std::string discarded_atomic(const std::string&) const override { return ""; }
+
     std::string prologue(const ir::Kernel&, const clike::Usage& usage) const override {
         for (const std::string& name : usage.standard_spelled)
             if (name.rfind("subgroup_", 0) == 0) return subgroup_helpers;

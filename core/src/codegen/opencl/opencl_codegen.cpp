@@ -1,11 +1,11 @@
 // The OpenCL C 1.2 generator: the shared C-like emitter with OpenCL's types (its own vectors,
-// f16 / bf16 as ushort in memory), address spaces, extension pragmas, a float atomic add
-// helper (1.2 has none) and subgroups through cl_khr_subgroups and its extensions.
+// f16 / bf16 as ushort in memory), address spaces, extension pragmas, the float atomic helpers
+// 1.2 lacks (opencl_atomics.cpp) and subgroups through cl_khr_subgroups and its extensions.
 //
 // Signed +, -, * and << are computed in the unsigned type and converted back (see
 // clike/emit_expr.cpp): OpenCL C leaves signed overflow undefined, compilers exploit that, and the
 // IR wraps.
-#include "../clike/clike.hpp"
+#include "opencl_atomics.hpp"
 
 #include "plexus/error.hpp"
 #include "plexus/plugin.h"
@@ -186,6 +186,9 @@ public:
         return is_min ? "min" : "max"; // overloaded on the signedness of the operands
     }
     void atomic_operands(const ir::Atomic&, clike::AtomicCode&) const override {}
+    std::string discarded_atomic(const std::string& intrinsic) const override {
+        return opencl::discarded_atomic(intrinsic);
+    }
 
     std::string prologue(const ir::Kernel&, const clike::Usage& usage) const override {
         std::string out;
@@ -193,34 +196,10 @@ public:
         // the IR rounds the product and the sum each on its own.
         if (usage.float_multiply) out += "#pragma OPENCL FP_CONTRACT OFF\n";
         if (usage.uses.fp64) out += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
-        bool base = false, extended = false;
-        for (auto& name : usage.uses.intrinsics) {
-            if (name.rfind("atomic_", 0) != 0) continue;
-            if (name.find("_i64_") == std::string::npos && name.find("_u64_") == std::string::npos)
-                continue;
-            base = true;
-            for (const char* op :
-                 {"atomic_min_", "atomic_max_", "atomic_and_", "atomic_or_", "atomic_xor_"})
-                extended |= name.rfind(op, 0) == 0;
-        }
-        if (base) out += "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n";
-        if (extended) out += "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n";
-
-        std::set<std::string> spelled(usage.standard_spelled.begin(), usage.standard_spelled.end());
-        out += subgroup_prologue(spelled);
-        bool global = spelled.count("atomic_add_f32_global") > 0;
-        bool local = spelled.count("atomic_add_f32_local") > 0;
-        if (global || local) {
-            if (!out.empty()) out += '\n';
-            out += "// OpenCL C 1.2 has no float atomic add: compare-exchange the bits until no\n"
-                   "// other work-item wrote between the read and the exchange.\n";
-            // One name for both address spaces needs overloading, which OpenCL C 1.2 has only
-            // as Clang's attribute; a kernel that uses one space gets a plain function.
-            const char* attr = global && local ? "__attribute__((overloadable)) " : "";
-            if (global) out += atomic_add_helper(attr, "__global");
-            if (global && local) out += '\n';
-            if (local) out += atomic_add_helper(attr, "__local");
-        }
+        out += opencl::atomic_pragmas(usage);
+        out += subgroup_prologue({usage.standard_spelled.begin(), usage.standard_spelled.end()});
+        if (std::string helpers = opencl::atomic_helpers(*this, usage); !helpers.empty())
+            out += (out.empty() ? "" : "\n") + helpers;
         return out;
     }
 
@@ -259,7 +238,10 @@ public:
             "image3d_t", "sampler_t", "event_t", "quad", "vec_step",
             // builtins and macros the generator itself writes
             "min", "max", "fmin", "fmax", "as_float", "as_double", "as_uint", "atomic_cmpxchg",
-            "NAN", "INFINITY", "MAXFLOAT", "HUGE_VAL", "HUGE_VALF", "NULL"};
+            "atom_cmpxchg", "atomic_fetch_add_explicit", "atomic_fetch_min_explicit",
+            "atomic_fetch_max_explicit", "memory_order_relaxed", "memory_scope_device",
+            "memory_scope_work_group", "NAN", "INFINITY", "MAXFLOAT", "HUGE_VAL", "HUGE_VALF",
+            "NULL"};
         if (words.count(w)) return true;
         // Conversion and reinterpretation builtins (convert_char4_sat, as_uint4)
         if (w.rfind("convert_", 0) == 0 || w.rfind("as_", 0) == 0) return true;
@@ -289,20 +271,6 @@ private:
                 : s == Scalar::I32 ? Scalar::U32
                                    : Scalar::U64;
         return clike::cat("as_", cl_name(s), std::to_string(t.lanes()));
-    }
-    static std::string atomic_add_helper(const char* attr, const char* space) {
-        std::string s = space;
-        return std::string(attr) + "float plx_atomic_add_f32(volatile " + s +
-               " float* p, float v) {\n" +
-               "    uint seen, old = as_uint(*p);\n"
-               "    do {\n"
-               "        seen = old;\n"
-               "        old = atomic_cmpxchg((volatile " +
-               s +
-               " uint*)p, seen, as_uint(as_float(seen) + v));\n"
-               "    } while (old != seen);\n"
-               "    return as_float(old);\n"
-               "}\n";
     }
 };
 
