@@ -115,8 +115,13 @@ template <class C> C atomic_update(AtomicOp op, C old, C v, C compare) {
         case AtomicOp::Xchg: return v;
         case AtomicOp::CmpXchg: return old == compare ? v : old;
         }
-    } else if (op == AtomicOp::Add) {
-        return old + v; // the catalog's only float atomic
+    } else {
+        switch (op) {
+        case AtomicOp::Add: return old + v;
+        case AtomicOp::Min: return std::fmin(old, v); // a NaN operand yields the other
+        case AtomicOp::Max: return std::fmax(old, v);
+        default: break;
+        }
     }
     throw std::logic_error("interp: an atomic that is not in the catalog reached the interpreter");
 }

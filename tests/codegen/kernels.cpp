@@ -237,6 +237,52 @@ Kernel atomics64() {
                   {eval(atomic(AtomicOp::Add, "bits", Space::Global, UL, i32(1), u64(1)))})})});
 }
 
+// The float atomics beyond f32 add, in both spaces: f64 add (discarded, and with its old value
+// used: each work-item takes a ticket dsum[1] += 1), f32 add discarded, f32 / f64 min and max.
+// Each group's shared results go to groups[5 g ...]: f32 min, max, f64 min, max, sum.
+Kernel atomics_float() {
+    const auto F = Scalar::F32, D = Scalar::F64, I = Scalar::I32;
+    const auto G = Space::Global, L = Space::Local;
+    auto x = [] { return gload("x", Scalar::F32, gid()); };
+    auto y = [] { return gload("y", Scalar::F64, gid()); };
+    auto lid0 = [] { return bin(B::Eq, var("lid", Scalar::U32), u32(0)); };
+    auto out = [](int j) {
+        return bin(B::Add, bin(B::Mul, cast(Scalar::I32, call("group_id_x")), i32(5)), i32(j));
+    };
+    const float inf = std::numeric_limits<float>::infinity();
+    return make(
+        "atomics_float",
+        {buffer("x", F, Access::Read), buffer("y", D, Access::Read),
+         buffer("fsum", F, Access::ReadWrite), buffer("fmm", F, Access::ReadWrite),
+         buffer("dmm", D, Access::ReadWrite), buffer("dsum", D, Access::ReadWrite),
+         buffer("tickets", D, Access::Write), buffer("groups", D, Access::Write), scalar("n", I)},
+        {{"sf", F, 2}, {"sd", D, 3}},
+        {let("lid", call("local_id_x")), gid_i32(),
+         if_(lid0(), {lstore("sf", i32(0), f32(inf)), lstore("sf", i32(1), f32(-inf)),
+                      lstore("sd", i32(0), f64(inf)), lstore("sd", i32(1), f64(-inf)),
+                      lstore("sd", i32(2), f64(0.0))}),
+         Barrier::make(),
+         if_(bin(B::Lt, gid(), n_i32()),
+             {eval(atomic(AtomicOp::Add, "fsum", G, F, i32(0), cast(F, y()))),
+              eval(atomic(AtomicOp::Add, "dsum", G, D, i32(0), y())),
+              gstore("tickets", gid(), atomic(AtomicOp::Add, "dsum", G, D, i32(1), f64(1.0))),
+              eval(atomic(AtomicOp::Min, "fmm", G, F, i32(0), x())),
+              eval(atomic(AtomicOp::Max, "fmm", G, F, i32(1), x())),
+              eval(atomic(AtomicOp::Min, "dmm", G, D, i32(0), y())),
+              eval(atomic(AtomicOp::Max, "dmm", G, D, i32(1), y())),
+              eval(atomic(AtomicOp::Min, "sf", L, F, i32(0), x())),
+              eval(atomic(AtomicOp::Max, "sf", L, F, i32(1), x())),
+              eval(atomic(AtomicOp::Min, "sd", L, D, i32(0), y())),
+              eval(atomic(AtomicOp::Max, "sd", L, D, i32(1), y())),
+              eval(atomic(AtomicOp::Add, "sd", L, D, i32(2), y()))}),
+         Barrier::make(),
+         if_(lid0(), {gstore("groups", out(0), cast(D, lload("sf", F, i32(0)))),
+                      gstore("groups", out(1), cast(D, lload("sf", F, i32(1)))),
+                      gstore("groups", out(2), lload("sd", D, i32(0))),
+                      gstore("groups", out(3), lload("sd", D, i32(1))),
+                      gstore("groups", out(4), lload("sd", D, i32(2)))})});
+}
+
 // Control flow: an early return, a for loop with a run-time end and step, continue and
 // break, a work-item-dependent while, an else-if chain, a native block and a fence.
 Kernel control() {
@@ -270,6 +316,7 @@ std::vector<TestKernel> all_kernels() {
     return {{vector_add()}, {reduce_sum()},        {matmul_tiled()},
             {histogram()},  {math_f32()},          {math_f64(), true},
             {int_ops()},    {atomics32()},         {atomics64(), false, true},
+            {atomics_float(), true, true},
             {control()},    {small_ints()},        {half_ops()},
             {vectors()},    {records()},           {variants()},
             {arrays()},     {conversions(), true}, {combinations(), true}};

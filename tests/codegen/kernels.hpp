@@ -24,6 +24,7 @@ plexus::ir::Kernel math_f64();
 plexus::ir::Kernel int_ops();   // o: 8 i32 per element, ol: 2 i64 per element
 plexus::ir::Kernel atomics32(); // f32 atomics in both spaces, a select with an atomic arm
 plexus::ir::Kernel atomics64();
+plexus::ir::Kernel atomics_float(); // f64 add, f32 / f64 min / max in both spaces (fp64, int64)
 plexus::ir::Kernel control(); // for / while / break / continue / else-if / native / fence
 
 // The new types (kernels_types.cpp, kernels_aggregates.cpp), described beside their builders.

@@ -203,3 +203,62 @@ TEST_CASE("atomics64") {
     CHECK(b[0] == bits);
     CHECK(b[1] == 1u); // exactly one work-item saw the old value 0
 }
+
+TEST_CASE("atomics_float: f64 add (tickets from its old value), f32 / f64 min / max with NaN") {
+    if (!g_device->has("fp64") || !g_device->has("int64_atomics")) {
+        MESSAGE("skipped: the device lacks f64 or 64-bit atomics");
+        return;
+    }
+    // Exact: y is k / 16 with |k| <= 8192, so every partial sum, in any order, is exact in
+    // f64 and in f32 (|sum| <= 512000 < 2^20); min / max are exact by nature. Every 37th x is
+    // NaN, which fmin / fmax ignore.
+    const int n = 1000, group = 64, groups = (n + group - 1) / group;
+    std::mt19937 rng(15);
+    std::vector<float> x(n);
+    std::vector<double> y(n);
+    for (int i = 0; i < n; ++i) {
+        x[i] = i % 37 == 5 ? std::numeric_limits<float>::quiet_NaN()
+                           : float(int(rng() % 20001) - 10000) * 0.01f;
+        y[i] = double(int(rng() % 16385) - 8192) / 16;
+    }
+    const float inf = std::numeric_limits<float>::infinity();
+    Program k("atomics_float");
+    Buffer<float> dx(x), dfsum(std::vector<float>{0.0f}), dfmm(std::vector<float>{inf, -inf});
+    Buffer<double> dy(y), ddmm(std::vector<double>{inf, -inf}), ddsum(std::vector<double>{0, 0}),
+        dtickets(std::vector<double>(n, -1)), dgroups(std::vector<double>(size_t(groups) * 5, 0));
+    launch(k, {n}, {group}, dx, dy, dfsum, dfmm, ddmm, ddsum, dtickets, dgroups, n);
+
+    float fsum = 0;
+    double dsum = 0;
+    for (double v : y)
+        fsum += float(v), dsum += v;
+    auto fmm = dfmm.read();
+    auto dmm = ddmm.read();
+    auto s = ddsum.read();
+    CHECK(dfsum.read()[0] == fsum);
+    CHECK(s[0] == dsum);
+    CHECK(s[1] == double(n));
+    auto tickets = dtickets.read();
+    std::sort(tickets.begin(), tickets.end());
+    Mismatches bad;
+    for (int i = 0; i < n; ++i) // the old values of dsum[1] += 1: each of 0 ... n - 1 once
+        if (tickets[i] != double(i)) bad.add(i, tickets[i], double(i), "sorted tickets");
+    auto got = dgroups.read();
+    std::vector<double> want(size_t(groups) * 5), all = {inf, -inf, inf, -inf};
+    for (int g = 0; g < groups; ++g) {
+        double r[5] = {inf, -inf, inf, -inf, 0};
+        for (int i = g * group; i < std::min(n, (g + 1) * group); ++i) {
+            r[0] = std::fmin(r[0], x[i]), r[1] = std::fmax(r[1], x[i]);
+            r[2] = std::fmin(r[2], y[i]), r[3] = std::fmax(r[3], y[i]), r[4] += y[i];
+        }
+        for (int j = 0; j < 5; ++j)
+            if (got[g * 5 + j] != r[j]) bad.add(size_t(g) * 5 + j, got[g * 5 + j], r[j], "groups");
+        for (int j = 0; j < 4; ++j)
+            all[j] = j % 2 ? std::fmax(all[j], r[j]) : std::fmin(all[j], r[j]);
+    }
+    CHECK(bad.count == 0);
+    CHECK(fmm[0] == all[0]);
+    CHECK(fmm[1] == all[1]);
+    CHECK(dmm[0] == all[2]);
+    CHECK(dmm[1] == all[3]);
+}

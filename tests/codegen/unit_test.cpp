@@ -133,12 +133,16 @@ TEST_CASE("a select arm with an atomic is evaluated before the choice") {
 }
 
 TEST_CASE("OpenCL helpers and pragmas appear only when used") {
+    std::string both = ocl(codegen_test::atomics_float());
+    CHECK(has(both,
+              "__attribute__((overloadable)) float plx_atomic_min_f32(volatile __global float* p"));
+    CHECK(has(both,
+              "__attribute__((overloadable)) float plx_atomic_min_f32(volatile __local float* p"));
+    CHECK(has(both, "plx_atomic_min_f32(&sf[0], x[gid]);"));
     // atomics32: an f32 add on local memory whose value is used, one on global memory discarded.
     std::string one = ocl(codegen_test::atomics32());
     CHECK(has(one, "\nfloat plx_atomic_add_f32(volatile __local float* p, float v) {"));
     CHECK(has(one, "\nvoid plx_atomic_add_f32_noret(volatile __global float* p, float v) {"));
-    CHECK(has(one, "plx_atomic_add_f32(&acc[0], x[gid]);"));
-    CHECK(has(one, "plx_atomic_add_f32_noret(&sum[0], acc[0]);"));
     CHECK(!has(one, "plx_atomic_add_f32(volatile __global"));
     CHECK(!has(one, "overloadable"));
     CHECK(!has(ocl(codegen_test::vector_add()), "plx_atomic_add_f32"));
@@ -156,23 +160,38 @@ TEST_CASE("OpenCL helpers and pragmas appear only when used") {
 }
 
 TEST_CASE("OpenCL float atomics: the extension, inline PTX on NVIDIA, else compare-exchange") {
-    std::string o = ocl(codegen_test::atomics32());
-    // A global add whose value is unused is red on NVIDIA; only global adds have that form.
-    CHECK(has(o, "#elif defined(__NV_CL_C_VERSION)\n    asm volatile(\"red.global.add.f32 [%0], %1;\" "
-                 ": : \"l\"(p), \"f\"(v) : \"memory\");\n"));
-    CHECK(o.find("__NV_CL_C_VERSION") == o.rfind("__NV_CL_C_VERSION"));
+    std::string o = ocl(codegen_test::atomics_float());
+    // f64 compare-exchange needs the 64-bit base atomics only.
+    CHECK(has(o, "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"));
+    CHECK(!has(o, "cl_khr_int64_extended_atomics"));
+    // The value of a global add is used: atom; unused: the result-free form, red on NVIDIA.
+    CHECK(has(o, "tickets[gid] = plx_atomic_add_f64(&dsum[1], 1.0);"));
+    CHECK(has(o, "    plx_atomic_add_f64_noret(&dsum[0], y[gid]);"));
+    CHECK(has(o, "    plx_atomic_add_f32_noret(&fsum[0], (float)y[gid]);"));
+    CHECK(has(o, "#elif defined(__NV_CL_C_VERSION)\n    double old;\n    asm volatile(\"atom.global."
+                 "add.f64 %0, [%1], %2;\" : \"=d\"(old) : \"l\"(p), \"d\"(v) : \"memory\");\n"));
+    CHECK(has(o, "    asm volatile(\"red.global.add.f64 [%0], %1;\" : : \"l\"(p), \"d\"(v) : "
+                 "\"memory\");\n"));
+    CHECK(has(o, "    asm volatile(\"red.global.add.f32 [%0], %1;\" : : \"l\"(p), \"f\"(v) : "
+                 "\"memory\");\n"));
+    // Only global adds have the NVIDIA form: 3 helpers of 12.
+    size_t nv = 0;
+    for (size_t at = o.find("__NV_CL_C_VERSION"); at != std::string::npos;
+         at = o.find("__NV_CL_C_VERSION", at + 1))
+        ++nv;
+    CHECK(nv == 3);
     // cl_ext_float_atomics only where OpenCL C 2.0 has atomic_float, with the helper's scope.
-    CHECK(has(o, "#if __OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp32_global_atomic_add) "
-                 "&& defined(__opencl_c_atomic_scope_device)\n    (void)atomic_fetch_add_explicit("
-                 "(volatile __global atomic_float*)p, v, memory_order_relaxed,\n        "
+    CHECK(has(o, "#if __OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp64_global_atomic_add) "
+                 "&& defined(__opencl_c_atomic_scope_device)\n    return atomic_fetch_add_explicit("
+                 "(volatile __global atomic_double*)p, v, memory_order_relaxed,\n        "
                  "memory_scope_device);\n"));
-    CHECK(has(o, "#if __OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp32_local_atomic_add)"
-                 "\n    return atomic_fetch_add_explicit((volatile __local atomic_float*)p, v, "
+    CHECK(has(o, "#if __OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp32_local_atomic_min_max)"
+                 "\n    return atomic_fetch_min_explicit((volatile __local atomic_float*)p, v, "
                  "memory_order_relaxed,\n        memory_scope_work_group);\n"));
-    // The loop writes nothing when the result is the element it read.
-    CHECK(has(o, "        uint next = as_uint(as_float(seen) + v);\n        if (next == seen) "
+    // The loop stores fmin / fmax of the bits it saw, and nothing when that changes nothing.
+    CHECK(has(o, "        ulong next = as_ulong(fmax(as_double(seen), v));\n        if (next == seen) "
                  "break; // the element would not change: nothing to write\n        old = "
-                 "atomic_cmpxchg((volatile __local uint*)p, seen, next);\n"));
+                 "atom_cmpxchg((volatile __local ulong*)p, seen, next);\n"));
 }
 
 TEST_CASE("an atomic bound to a variable nothing reads takes the result-free form") {
@@ -197,6 +216,22 @@ TEST_CASE("an atomic bound to a variable nothing reads takes the result-free for
     std::string n = ocl(kernel({Native::make({{"opencl", "sum[3] = old0;"}}, nullptr)}));
     CHECK(has(n, "float old0 = plx_atomic_add_f32(&sum[0], 1.0f);"));
     CHECK(!has(n, "_noret"));
+}
+
+TEST_CASE("CUDA float atomics: atomicAdd on double, min / max helpers shared by both spaces") {
+    std::string c = cuda(codegen_test::atomics_float());
+    CHECK(has(c, "    atomicAdd(&dsum[0], y[gid]);\n"));
+    CHECK(has(c, "    atomicAdd(&fsum[0], (float)y[gid]);\n"));
+    CHECK(has(c, "tickets[gid] = atomicAdd(&dsum[1], 1.0);"));
+    CHECK(has(c, "plx_atomic_min_f32(&fmm[0], x[gid]);"));
+    CHECK(has(c, "plx_atomic_min_f32(&sf[0], x[gid]);"));
+    CHECK(c.find("float plx_atomic_min_f32(float* p, float v) {") ==
+          c.rfind("float plx_atomic_min_f32(float* p, float v) {"));
+    CHECK(has(c, "__device__ __forceinline__ double plx_atomic_max_f64(double* p, double v) {\n"
+                 "    unsigned long long seen, old = *(volatile unsigned long long*)p;\n"));
+    CHECK(has(c, "unsigned int next = __float_as_uint(fminf(__uint_as_float(seen), v));"));
+    CHECK(has(c, "old = atomicCAS((unsigned long long*)p, seen, next);"));
+    CHECK(!has(cuda(codegen_test::atomics32()), "plx_atomic"));
 }
 
 TEST_CASE("CUDA 64-bit atomics go through unsigned long long, min / max through long long") {

@@ -292,8 +292,8 @@ template <class T> T wrap_sub(T a, T b) {
 template <class T> void check_atomics(Space space) {
     Scalar S = scalar_of<T>();
     using Op = ir::AtomicOp;
-    const std::vector<Op> ops = std::is_same_v<T, float>
-                                    ? std::vector<Op>{Op::Add}
+    const std::vector<Op> ops = std::is_floating_point_v<T>
+                                    ? std::vector<Op>{Op::Add, Op::Min, Op::Max}
                                     : std::vector<Op>{Op::Add, Op::Sub, Op::Min, Op::Max, Op::And, Op::Or, Op::Xor, Op::Xchg, Op::CmpXchg};
     const int no = int(ops.size());
     bool local = space == Space::Local;
@@ -331,7 +331,7 @@ template <class T> void check_atomics(Space space) {
     const size_t n = group * groups;
     std::vector<T> v(n);
     for (size_t i = 0; i < n; ++i) {
-        if constexpr (std::is_same_v<T, float>) v[i] = float(int(rng()() % 41) - 20) * 0.5f; // sums are exact
+        if constexpr (std::is_floating_point_v<T>) v[i] = T(int(rng()() % 41) - 20) * T(0.5); // sums are exact
         else v[i] = T(rng()());
         if (wrap_add(v[i], T(1)) == T(0)) v[i] = T(5); // the cmpxchg winner must not store the 0 it looks for
     }
@@ -362,6 +362,8 @@ template <class T> void check_atomics(Space space) {
                     case Op::Xor: want = T(want ^ x); break;
                     default: break;
                     }
+                } else if (ops[j] != Op::Add) {
+                    want = ops[j] == Op::Min ? std::fmin(want, x) : std::fmax(want, x);
                 }
             }
             T final_v = local ? res[g * no + j] : cells_v[j];
@@ -397,12 +399,13 @@ template <class T> void check_atomics(Space space) {
 
 } // namespace
 
-TEST_CASE("atomics: every op, global and local, i32 u32 i64 u64 f32 (exact)") {
+TEST_CASE("atomics: every op, global and local, i32 u32 i64 u64, add / min / max on f32 f64 (exact)") {
     for (Space s : {Space::Global, Space::Local}) {
         check_atomics<int32_t>(s);
         check_atomics<uint32_t>(s);
         check_atomics<int64_t>(s);
         check_atomics<uint64_t>(s);
         check_atomics<float>(s);
+        check_atomics<double>(s);
     }
 }

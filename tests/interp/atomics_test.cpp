@@ -24,8 +24,8 @@ template <class T> T update(ir::AtomicOp op, T old, T v, T compare) {
         case ir::AtomicOp::CmpXchg: return old == compare ? v : old;
         }
     }
-    REQUIRE(op == ir::AtomicOp::Add);
-    return old + v;
+    REQUIRE((op == ir::AtomicOp::Add || op == ir::AtomicOp::Min || op == ir::AtomicOp::Max));
+    return op == ir::AtomicOp::Add ? old + v : op == ir::AtomicOp::Min ? std::fmin(old, v) : std::fmax(old, v);
 }
 
 template <class T> void check_atomic(ir::AtomicOp op, Scalar t, Space space) {
@@ -84,7 +84,7 @@ TEST_CASE("atomics: every catalog atomic on global and local memory returns the 
         if (info.name.rfind("atomic_", 0) != 0) continue;
         ++catalog_atomics;
         for (int o = 0; o <= int(ir::AtomicOp::CmpXchg); ++o)
-            for (Scalar t : {Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64, Scalar::F32})
+            for (Scalar t : {Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64, Scalar::F32, Scalar::F64})
                 for (Space s : {Space::Global, Space::Local}) {
                     const auto op = static_cast<ir::AtomicOp>(o);
                     if (info.name != std::string("atomic_") + ir::to_string(op) + "_" +
@@ -96,13 +96,15 @@ TEST_CASE("atomics: every catalog atomic on global and local memory returns the 
                     case Scalar::U32: check_atomic<uint32_t>(op, t, s); break;
                     case Scalar::I64: check_atomic<int64_t>(op, t, s); break;
                     case Scalar::U64: check_atomic<uint64_t>(op, t, s); break;
+                    case Scalar::F64: check_atomic<double>(op, t, s); break;
                     default: check_atomic<float>(op, t, s); break;
                     }
                 }
     }
     // Each catalog atomic was matched by exactly one (op, type, space): none is left untested.
     CHECK(tested == catalog_atomics);
-    CHECK(tested == 74); // 9 ops x 4 integer types x 2 spaces, plus f32 add in both spaces
+    // 9 ops x 4 integer types x 2 spaces, plus add, min and max on f32 and f64 in both spaces
+    CHECK(tested == 84);
 }
 
 } // namespace interp_test

@@ -153,7 +153,7 @@ Kernel atomics64() {
 
 Kernel atomics_all() {
     // One buffer and one shared array per element type; every catalog atomic hits one of them.
-    const Scalar types[] = {Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64, Scalar::F32};
+    const Scalar types[] = {Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64, Scalar::F32, Scalar::F64};
     std::vector<Param> params;
     std::vector<SharedArray> shared;
     for (Scalar t : types) {
@@ -183,6 +183,34 @@ Kernel atomics_all() {
         body.push_back(gstore(std::string("g_") + to_string(t), add(slot, u32(128)),
                               sload(std::string("s_") + to_string(t), t, slot)));
     return make_kernel("atomics_all", params, shared, body);
+}
+
+Kernel float_atomics() {
+    const Scalar F = Scalar::F32, D = Scalar::F64;
+    auto at = [](AtomicOp op, const char* a, Space s, Scalar t, int slot, Expr v) {
+        return Atomic::make(op, a, s, t, i32(slot), std::move(v));
+    };
+    auto out = [](int j, Expr v) { return gstore("out", add(mul(gid(), i32(8)), i32(j)), std::move(v)); };
+    const Expr x = gload("x", F, gid()), y = gload("y", D, gid());
+    return make_kernel("float_atomics",
+        {buffer("x", F, Access::Read), buffer("y", D, Access::Read), buffer("f", F, Access::ReadWrite),
+         buffer("d", D, Access::ReadWrite), buffer("out", D, Access::Write)},
+        {{"sf", F, 2}, {"sd", D, 3}},
+        {let_gid(),
+         Eval::make(at(AtomicOp::Add, "d", Space::Global, D, 0, y)),
+         out(0, at(AtomicOp::Add, "d", Space::Global, D, 1, y)),
+         out(1, cast(D, at(AtomicOp::Min, "f", Space::Global, F, 0, x))),
+         out(2, cast(D, at(AtomicOp::Max, "f", Space::Global, F, 1, x))),
+         out(3, at(AtomicOp::Min, "d", Space::Global, D, 2, y)),
+         out(4, at(AtomicOp::Max, "d", Space::Global, D, 3, y)),
+         Eval::make(at(AtomicOp::Min, "sf", Space::Local, F, 0, x)),
+         Eval::make(at(AtomicOp::Max, "sf", Space::Local, F, 1, x)),
+         Eval::make(at(AtomicOp::Min, "sd", Space::Local, D, 0, y)),
+         out(5, at(AtomicOp::Max, "sd", Space::Local, D, 1, y)),
+         out(6, at(AtomicOp::Add, "sd", Space::Local, D, 2, y)),
+         Barrier::make(),
+         out(7, add(add(cast(D, add(sload("sf", F, i32(0)), sload("sf", F, i32(1)))), sload("sd", D, i32(0))),
+                    sload("sd", D, i32(1))))});
 }
 
 namespace {
@@ -366,7 +394,7 @@ Kernel native_without_fallback() {
 std::vector<Named> all_kernels() {
     std::vector<Named> out;
     for (Kernel k : {vector_add(), reduce_sum(), matmul_tiled(), histogram(), atomics64(),
-                     atomics_all(), math(Scalar::F32), math(Scalar::F64), math_each(Scalar::F32),
+                     atomics_all(), float_atomics(), math(Scalar::F32), math(Scalar::F64), math_each(Scalar::F32),
                      math_each(Scalar::F64), fast_math(), ilogb(), int_ops(), indices_2d(),
                      control_flow(), native_with_fallback()})
         out.push_back({k.name, k});

@@ -16,6 +16,7 @@ Kernel matmul_tiled();   // C = A * B (n x n), two shared 16x16 tiles, barriers 
 Kernel histogram();      // bins[data[i] % nbins] += 1 with u32 atomics on global memory
 Kernel atomics64();      // i64 min/max, u64 add/xor, cmpxchg and xchg, global and shared
 Kernel atomics_all();    // every atomic of the catalog, on a buffer or a shared array
+Kernel float_atomics();  // f64 add, f32 / f64 min and max, global and shared
 Kernel math(plexus::ir::Scalar type); // every precise math intrinsic of the catalog in f32 or f64
 Kernel math_each(plexus::ir::Scalar type); // out[j*n + i]: the precise math function j of gpu_check.py of in[i]
 Kernel fast_math();      // every fast_ intrinsic (f32)

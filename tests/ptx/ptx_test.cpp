@@ -161,6 +161,17 @@ TEST_CASE("every catalog atomic becomes one atom instruction") {
     CHECK(has(ptx, "atom.shared.cas.b64"));
 }
 
+TEST_CASE("float atomics: f64 add is one atom.add.f64, min / max compare-exchange loops") {
+    const std::string ptx = generate(ptxtest::float_atomics());
+    for (const char* op : {"atom.global.add.f64", "atom.shared.add.f64", "atom.global.cas.b32",
+                           "atom.global.cas.b64", "atom.shared.cas.b32", "atom.shared.cas.b64",
+                           "min.f32", "max.f32", "min.f64", "max.f64"})
+        CHECK_MESSAGE(has(ptx, op), std::string(op));
+    // PTX has no float atomic min / max on sm_80: each is a loop around one compare-exchange.
+    CHECK(count(ptx, std::regex(R"(\batom\.(global|shared)\.cas\.b(32|64))")) == 8);
+    CHECK(count(ptx, std::regex(R"(\batom\.(global|shared)\.add\.f64)")) == 3);
+}
+
 TEST_CASE("math intrinsics: libdevice, or the approximations without it") {
     const std::string f32 = generate(ptxtest::math(ir::Scalar::F32));
     CHECK(has(f32, "sqrt.rn.f32"));

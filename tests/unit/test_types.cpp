@@ -386,6 +386,31 @@ TEST_CASE("the kernel language widens exactly, broadcasts scalars, and refuses n
     CHECK(ir::print(v.ir()).find("f32x4(s)") != std::string::npos);
 }
 
+TEST_CASE("the kernel language refuses an atomic the catalog lacks, naming the kernel, the array and the types it has") {
+    expect_error(px::ErrorCode::InvalidKernel, [] {
+        px::kernel("float_and", {"bits"}, [](px::InOut<float> bits) { px::atomic_and(bits[0], 1.0f); });
+    }, {"kernel 'float_and'", "px::atomic_and on 'bits', an array of f32", "atomic and exists on i32, u32, i64, u64 only"});
+    expect_error(px::ErrorCode::InvalidKernel, [] {
+        px::kernel("half_max", [](px::InOut<px::half>) {
+            auto sh = px::shared<px::half>(4);
+            px::atomic_max(sh[0], px::half(1.0f));
+        });
+    }, {"kernel 'half_max'", "px::atomic_max on 'shared", "an array of f16", "atomic max exists on i32, u32, i64, u64, f32, f64 only"});
+    expect_error(px::ErrorCode::InvalidKernel, [] {
+        px::kernel("double_exchange", {"d"}, [](px::InOut<double> d) { px::atomic_exchange(d[0], 2.0); });
+    }, {"kernel 'double_exchange'", "px::atomic_exchange on 'd', an array of f64", "atomic xchg exists on i32, u32, i64, u64 only"});
+    // The float atomics the catalog has trace.
+    static const auto ok = px::kernel("float_atomics", {"f", "d"}, [](px::InOut<float> f, px::InOut<double> d) {
+        px::atomic_min(f[0], 1.0f);
+        px::atomic_max(f[1], 2.0f);
+        d[0] = px::atomic_add(d[1], 0.5) + px::atomic_min(d[2], 1.0) + px::atomic_max(d[3], 1.0);
+    });
+    const std::string text = ir::print(ok.ir());
+    for (const char* name : {"atomic_min_f32_global", "atomic_max_f32_global", "atomic_add_f64_global",
+                             "atomic_min_f64_global", "atomic_max_f64_global"})
+        CHECK_MESSAGE(text.find(name) != std::string::npos, name);
+}
+
 TEST_CASE("a kernel that plexus-ir/1 can express is written as plexus-ir/1; a declared work-group size is /2") {
     static const auto plain = px::kernel("plain", {"o"}, [](px::Out<float> o) { o[px::global_id(0)] = 1.0f; });
     std::string text = ir::to_json(plain.ir());

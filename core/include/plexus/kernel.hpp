@@ -684,12 +684,13 @@ void require_work_group_size(uint32_t x, uint32_t y = 1, uint32_t z = 1);
 void max_work_group_size(uint32_t items);
 
 namespace detail {
-// The array element a Part names, for an atomic: a whole element of a global or local array.
-const Place& atomic_place(const Place& p);
+// The array element a Part names, for an atomic: a whole element of a global or local array,
+// of a type the atomic exists on.
+const Place& atomic_place(const Place& p, ir::AtomicOp op, ir::Scalar type);
 template <Number T> Value<T> atomic(ir::AtomicOp op, const Part<T>& r, const Value<T>& v,
                                     const Value<T>* compare = nullptr) {
     auto& t = Tracer::current();
-    const Place& p = atomic_place(r.place());
+    const Place& p = atomic_place(r.place(), op, scalar_v<T>);
     // Bound to a variable at once, so the update happens here even if the result is unused.
     std::string name = t.fresh("old");
     t.emit(ir::Let::make(name, ir::Atomic::make(op, p.name, p.space, scalar_v<T>, p.index, v.expr(),

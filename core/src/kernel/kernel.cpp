@@ -1,6 +1,7 @@
 // The tracer behind the kernel language: a stack of open blocks per thread, and the
 // statements that control flow, synchronization and native code record.
 #include "plexus/kernel.hpp"
+#include "plexus/catalog.hpp"
 
 namespace plexus {
 namespace detail {
@@ -123,11 +124,24 @@ void Place::write(const ir::Expr& value) const {
     t.emit(array ? ir::Store::make(name, space, index, value, path) : ir::Assign::make(name, value, path));
 }
 
-const Place& atomic_place(const Place& p) {
+const Place& atomic_place(const Place& p, ir::AtomicOp op, ir::Scalar type) {
     if (!p.array || !p.path.empty() || p.space == ir::Space::Private)
         Tracer::current().fail("an atomic needs a whole element of a buffer or shared array, not " +
                                (p.array ? "a part of '" + p.name + "'" : "the variable '" + p.name + "'"));
-    return p;
+    // The catalog says which types each atomic exists on; name them rather than the intrinsic.
+    auto intrinsic = [&](ir::Scalar t) {
+        return std::string("atomic_") + ir::to_string(op) + "_" + ir::to_string(t) + "_" + ir::to_string(p.space);
+    };
+    if (find_intrinsic(intrinsic(type))) return p;
+    std::string types;
+    for (int t = int(ir::Scalar::Bool); t <= int(ir::Scalar::F64); ++t)
+        if (find_intrinsic(intrinsic(ir::Scalar(t))))
+            types += (types.empty() ? "" : ", ") + std::string(ir::to_string(ir::Scalar(t)));
+    const std::string fn = op == ir::AtomicOp::Xchg      ? "exchange"
+                           : op == ir::AtomicOp::CmpXchg ? "compare_exchange"
+                                                         : ir::to_string(op);
+    Tracer::current().fail("px::atomic_" + fn + " on '" + p.name + "', an array of " + ir::to_string(type) +
+                           ": atomic " + ir::to_string(op) + " exists on " + types + " only");
 }
 
 std::string declare_array(ir::Space space, const ir::Type& t, std::vector<uint32_t> dims, uint32_t pad) {

@@ -1,6 +1,6 @@
 // The CUDA C generator (for nvcc or NVRTC): the shared C-like emitter with CUDA's types (its
-// own vectors, f16 / bf16 as unsigned short in memory), qualifiers and the pointer casts its
-// 64-bit atomics need. The output includes no header.
+// own vectors, f16 / bf16 as unsigned short in memory), qualifiers, the pointer casts its
+// 64-bit atomics need and the float atomic min / max it lacks. The output includes no header.
 //
 // Signed +, -, * and << are computed in the unsigned type and converted back (see
 // clike/emit_expr.cpp): C++ leaves signed overflow undefined, compilers exploit that, and the IR
@@ -10,6 +10,7 @@
 #include "plexus/error.hpp"
 
 #include <cstdio>
+#include <map>
 #include <set>
 
 namespace plexus::codegen {
@@ -244,9 +245,14 @@ public:
     std::string discarded_atomic(const std::string&) const override { return ""; }
 
     std::string prologue(const ir::Kernel&, const clike::Usage& usage) const override {
+        std::string out;
         for (const std::string& name : usage.standard_spelled)
-            if (name.rfind("subgroup_", 0) == 0) return subgroup_helpers;
-        return "";
+            if (name.rfind("subgroup_", 0) == 0) {
+                out = subgroup_helpers;
+                break;
+            }
+        const std::string atomics = float_atomic_helpers(usage);
+        return out + (out.empty() || atomics.empty() ? "" : "\n") + atomics;
     }
 
     // CUDA C bounds the work-items per block (a required shape by its product), only where it
@@ -293,6 +299,35 @@ public:
             for (const char* n : {"1", "2", "3", "4"})
                 if (w == std::string(base) + n) return true;
         return false;
+    }
+
+private:
+    // CUDA has atomicAdd on float and double (sm_60+) but no float atomic min / max: those are
+    // helpers, one per operation and type, whose generic pointer serves both address spaces.
+    std::string float_atomic_helpers(const clike::Usage& usage) const {
+        std::map<std::string, clike::FloatAtomic> helpers;
+        for (auto& name : usage.standard_spelled)
+            if (auto a = clike::float_atomic(name); a && a->op != ir::AtomicOp::Add)
+                helpers.emplace(clike::cat("plx_atomic_", ir::to_string(a->op), "_",
+                                           ir::to_string(a->type)),
+                                *a);
+        std::string out;
+        for (auto& [name, a] : helpers) {
+            const bool wide = a.type == Scalar::F64;
+            const std::string type = wide ? "double" : "float";
+            const std::string bits = wide ? "unsigned long long" : "unsigned int";
+            const clike::CasWords words{bits, clike::cat("*(volatile ", bits, "*)p"),
+                                        clike::cat("atomicCAS((", bits, "*)p, "),
+                                        wide ? "__double_as_longlong" : "__float_as_uint",
+                                        wide ? "__longlong_as_double" : "__uint_as_float"};
+            out += clike::cat(out.empty() ? "// No float atomic min / max in CUDA: a "
+                                            "compare-exchange loop on the bits.\n"
+                                          : "\n",
+                              helper_prefix(), type, " ", name, "(", type, "* p, ", type, " v) {\n",
+                              clike::cas_loop(*this, a, words), "    return ", words.to_float,
+                              "(old);\n}\n");
+        }
+        return out;
     }
 };
 

@@ -20,8 +20,9 @@ llvm::AtomicRMWInst::BinOp atomic_rmw_op(AtomicOp op, Scalar type) {
     switch (op) {
     case AtomicOp::Add: return is_float(type) ? Op::FAdd : Op::Add;
     case AtomicOp::Sub: return Op::Sub;
-    case AtomicOp::Min: return sg ? Op::Min : Op::UMin;
-    case AtomicOp::Max: return sg ? Op::Max : Op::UMax;
+    // fmin / fmax are minnum / maxnum, the IR's float min / max: a NaN operand yields the other.
+    case AtomicOp::Min: return is_float(type) ? Op::FMin : sg ? Op::Min : Op::UMin;
+    case AtomicOp::Max: return is_float(type) ? Op::FMax : sg ? Op::Max : Op::UMax;
     case AtomicOp::And: return Op::And;
     case AtomicOp::Or: return Op::Or;
     case AtomicOp::Xor: return Op::Xor;
