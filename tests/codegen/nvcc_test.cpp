@@ -4,6 +4,7 @@
 // nvcc was not found at configure time.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "kernels.hpp"
+#include "tools.hpp"
 
 #include "plexus/codegen.hpp"
 
@@ -14,39 +15,12 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// Runs a shell command, returning its exit status and its stdout and stderr together.
-int run(const std::string& command, std::string& output) {
-    FILE* p = popen((command + " 2>&1").c_str(), "r");
-    if (!p) return -1;
-    char buf[4096];
-    size_t got;
-    while ((got = fread(buf, 1, sizeof buf, p)) > 0)
-        output.append(buf, got);
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        std::string tmpl = (fs::temp_directory_path() / "plexus-codegen-XXXXXX").string();
-        if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-        path = tmpl;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
-
-} // namespace
+using codegen_test::run;
+using codegen_test::TempDir;
 
 TEST_CASE("nvcc compiles the generated CUDA C of every test kernel") {
     auto gen = plexus::codegen::make_cuda_c_codegen();
