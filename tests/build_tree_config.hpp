@@ -6,6 +6,7 @@
 #include "plexus/config.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 namespace plexus::test {
@@ -25,11 +26,13 @@ inline Config build_tree_config() {
 
 // The same for a suite that tests each backend on its own: no fallback (a failure on the
 // backend under test must not hide behind another) and no disk cache (neither read nor fill
-// the user's).
+// the user's). PLEXUS_TEST_CUDA_COMPILER=nvrtc runs the cuda backend's kernels through the
+// CUDA C generator and NVRTC instead of LLVM's PTX: the two CUDA paths, one suite.
 inline Config hermetic_config() {
     Config c = build_tree_config();
     c.fallback = false;
     c.cache_dir = "";
+    if (const char* compiler = std::getenv("PLEXUS_TEST_CUDA_COMPILER")) c.backends["cuda"].compiler = compiler;
     return c;
 }
 

@@ -13,6 +13,7 @@
 //   result (old op operand). A lost update or a wrong old value breaks the equality;
 // - a counter incremented through a compare-exchange loop hands out each ticket once, and a
 //   lock-free maximum through compare-exchange ends at the largest operand.
+// PLEXUS_TEST_CUDA_COMPILER=nvrtc runs the cuda backend through CUDA C and NVRTC instead of PTX.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
