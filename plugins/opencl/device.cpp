@@ -89,6 +89,30 @@ uint32_t subgroup_ops(const std::string& extensions) {
     return ops;
 }
 
+// The generated code is OpenCL C 1.2 and compiles as 3.0 too; its float atomic helpers use
+// cl_ext_float_atomics only from OpenCL C 2.0 on (atomic_float), so a device that has the
+// extension and OpenCL C 3.0 builds as 3.0 (PoCL 5 does), every other one as 1.2.
+std::string c_standard(cl_device_id id, const std::string& extensions) {
+    // OpenCL 3.0's CL_DEVICE_OPENCL_C_ALL_VERSIONS and its cl_name_version entries (cl.h has
+    // them only for a 3.0 target; the plugin targets 1.2, and an older device refuses the query).
+    constexpr cl_device_info all_versions = 0x1066;
+    struct NameVersion {
+        cl_uint version; // major in the top 10 bits
+        char name[64];
+    };
+    if (!has_extension(extensions, "cl_ext_float_atomics")) return "-cl-std=CL1.2";
+    size_t size = 0;
+    if (cl().clGetDeviceInfo(id, all_versions, 0, nullptr, &size) != CL_SUCCESS || size == 0)
+        return "-cl-std=CL1.2";
+    std::vector<NameVersion> versions(size / sizeof(NameVersion));
+    if (cl().clGetDeviceInfo(id, all_versions, versions.size() * sizeof(NameVersion), versions.data(), nullptr) !=
+        CL_SUCCESS)
+        return "-cl-std=CL1.2";
+    for (const NameVersion& v : versions)
+        if (v.version >> 22 == 3) return "-cl-std=CL3.0";
+    return "-cl-std=CL1.2";
+}
+
 // The device's UUID (cl_khr_device_uuid) into `uuid`, left all zero when it has none.
 void device_uuid(cl_device_id id, const std::string& extensions, uint8_t (&uuid)[16]) {
     static_assert(CL_UUID_SIZE_KHR == sizeof uuid, "cl_khr_device_uuid gives 16 bytes");
@@ -193,6 +217,7 @@ bool make_device(cl_platform_id platform, cl_device_id id, const std::string& pl
         info.max_work_group_dims[d] = clamp32(dev.max_item_sizes[d]);
     info.subgroup_size = subgroup_size(id, vendor, extensions);
     info.subgroup_ops = subgroup_ops(extensions);
+    dev.c_standard = c_standard(id, extensions);
     info.memory_bytes = device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE);
     info.max_alloc_bytes = device_value<cl_ulong>(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
     info.local_memory_bytes = device_value<cl_ulong>(id, CL_DEVICE_LOCAL_MEM_SIZE);

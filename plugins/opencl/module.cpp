@@ -12,11 +12,10 @@
 namespace plx_ocl {
 namespace {
 
-// -cl-std=CL1.2 unless the caller chose a standard: generated code targets OpenCL C 1.2.
-std::string build_options(const char* options) {
+// The device's standard (device.cpp, c_standard) unless the caller chose one.
+std::string build_options(const plx_device_s& dev, const char* options) {
     std::string out = options != nullptr ? options : "";
-    if (out.find("-cl-std=") == std::string::npos)
-        out = "-cl-std=CL1.2" + (out.empty() ? "" : " " + out);
+    if (out.find("-cl-std=") == std::string::npos) out = dev.c_standard + (out.empty() ? "" : " " + out);
     return out;
 }
 
@@ -167,7 +166,7 @@ plx_status module_load(plx_device device, plx_language language, const char* sou
     std::shared_ptr<Program> program;
     const bool binary = language == PLX_LANG_OPENCL_BINARY;
     if (plx_status s = cached_program(*device, binary, source, source_bytes,
-                                      binary ? std::string(options ? options : "") : build_options(options), &program);
+                                      binary ? std::string(options ? options : "") : build_options(*device, options), &program);
         s != PLX_OK)
         return s;
     auto* m = new (std::nothrow) plx_module_s;

@@ -171,6 +171,9 @@ struct plx_device_s {
     std::once_flag context_once;
     cl_int context_error = CL_SUCCESS;
     plx_device_info info{};
+    // The OpenCL C the generated code is built as (device.cpp, c_standard): "-cl-std=CL1.2",
+    // or CL3.0 where that lets cl_ext_float_atomics' built-ins replace compare-exchange loops.
+    std::string c_standard = "-cl-std=CL1.2";
     std::vector<size_t> max_item_sizes;
     std::mutex cache_mutex;
     // Key: options, a NUL, then the source. Entries live until shutdown, so a module loaded

@@ -13,7 +13,6 @@
 #include "plexus/plexus.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -22,14 +21,8 @@ namespace px = plexus;
 
 namespace {
 
-// PLEXUS_TEST_CUDA_COMPILER=nvrtc runs the cuda backend's kernels through the CUDA C
-// generator and NVRTC instead of LLVM's PTX: the two CUDA paths, one suite.
 px::Runtime& runtime() {
-    static px::Runtime rt([] {
-        px::Config c = px::test::hermetic_config();
-        if (const char* compiler = std::getenv("PLEXUS_TEST_CUDA_COMPILER")) c.backends["cuda"].compiler = compiler;
-        return c;
-    }());
+    static px::Runtime rt(px::test::hermetic_config());
     return rt;
 }
 
