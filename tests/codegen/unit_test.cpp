@@ -185,9 +185,9 @@ TEST_CASE("OpenCL float atomics: the extension, inline PTX on NVIDIA, else compa
                  "&& defined(__opencl_c_atomic_scope_device)\n    return atomic_fetch_add_explicit("
                  "(volatile __global atomic_double*)p, v, memory_order_relaxed,\n        "
                  "memory_scope_device);\n"));
-    CHECK(has(o, "#if __OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp32_local_atomic_min_max)"
-                 "\n    return atomic_fetch_min_explicit((volatile __local atomic_float*)p, v, "
-                 "memory_order_relaxed,\n        memory_scope_work_group);\n"));
+    // Min / max are always the loop (PoCL 5's extension min / max hung, opencl_atomics.cpp).
+    CHECK(!has(o, "atomic_fetch_min_explicit"));
+    CHECK(!has(o, "atomic_fetch_max_explicit"));
     // The loop stores fmin / fmax of the bits it saw, and nothing when that changes nothing.
     CHECK(has(o, "        ulong next = as_ulong(fmax(as_double(seen), v));\n        if (next == seen) "
                  "break; // the element would not change: nothing to write\n        old = "

@@ -2,8 +2,8 @@
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 
-// Float atomics: cl_ext_float_atomics where the device has it (OpenCL C 2.0 and
-// later), inline PTX for global adds on NVIDIA, else a compare-exchange loop.
+// Float atomics: adds through cl_ext_float_atomics where the device has it (OpenCL C
+// 2.0 and later) or inline PTX for global adds on NVIDIA; else a compare-exchange loop.
 void plx_atomic_add_f32_noret(volatile __global float* p, float v) {
 #if __OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp32_global_atomic_add) && defined(__opencl_c_atomic_scope_device)
     (void)atomic_fetch_add_explicit((volatile __global atomic_float*)p, v, memory_order_relaxed,
@@ -75,10 +75,6 @@ void plx_atomic_add_f64_noret(volatile __global double* p, double v) {
 }
 
 __attribute__((overloadable)) float plx_atomic_max_f32(volatile __global float* p, float v) {
-#if __OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp32_global_atomic_min_max) && defined(__opencl_c_atomic_scope_device)
-    return atomic_fetch_max_explicit((volatile __global atomic_float*)p, v, memory_order_relaxed,
-        memory_scope_device);
-#else
     uint seen, old = as_uint(*p);
     do {
         seen = old;
@@ -87,14 +83,9 @@ __attribute__((overloadable)) float plx_atomic_max_f32(volatile __global float* 
         old = atomic_cmpxchg((volatile __global uint*)p, seen, next);
     } while (old != seen);
     return as_float(old);
-#endif
 }
 
 __attribute__((overloadable)) float plx_atomic_max_f32(volatile __local float* p, float v) {
-#if __OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp32_local_atomic_min_max)
-    return atomic_fetch_max_explicit((volatile __local atomic_float*)p, v, memory_order_relaxed,
-        memory_scope_work_group);
-#else
     uint seen, old = as_uint(*p);
     do {
         seen = old;
@@ -103,14 +94,9 @@ __attribute__((overloadable)) float plx_atomic_max_f32(volatile __local float* p
         old = atomic_cmpxchg((volatile __local uint*)p, seen, next);
     } while (old != seen);
     return as_float(old);
-#endif
 }
 
 __attribute__((overloadable)) double plx_atomic_max_f64(volatile __global double* p, double v) {
-#if __OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp64_global_atomic_min_max) && defined(__opencl_c_atomic_scope_device)
-    return atomic_fetch_max_explicit((volatile __global atomic_double*)p, v, memory_order_relaxed,
-        memory_scope_device);
-#else
     ulong seen, old = as_ulong(*p);
     do {
         seen = old;
@@ -119,14 +105,9 @@ __attribute__((overloadable)) double plx_atomic_max_f64(volatile __global double
         old = atom_cmpxchg((volatile __global ulong*)p, seen, next);
     } while (old != seen);
     return as_double(old);
-#endif
 }
 
 __attribute__((overloadable)) double plx_atomic_max_f64(volatile __local double* p, double v) {
-#if __OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp64_local_atomic_min_max)
-    return atomic_fetch_max_explicit((volatile __local atomic_double*)p, v, memory_order_relaxed,
-        memory_scope_work_group);
-#else
     ulong seen, old = as_ulong(*p);
     do {
         seen = old;
@@ -135,14 +116,9 @@ __attribute__((overloadable)) double plx_atomic_max_f64(volatile __local double*
         old = atom_cmpxchg((volatile __local ulong*)p, seen, next);
     } while (old != seen);
     return as_double(old);
-#endif
 }
 
 __attribute__((overloadable)) float plx_atomic_min_f32(volatile __global float* p, float v) {
-#if __OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp32_global_atomic_min_max) && defined(__opencl_c_atomic_scope_device)
-    return atomic_fetch_min_explicit((volatile __global atomic_float*)p, v, memory_order_relaxed,
-        memory_scope_device);
-#else
     uint seen, old = as_uint(*p);
     do {
         seen = old;
@@ -151,14 +127,9 @@ __attribute__((overloadable)) float plx_atomic_min_f32(volatile __global float* 
         old = atomic_cmpxchg((volatile __global uint*)p, seen, next);
     } while (old != seen);
     return as_float(old);
-#endif
 }
 
 __attribute__((overloadable)) float plx_atomic_min_f32(volatile __local float* p, float v) {
-#if __OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp32_local_atomic_min_max)
-    return atomic_fetch_min_explicit((volatile __local atomic_float*)p, v, memory_order_relaxed,
-        memory_scope_work_group);
-#else
     uint seen, old = as_uint(*p);
     do {
         seen = old;
@@ -167,14 +138,9 @@ __attribute__((overloadable)) float plx_atomic_min_f32(volatile __local float* p
         old = atomic_cmpxchg((volatile __local uint*)p, seen, next);
     } while (old != seen);
     return as_float(old);
-#endif
 }
 
 __attribute__((overloadable)) double plx_atomic_min_f64(volatile __global double* p, double v) {
-#if __OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp64_global_atomic_min_max) && defined(__opencl_c_atomic_scope_device)
-    return atomic_fetch_min_explicit((volatile __global atomic_double*)p, v, memory_order_relaxed,
-        memory_scope_device);
-#else
     ulong seen, old = as_ulong(*p);
     do {
         seen = old;
@@ -183,14 +149,9 @@ __attribute__((overloadable)) double plx_atomic_min_f64(volatile __global double
         old = atom_cmpxchg((volatile __global ulong*)p, seen, next);
     } while (old != seen);
     return as_double(old);
-#endif
 }
 
 __attribute__((overloadable)) double plx_atomic_min_f64(volatile __local double* p, double v) {
-#if __OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp64_local_atomic_min_max)
-    return atomic_fetch_min_explicit((volatile __local atomic_double*)p, v, memory_order_relaxed,
-        memory_scope_work_group);
-#else
     ulong seen, old = as_ulong(*p);
     do {
         seen = old;
@@ -199,7 +160,6 @@ __attribute__((overloadable)) double plx_atomic_min_f64(volatile __local double*
         old = atom_cmpxchg((volatile __local ulong*)p, seen, next);
     } while (old != seen);
     return as_double(old);
-#endif
 }
 
 __kernel void atomics_float(

@@ -1,8 +1,11 @@
-// The OpenCL C atomics that 1.2 lacks. Each float atomic is a helper with three bodies, of
-// which the device's compiler keeps one: cl_ext_float_atomics where its feature macros say the
-// device has the operation (they exist from OpenCL C 2.0 on, where atomic_float does), inline
-// PTX for global adds on NVIDIA's OpenCL (which defines __NV_CL_C_VERSION and takes asm),
-// else a compare-exchange loop on the bits. So one text adapts to each device.
+// The OpenCL C atomics that 1.2 lacks. Each float atomic is a helper with up to three bodies,
+// of which the device's compiler keeps one: for adds, cl_ext_float_atomics where its feature
+// macros say the device has the operation (they exist from OpenCL C 2.0 on, where atomic_float
+// does) and inline PTX for global adds on NVIDIA's OpenCL (which defines __NV_CL_C_VERSION and
+// takes asm); else, and for min / max always, a compare-exchange loop on the bits. So one text
+// adapts to each device. Min / max stay on the loop: PoCL 5's atomic_fetch_min / _max on floats
+// never returned in the atomics suite's contended NaN cases on the H100 machine's Xeon (the
+// loop, which compares bits, passes them).
 #include "opencl_atomics.hpp"
 
 #include <map>
@@ -19,8 +22,7 @@ using ir::Scalar;
 // (with the memory scope it names).
 std::string extension_condition(const FloatAtomic& a) {
     std::string out = cat("__OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp",
-                          a.type == Scalar::F64 ? "64_" : "32_", ir::to_string(a.space),
-                          a.op == AtomicOp::Add ? "_atomic_add)" : "_atomic_min_max)");
+                          a.type == Scalar::F64 ? "64_" : "32_", ir::to_string(a.space), "_atomic_add)");
     if (a.space == ir::Space::Global) out += " && defined(__opencl_c_atomic_scope_device)";
     return out;
 }
@@ -38,11 +40,14 @@ std::string helper(const clike::Dialect& d, const FloatAtomic& a, bool noret, bo
     std::string out =
         cat(overloadable ? "__attribute__((overloadable)) " : "", noret ? "void" : type, " ",
             helper_name(a, noret), "(volatile ", space, " ", type, "* p, ", type, " v) {\n");
-    out += cat("#if ", extension_condition(a), "\n");
-    out += cat("    ", noret ? "(void)" : "return ", "atomic_fetch_", ir::to_string(a.op),
-               "_explicit((volatile ", space, " atomic_", type, "*)p, v, memory_order_relaxed,\n");
-    out += cat("        memory_scope_", global ? "device" : "work_group", ");\n");
-    if (global && a.op == AtomicOp::Add) {
+    const bool add = a.op == AtomicOp::Add;
+    if (add) {
+        out += cat("#if ", extension_condition(a), "\n");
+        out += cat("    ", noret ? "(void)" : "return ", "atomic_fetch_add_explicit((volatile ", space, " atomic_",
+                   type, "*)p, v, memory_order_relaxed,\n");
+        out += cat("        memory_scope_", global ? "device" : "work_group", ");\n");
+    }
+    if (global && add) {
         const std::string ptx = wide ? "f64" : "f32", reg = wide ? "\"d\"" : "\"f\"";
         out += "#elif defined(__NV_CL_C_VERSION)\n";
         if (noret)
@@ -57,9 +62,9 @@ std::string helper(const clike::Dialect& d, const FloatAtomic& a, bool noret, bo
         bits, cat("as_", bits, "(*p)"),
         cat(wide ? "atom_cmpxchg" : "atomic_cmpxchg", "((volatile ", space, " ", bits, "*)p, "),
         cat("as_", bits), cat("as_", type)};
-    out += "#else\n" + clike::cas_loop(d, a, words);
+    out += (add ? "#else\n" : "") + clike::cas_loop(d, a, words);
     if (!noret) out += cat("    return as_", type, "(old);\n");
-    return out + "#endif\n}\n";
+    return out + (add ? "#endif\n" : "") + "}\n";
 }
 
 } // namespace
@@ -108,8 +113,8 @@ std::string atomic_helpers(const clike::Dialect& d, const clike::Usage& usage) {
             }
     if (helpers.empty()) return "";
     std::string out =
-        "// Float atomics: cl_ext_float_atomics where the device has it (OpenCL C 2.0 and\n"
-        "// later), inline PTX for global adds on NVIDIA, else a compare-exchange loop.\n";
+        "// Float atomics: adds through cl_ext_float_atomics where the device has it (OpenCL C\n"
+        "// 2.0 and later) or inline PTX for global adds on NVIDIA; else a compare-exchange loop.\n";
     bool first = true;
     for (auto& [name, h] : helpers)
         for (const FloatAtomic& a : h.atomics) {
