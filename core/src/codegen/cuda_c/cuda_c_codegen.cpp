@@ -9,6 +9,7 @@
 
 #include "plexus/error.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -94,6 +95,19 @@ template <class T> __device__ __forceinline__ T plx_scan_exclusive_add(T v) {
     const T inclusive = plx_scan_inclusive_add(v);
     const T previous = __shfl_up_sync(plx_member_mask(), inclusive, 1);
     return plx_lane_id() == 0 ? T(0) : previous;
+}
+)";
+
+// CUDA's hypot (libdevice's __nv_hypot) overflows to inf at (4.9e-324, 1.8e308), whose
+// result is 1.8e308 (tests/math, on the H100); the PTX generator computes it the same way.
+const char* const hypot_helper = R"(// hypot(x, y) = max * sqrt(1 + (min / max)^2), with C's special values
+__device__ __forceinline__ double plx_hypot(double x, double y) {
+    const double a = fabs(x), b = fabs(y), hi = fmax(a, b), lo = fmin(a, b);
+    if (isinf(a) || isinf(b)) return INFINITY;
+    if (isnan(x) || isnan(y)) return NAN;
+    if (hi == 0.0) return 0.0;
+    const double r = lo / hi;
+    return hi * sqrt(fma(r, r, 1.0));
 }
 )";
 
@@ -252,7 +266,11 @@ public:
                 break;
             }
         const std::string atomics = float_atomic_helpers(usage);
-        return out + (out.empty() || atomics.empty() ? "" : "\n") + atomics;
+        out += (out.empty() || atomics.empty() ? "" : "\n") + atomics;
+        if (std::find(usage.standard_spelled.begin(), usage.standard_spelled.end(), "hypot_f64") !=
+            usage.standard_spelled.end())
+            out += hypot_helper;
+        return out;
     }
 
     // CUDA C bounds the work-items per block (a required shape by its product), only where it
