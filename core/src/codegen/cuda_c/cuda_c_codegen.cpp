@@ -103,8 +103,8 @@ template <class T> __device__ __forceinline__ T plx_scan_exclusive_add(T v) {
 const char* const hypot_helper = R"(// hypot(x, y) = max * sqrt(1 + (min / max)^2), with C's special values
 __device__ __forceinline__ double plx_hypot(double x, double y) {
     const double a = fabs(x), b = fabs(y), hi = fmax(a, b), lo = fmin(a, b);
-    if (isinf(a) || isinf(b)) return INFINITY;
-    if (isnan(x) || isnan(y)) return NAN;
+    if (isinf(a) || isinf(b)) return __longlong_as_double(0x7ff0000000000000LL); // NVRTC has no
+    if (isnan(x) || isnan(y)) return __longlong_as_double(0x7ff8000000000000LL); // INFINITY, NAN
     if (hi == 0.0) return 0.0;
     const double r = lo / hi;
     return hi * sqrt(fma(r, r, 1.0));
