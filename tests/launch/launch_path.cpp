@@ -8,6 +8,7 @@
 //   callgrind_annotate --inclusive=yes cg.out | grep launch_round
 // gives each row's instructions for the launches it reports (3 x 2000 here).
 #include "counting_new.hpp"
+#include "launch_fixture.hpp"
 
 #include <plexus/plexus.hpp>
 
@@ -15,7 +16,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -58,21 +58,10 @@ int main(int argc, char** argv) {
         argc > 1 ? std::vector<std::string>{argv[1]} : std::vector<std::string>{"fakejit", "fakedirect"};
     const int rounds = argc > 2 ? std::atoi(argv[2]) : 31;
     const int launches = argc > 3 ? std::atoi(argv[3]) : 2000;
-    px::Config config;
-    config.plugin_dirs = {FAKE_PLUGIN_DIR};
-    config.use_env_plugin_path = false;
-    config.use_install_dir = false;
-    config.validate_plugins = px::PluginValidation::Never;
-    config.cache_dir = "";
-    config.fallback = false;
-    px::Runtime rt(config);
+    px::Runtime rt(launch_test::fake_config());
 
-    static const auto empty = px::kernel("empty", [] {});
-    static const auto add = px::kernel("add", {"a", "b", "c", "n"},
-                                       [](px::In<float> a, px::In<float> b, px::Out<float> c, px::Int n) {
-                                           px::Int i = px::global_id(0);
-                                           px::If(i < n, [&] { c[i] = a[i] + b[i]; });
-                                       });
+    const auto& empty = launch_test::empty_kernel();
+    const auto& add = launch_test::add_kernel();
     std::printf("%d rounds of %d launches (%d launches per row in launch_round)\n", rounds, launches,
                 rounds * launches);
     std::printf("%-44s %10s %14s\n", "launch", "ns", "allocations");

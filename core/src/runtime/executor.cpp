@@ -3,6 +3,7 @@
 #include "runtime/executor.hpp"
 
 #include "codegen/host/host.hpp"
+#include "runtime/launch_list.hpp"
 #include "plexus/catalog.hpp"
 
 #include <algorithm>
@@ -435,7 +436,7 @@ std::vector<Candidate> Executor::explain(const ir::Kernel& k, const Grid* grid) 
 }
 
 Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kernel>& k,
-                       const Grid& grid, std::vector<LaunchArg>& args, const std::shared_ptr<Lane>& lane) {
+                       const Grid& grid, std::span<const LaunchArg> args, const std::shared_ptr<Lane>& lane) {
     // A queue's launch goes to the queue's device and nowhere else.
     const Target target = lane ? Target{lane->ctx->backend->name(), int(lane->ctx->index)} : asked;
     // Arguments against parameters, before anything is routed or compiled.
@@ -542,8 +543,60 @@ std::pair<DeviceContext*, std::shared_ptr<Compiled>> Executor::ready(uint64_t ha
     return {ctx->second.get(), c->second};
 }
 
+namespace {
+
+// Launches of up to this many arguments keep their per-argument lists on the stack.
+constexpr size_t kInlineArgs = 16;
+
+// One distinct buffer among a launch's arguments: whether the kernel may write it, and once it
+// is current on the launch's device, its copy there and what making it current moved.
+struct BufferUse {
+    BufferState* state;
+    bool write;
+    plx_buffer handle = nullptr;
+    Moved moved{};
+};
+
+// Holds the buffers' locks, taken in address order so that two launches of the same buffers
+// cannot deadlock; sorting is skipped for the common launch of zero or one buffer.
+class BufferLocks {
+public:
+    explicit BufferLocks(LaunchList<BufferUse, kInlineArgs>& uses) : order_(uses.size()) {
+        for (const BufferUse& u : uses) order_.push_back(u.state);
+        if (order_.size() > 1) std::sort(order_.begin(), order_.end());
+        try {
+            for (; locked_ < order_.size(); ++locked_) order_[locked_]->mutex.lock();
+        } catch (...) {
+            unlock();
+            throw;
+        }
+    }
+    ~BufferLocks() { unlock(); }
+    BufferLocks(const BufferLocks&) = delete;
+    BufferLocks& operator=(const BufferLocks&) = delete;
+
+private:
+    void unlock() {
+        while (locked_ > 0) order_[--locked_]->mutex.unlock();
+    }
+    LaunchList<BufferState*, kInlineArgs> order_;
+    size_t locked_ = 0;
+};
+
+// A Direct launch's argument block: one pointer per parameter (a buffer's host memory, or a
+// scalar's bytes held here), alive until the queue syncs.
+struct HostLaunch {
+    explicit HostLaunch(size_t params) : pointers(params), scalars(params) {}
+    LaunchList<void*, kInlineArgs> pointers;
+    LaunchList<std::array<unsigned char, 8>, kInlineArgs> scalars;
+    codegen::HostArgs host_args{};
+    std::shared_ptr<Compiled> compiled;
+};
+
+} // namespace
+
 Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
-                          const Grid& grid, std::vector<LaunchArg>& args, std::shared_ptr<Compiled> c) {
+                          const Grid& grid, std::span<const LaunchArg> args, std::shared_ptr<Compiled> c) {
     DeviceContext& ctx = *lane->ctx;
     const Backend& b = *ctx.backend;
     if (!c) c = compile(*k, hash, ctx);
@@ -563,31 +616,20 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
                     {b.name(), ctx.info->name, k->name, "", "", ""});
     if (c->host) dims.dynamic_local_bytes = uint32_t(c->host->local_bytes(uint32_t(group)));
 
-    // Buffers: make every argument current on this device, in argument order, each under its
-    // own lock (a buffer passed twice is handled once), after the commands of other lanes it
-    // must follow.
-    std::vector<BufferState*> buffers;
-    std::vector<bool> writes;
+    // Buffers: make every argument current on this device, in argument order (a buffer passed
+    // twice is handled once), after the commands of other lanes it must follow.
+    LaunchList<BufferUse, kInlineArgs> buffers(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
         if (!args[i].buffer) continue;
         const bool w = k->params[i].access != ir::Access::Read;
-        auto at = std::find(buffers.begin(), buffers.end(), &args[i].buffer->state());
-        if (at == buffers.end()) {
-            buffers.push_back(&args[i].buffer->state());
-            writes.push_back(w);
-        } else if (w) {
-            writes[size_t(at - buffers.begin())] = true;
-        }
+        BufferState* state = &args[i].buffer->state();
+        auto at = std::find_if(buffers.begin(), buffers.end(), [&](const BufferUse& u) { return u.state == state; });
+        if (at == buffers.end()) buffers.push_back({state, w});
+        else at->write = at->write || w;
     }
-    std::vector<plx_buffer> handles(buffers.size()); // handles[i]: buffers[i]'s copy here
-    std::vector<Moved> moved(buffers.size());
-    // Every buffer stays locked (in address order, so two launches cannot deadlock) from its
-    // ordering until the launch is recorded on it: nothing can slip in between.
-    std::vector<BufferState*> by_address = buffers;
-    std::sort(by_address.begin(), by_address.end());
-    std::vector<std::unique_lock<std::mutex>> locks;
-    locks.reserve(by_address.size());
-    for (BufferState* s : by_address) locks.emplace_back(s->mutex);
+    // Every buffer stays locked from its ordering until the launch is recorded on it: nothing
+    // can slip in between.
+    BufferLocks locks(buffers);
     size_t prepared = 0;
     // A failure once transfers were enqueued still records them, so that other queues and
     // the buffer's destructor wait for them.
@@ -599,25 +641,26 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
                 std::lock_guard ql(lane->mutex);
                 marker = lane_marker(lane);
             }
-            for (size_t j = 0; j < prepared; ++j) buffers[j]->used(moved[j], marker, false);
+            for (size_t j = 0; j < prepared; ++j) buffers[j].state->used(buffers[j].moved, marker, false);
         } catch (...) {
             // Nothing more can be done here: the original error is the one to report.
         }
     };
     try {
         for (; prepared < buffers.size(); ++prepared) {
-            const size_t i = prepared;
-            moved[i] = buffers[i]->make_resident(*lane);
-            DeviceCopy* here = buffers[i]->copy_on(&ctx);
-            BufferState::before(*here, *lane, writes[i]);
-            handles[i] = here->buffer;
+            BufferUse& u = buffers[prepared];
+            u.moved = u.state->make_resident(*lane);
+            DeviceCopy* here = u.state->copy_on(&ctx);
+            BufferState::before(*here, *lane, u.write);
+            u.handle = here->buffer;
         }
     } catch (...) {
         record_transfers();
         throw;
     }
     auto handle_of = [&](const LaunchArg& a) {
-        return handles[size_t(std::find(buffers.begin(), buffers.end(), &a.buffer->state()) - buffers.begin())];
+        BufferState* state = &a.buffer->state();
+        return std::find_if(buffers.begin(), buffers.end(), [&](const BufferUse& u) { return u.state == state; })->handle;
     };
 
     auto event = std::make_shared<EventState>();
@@ -638,16 +681,8 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
         {
             std::lock_guard lock(lane->mutex);
             if (c->host) {
-                // Direct: one pointer per parameter, kept alive until the queue syncs.
-                struct HostLaunch {
-                    std::vector<void*> pointers;
-                    std::vector<std::array<unsigned char, 8>> scalars;
-                    codegen::HostArgs host_args;
-                    std::shared_ptr<Compiled> compiled;
-                };
-                auto hl = std::make_shared<HostLaunch>();
-                hl->scalars.reserve(args.size());
-                for (auto& a : args) {
+                auto hl = std::make_shared<HostLaunch>(args.size());
+                for (const LaunchArg& a : args) {
                     if (a.buffer) {
                         void* p = b.api().buffer_host_ptr(handle_of(a));
                         if (p == nullptr)
@@ -656,8 +691,7 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
                                         {b.name(), ctx.info->name, k->name, "", "", ""});
                         hl->pointers.push_back(p);
                     } else {
-                        hl->scalars.push_back(a.bytes);
-                        hl->pointers.push_back(hl->scalars.back().data());
+                        hl->pointers.push_back(hl->scalars.push_back(a.bytes).data());
                     }
                 }
                 hl->host_args.args = hl->pointers.data();
@@ -667,16 +701,17 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
                 lane->pending.push_back(hl);
                 event->keepalive = hl;
             } else {
-                std::vector<plx_arg> pa(args.size());
-                for (size_t i = 0; i < args.size(); ++i) {
-                    pa[i].struct_size = sizeof(plx_arg);
-                    if (args[i].buffer) {
-                        pa[i].kind = PLX_ARG_BUFFER;
-                        pa[i].buffer = handle_of(args[i]);
+                LaunchList<plx_arg, kInlineArgs> pa(args.size());
+                for (const LaunchArg& a : args) {
+                    plx_arg& arg = pa.push_back({});
+                    arg.struct_size = sizeof(plx_arg);
+                    if (a.buffer) {
+                        arg.kind = PLX_ARG_BUFFER;
+                        arg.buffer = handle_of(a);
                     } else {
-                        pa[i].kind = PLX_ARG_SCALAR;
-                        pa[i].value = args[i].bytes.data();
-                        pa[i].size = args[i].size;
+                        arg.kind = PLX_ARG_SCALAR;
+                        arg.value = a.bytes.data();
+                        arg.size = a.size;
                     }
                 }
                 plx_status s = b.api().launch(lane->queue, c->kernel, &dims, pa.data(), uint32_t(pa.size()), event_out);
@@ -696,7 +731,7 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
         record_transfers();
         throw;
     }
-    for (size_t i = 0; i < buffers.size(); ++i) buffers[i]->used(moved[i], event, writes[i]);
+    for (BufferUse& u : buffers) u.state->used(u.moved, event, u.write);
     return Event(std::move(event));
 }
 

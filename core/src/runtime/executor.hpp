@@ -157,7 +157,7 @@ public:
     // `lane`: a px::Queue's lane, whose device is then the only one tried; null: the default
     // lane of the device the router picks.
     Event launch(const Target& target, const std::shared_ptr<const ir::Kernel>& kernel,
-                 const Grid& grid, std::vector<LaunchArg>& args, const std::shared_ptr<Lane>& lane = nullptr);
+                 const Grid& grid, std::span<const LaunchArg> args, const std::shared_ptr<Lane>& lane = nullptr);
     // The context of the target's device: the named backend (the highest-ranked one when none
     // is named), device 0 when none is given. `what` names the request in errors.
     DeviceContext& context_for(const Target& target, const char* what);
@@ -230,7 +230,7 @@ private:
     std::pair<DeviceContext*, std::shared_ptr<Compiled>> ready(uint64_t hash, const Backend* b, uint32_t index);
     // `c`: the kernel compiled for ctx, or null to compile (or find) it now.
     Event launch_on(const std::shared_ptr<Lane>& lane, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
-                    const Grid& grid, std::vector<LaunchArg>& args, std::shared_ptr<Compiled> c);
+                    const Grid& grid, std::span<const LaunchArg> args, std::shared_ptr<Compiled> c);
 };
 
 } // namespace plexus::detail
