@@ -36,10 +36,14 @@ Executor::Executor(const Config& config, const std::vector<std::unique_ptr<Backe
 }
 
 Executor::~Executor() {
-    try {
-        finish();
-    } catch (const std::exception& e) {
-        spdlog::warn("plexus: a queue failed while the runtime shut down: {}", e.what());
+    // Every lane is waited for, also after another failed: its launches may run the code of
+    // the compiled kernels freed below.
+    for (auto& lane : lanes()) {
+        try {
+            lane->sync();
+        } catch (const std::exception& e) {
+            spdlog::warn("plexus: a queue failed while the runtime shut down: {}", e.what());
+        }
     }
     hot_ = {};
     compiled_.clear();
@@ -93,15 +97,17 @@ std::shared_ptr<Lane> Executor::new_lane(const Target& target) {
     return lane;
 }
 
-void Executor::finish() {
+std::vector<std::shared_ptr<Lane>> Executor::lanes() const {
     std::vector<std::shared_ptr<Lane>> all;
-    {
-        std::lock_guard lock(mutex_);
-        for (auto& [key, ctx] : contexts_) all.push_back(ctx->lane);
-        for (auto& w : user_lanes_)
-            if (auto l = w.lock()) all.push_back(std::move(l));
-    }
-    for (auto& lane : all) lane->sync();
+    std::lock_guard lock(mutex_);
+    for (auto& [key, ctx] : contexts_) all.push_back(ctx->lane);
+    for (auto& w : user_lanes_)
+        if (auto l = w.lock()) all.push_back(std::move(l));
+    return all;
+}
+
+void Executor::finish() {
+    for (auto& lane : lanes()) lane->sync();
 }
 
 // ---- compiled kernels --------------------------------------------------------------------
@@ -224,11 +230,11 @@ static void trace_compile(Trace& trace, const std::string& track, const CompileR
     }
 }
 
-std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx) {
+Compiled* Executor::compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx) {
     auto key = std::make_tuple(hash, ctx.backend, ctx.index);
     {
         std::lock_guard lock(mutex_);
-        if (auto it = compiled_.find(key); it != compiled_.end()) return it->second;
+        if (auto it = compiled_.find(key); it != compiled_.end()) return it->second.get();
     }
     auto t0 = std::chrono::steady_clock::now();
     const Backend& b = *ctx.backend;
@@ -236,7 +242,7 @@ std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, uint64_t hash, 
     report.kernel = k.name;
     report.backend = b.name();
     report.device = ctx.info->name;
-    auto c = std::make_shared<Compiled>();
+    auto c = std::make_unique<Compiled>();
     c->backend = &b;
     c->cooperative = k.shared_bytes() > 0 || ir::collect_uses(k).barrier;
     ErrorContext where{b.name(), ctx.info->name, k.name, "", "", ""};
@@ -270,9 +276,10 @@ std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, uint64_t hash, 
     report.total_ms = ms_since(t0);
     if (trace_) trace_compile(*trace_, ctx.label, report, t0);
     std::lock_guard lock(mutex_);
-    auto [it, added] = compiled_.emplace(key, c);
+    // Another thread may have compiled it meanwhile: the first stays, this one goes.
+    auto [it, added] = compiled_.emplace(key, std::move(c));
     if (added) reports_.push_back(std::move(report));
-    return it->second;
+    return it->second.get();
 }
 
 // Direct: the object code from the disk cache, or compiled and then stored there. The key
@@ -484,7 +491,7 @@ Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kern
     const DeviceContext* tried_hot = nullptr;
     if (HotHit hot = hot_launch(k, work_group_size, target); hot.ctx) {
         try {
-            return launch_on(lane ? lane : hot.ctx->lane, k, hot.hash, bounded, args, std::move(hot.compiled));
+            return launch_on(lane ? lane : hot.ctx->lane, k, hot.hash, bounded, args, hot.compiled);
         } catch (const Error& e) {
             fall_back(e, *hot.ctx);
             tried_hot = hot.ctx;
@@ -501,7 +508,7 @@ Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kern
         DeviceContext& ctx = ready_ctx ? *ready_ctx : context(c.backend_ptr, c.device_index);
         if (&ctx == tried_hot) continue;
         try {
-            Event e = launch_on(lane ? lane : ctx.lane, k, hash, bounded, args, std::move(compiled));
+            Event e = launch_on(lane ? lane : ctx.lane, k, hash, bounded, args, compiled);
             if (!last) remember_hot(k, work_group_size, target, hash, ctx);
             return e;
         } catch (const Error& e) {
@@ -531,16 +538,16 @@ void Executor::remember_hot(const std::shared_ptr<const ir::Kernel>& k, uint64_t
     std::lock_guard lock(mutex_);
     auto c = compiled_.find({hash, ctx.backend, ctx.index});
     if (c == compiled_.end()) return;
-    hot_ = {k, work_group_size, target.backend, target.device, hash, &ctx, c->second};
+    hot_ = {k, work_group_size, target.backend, target.device, hash, &ctx, c->second.get()};
 }
 
-std::pair<DeviceContext*, std::shared_ptr<Compiled>> Executor::ready(uint64_t hash, const Backend* b, uint32_t index) {
+std::pair<DeviceContext*, Compiled*> Executor::ready(uint64_t hash, const Backend* b, uint32_t index) {
     std::lock_guard lock(mutex_);
     auto ctx = contexts_.find({b, index});
     if (ctx == contexts_.end()) return {nullptr, nullptr};
     auto c = compiled_.find({hash, b, index});
     if (c == compiled_.end()) return {nullptr, nullptr};
-    return {ctx->second.get(), c->second};
+    return {ctx->second.get(), c->second.get()};
 }
 
 namespace {
@@ -590,13 +597,12 @@ struct HostLaunch {
     LaunchList<void*, kInlineArgs> pointers;
     LaunchList<std::array<unsigned char, 8>, kInlineArgs> scalars;
     codegen::HostArgs host_args{};
-    std::shared_ptr<Compiled> compiled;
 };
 
 } // namespace
 
 Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
-                          const Grid& grid, std::span<const LaunchArg> args, std::shared_ptr<Compiled> c) {
+                          const Grid& grid, std::span<const LaunchArg> args, Compiled* c) {
     DeviceContext& ctx = *lane->ctx;
     const Backend& b = *ctx.backend;
     if (!c) c = compile(*k, hash, ctx);
@@ -676,7 +682,8 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
         if (trace_) {
             span.emplace(trace_, lane->label, "launch " + k->name, "launch");
             span->args = {{"global", dims.global_size}, {"local", dims.local_size}};
-            if (config_.profiling) event->trace = trace_, event->kernel = k->name, event->submitted = Trace::Clock::now();
+            if (config_.profiling)
+                event->device_span.reset(new DeviceSpan{trace_, k->name, Trace::Clock::now()});
         }
         {
             std::lock_guard lock(lane->mutex);
@@ -695,11 +702,9 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
                     }
                 }
                 hl->host_args.args = hl->pointers.data();
-                hl->compiled = c;
                 b.check(b.api().launch_host(lane->queue, c->host->function(), &hl->host_args, &dims, event_out),
                         "launch_host", lane->label);
-                lane->pending.push_back(hl);
-                event->keepalive = hl;
+                lane->pending.push_back(std::move(hl));
             } else {
                 LaunchList<plx_arg, kInlineArgs> pa(args.size());
                 for (const LaunchArg& a : args) {
@@ -724,7 +729,6 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
                     throw Error(code, b.last_error().empty() ? std::string("launch failed: ") + status_name(s)
                                                              : b.last_error(), where);
                 }
-                event->keepalive = std::move(c);
             }
         }
     } catch (...) {
@@ -742,9 +746,11 @@ EventState::~EventState() {
     const plx_plugin& api = lane->ctx->backend->api();
     uint64_t start = 0, end = 0;
     // Placed at the submission: the device's clock is not the host's.
-    if (trace && event && api.event_profile && api.event_profile(event, &start, &end) == PLX_OK)
-        trace->span(lane->label + " device", kernel, "device", submitted,
-                    submitted + std::chrono::nanoseconds(end - start), {{"device_ms", double(end - start) * 1e-6}});
+    if (device_span && event && api.event_profile && api.event_profile(event, &start, &end) == PLX_OK) {
+        const DeviceSpan& d = *device_span;
+        d.trace->span(lane->label + " device", d.kernel, "device", d.submitted,
+                      d.submitted + std::chrono::nanoseconds(end - start), {{"device_ms", double(end - start) * 1e-6}});
+    }
     if (event && api.event_release) api.event_release(event);
 }
 

@@ -110,16 +110,22 @@ struct BufferState {
     void used(const Moved& moved, const std::shared_ptr<EventState>& event, bool write);
 };
 
+// Tracing with profiling on: a launch's device time goes on the trace when the last Event
+// handle lets go.
+struct DeviceSpan {
+    Trace* trace = nullptr;
+    std::string kernel;
+    Trace::Clock::time_point submitted{};
+};
+
+// Made for every launch, transfer and marker, so it holds only what every event needs (a
+// launch's compiled kernel lives as long as the Executor, a Direct launch's arguments as long
+// as its lane's `pending`).
 struct EventState {
     std::shared_ptr<Lane> lane;
     plx_event event = nullptr;
     bool wait_by_sync = false; // the plugin has no events: a wait syncs the whole queue
-    std::shared_ptr<const void> keepalive;
-    // Tracing with profiling on: the launch's device time goes on the trace when the last
-    // Event handle lets go.
-    Trace* trace = nullptr;
-    std::string kernel;
-    Trace::Clock::time_point submitted{};
+    std::unique_ptr<DeviceSpan> device_span;
     ~EventState();
     void wait();
 };
@@ -140,6 +146,8 @@ HostMemory aligned_host_memory(size_t bytes, const std::string& what);
 // one that waits by syncing the lane when the plugin has none.
 std::shared_ptr<EventState> lane_marker(const std::shared_ptr<Lane>& lane);
 
+// A kernel made ready for one device; it lives as long as the Executor, which waits for every
+// lane before freeing it, so launches refer to it without counting references.
 struct Compiled {
     const Backend* backend = nullptr;
     plx_module module = nullptr;
@@ -178,9 +186,10 @@ private:
     mutable std::mutex mutex_;
     std::map<std::pair<const Backend*, uint32_t>, std::unique_ptr<DeviceContext>> contexts_;
     std::vector<std::weak_ptr<Lane>> user_lanes_; // for finish()
+    std::vector<std::shared_ptr<Lane>> lanes() const; // every default and user lane alive
     uint32_t lanes_made_ = 0;
     std::vector<CompileReport> reports_;
-    std::map<std::tuple<uint64_t, const Backend*, uint32_t>, std::shared_ptr<Compiled>> compiled_;
+    std::map<std::tuple<uint64_t, const Backend*, uint32_t>, std::unique_ptr<Compiled>> compiled_;
     DiskCache disk_;
     // Per traced kernel, what every launch needs and costs a walk of the IR (the hash
     // serializes it): computed at its first launch. The weak pointer tells a kernel from a
@@ -199,7 +208,7 @@ private:
                                                           uint64_t work_group_size, uint64_t& hash);
 
     KernelNeeds needs_of(const ir::Kernel& k, const Grid* grid) const;
-    std::shared_ptr<Compiled> compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx);
+    Compiled* compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx);
     std::unique_ptr<codegen::HostKernel> host_kernel(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx,
                                                      CompileReport& report);
     // JIT: the module from the disk cache, or generated, loaded and then stored there.
@@ -215,11 +224,11 @@ private:
         int device = -1;
         uint64_t hash = 0;
         DeviceContext* ctx = nullptr;
-        std::shared_ptr<Compiled> compiled;
+        Compiled* compiled = nullptr;
     } hot_;
     struct HotHit {
         DeviceContext* ctx = nullptr; // null: not the last launch's kind
-        std::shared_ptr<Compiled> compiled;
+        Compiled* compiled = nullptr;
         uint64_t hash = 0;
     };
     HotHit hot_launch(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size, const Target& target);
@@ -227,10 +236,10 @@ private:
                       uint64_t hash, DeviceContext& ctx);
     // The device's context and the kernel compiled there, when both exist already: one lock,
     // the common case of a launch. {nullptr, nullptr} otherwise.
-    std::pair<DeviceContext*, std::shared_ptr<Compiled>> ready(uint64_t hash, const Backend* b, uint32_t index);
+    std::pair<DeviceContext*, Compiled*> ready(uint64_t hash, const Backend* b, uint32_t index);
     // `c`: the kernel compiled for ctx, or null to compile (or find) it now.
     Event launch_on(const std::shared_ptr<Lane>& lane, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
-                    const Grid& grid, std::span<const LaunchArg> args, std::shared_ptr<Compiled> c);
+                    const Grid& grid, std::span<const LaunchArg> args, Compiled* c);
 };
 
 } // namespace plexus::detail
