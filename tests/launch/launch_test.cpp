@@ -1,7 +1,9 @@
-// The launch path's allocations and its argument lists: once a kernel is compiled and its
-// buffers are current, a launch allocates only its Event's state (and on a Direct backend the
-// argument block the queue keeps), whatever its arguments; a kernel with more arguments than
-// the lists hold inline still gets each one, on every backend of this build tree.
+// The launch path's allocations, its argument lists and its shortcut: once a kernel is
+// compiled and its buffers are current, a launch allocates only its Event's state (and on a
+// Direct backend the argument block the queue keeps), whatever its arguments; a kernel with
+// more arguments than the lists hold inline still gets each one; a launch like the thread's
+// last one skips routing only for that very kernel and Runtime. On every backend of this
+// build tree where a backend runs code.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -91,5 +93,39 @@ TEST_CASE("a launch of 20 arguments, one buffer passed twice, gets each of them"
                 .wait();
             CHECK(out.to_vector() == want);
         }
+    }
+}
+
+namespace {
+
+// Fills out with `value` through a kernel traced now (the same name and parameters each time),
+// on the target; returns the output.
+std::vector<int32_t> fill_with(px::Runtime& rt, const px::Target& target, int32_t value) {
+    const auto fill = px::kernel("fill_value", {"out", "n"}, [value](px::Out<int32_t> out, px::Int n) {
+        px::Int i = px::global_id(0);
+        px::If(i < n, [&] { out[i] = value; });
+    });
+    px::Buffer<int32_t> out(rt, 100);
+    rt.launch(target, fill, px::Grid(100), out, 100).wait();
+    return out.to_vector();
+}
+
+} // namespace
+
+TEST_CASE("a launch takes the last launch's shortcut only for that very kernel and Runtime") {
+    // The shortcut skips routing for a launch like the calling thread's last one. A kernel
+    // traced anew (same name and parameters, another body) after the last one was freed, or a
+    // Runtime made where a destroyed one was, must not find the old kernel's code or device.
+    px::Runtime rt(px::test::hermetic_config());
+    for (const px::Backend* b : rt.backends()) {
+        const px::Target target{b->name(), 0};
+        INFO(b->name());
+        for (int32_t value = 1; value <= 3; ++value) CHECK(fill_with(rt, target, value) == std::vector<int32_t>(100, value));
+    }
+    for (int round = 0; round < 3; ++round) {
+        px::Runtime fresh(px::test::hermetic_config());
+        px::Buffer<float> a(fresh, std::vector<float>(64, 1.5f)), b(fresh, std::vector<float>(64, 2.0f)), c(fresh, 64);
+        fresh.launch(px::Target{"interp", 0}, launch_test::add_kernel(), px::Grid(64), a, b, c, 64).wait();
+        CHECK(c.to_vector() == std::vector<float>(64, 3.5f));
     }
 }

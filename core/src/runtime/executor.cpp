@@ -7,6 +7,7 @@
 #include "plexus/catalog.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <spdlog/spdlog.h>
 
@@ -30,8 +31,29 @@ void Lane::sync() {
     pending.clear();
 }
 
+namespace {
+
+std::atomic<uint64_t> executors_made{0};
+
+// The calling thread's HotLaunch. A launch reads only `hot_of_thread`, a plain pointer: no
+// initialization guard or destructor registration on the way. `hot_owner` frees the entry
+// when the thread ends and clears the pointer, so that a launch made later in the thread's
+// end (from another thread_local's destructor) finds none and caches none.
+thread_local HotLaunch* hot_of_thread = nullptr;
+thread_local bool hot_gone = false;
+struct HotOwner {
+    std::unique_ptr<HotLaunch> hot;
+    ~HotOwner() {
+        hot_of_thread = nullptr;
+        hot_gone = true;
+    }
+};
+thread_local HotOwner hot_owner;
+
+} // namespace
+
 Executor::Executor(const Config& config, const std::vector<std::unique_ptr<Backend>>& backends, Trace* trace)
-    : config_(config), trace_(trace), disk_(config.cache_dir) {
+    : config_(config), trace_(trace), disk_(config.cache_dir), id_(++executors_made) {
     for (auto& b : backends) backends_.push_back(b.get());
 }
 
@@ -45,7 +67,6 @@ Executor::~Executor() {
             spdlog::warn("plexus: a queue failed while the runtime shut down: {}", e.what());
         }
     }
-    hot_ = {};
     compiled_.clear();
     for (auto& [key, ctx] : contexts_) ctx->lane.reset();
 }
@@ -444,8 +465,11 @@ std::vector<Candidate> Executor::explain(const ir::Kernel& k, const Grid* grid) 
 
 Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kernel>& k,
                        const Grid& grid, std::span<const LaunchArg> args, const std::shared_ptr<Lane>& lane) {
-    // A queue's launch goes to the queue's device and nowhere else.
-    const Target target = lane ? Target{lane->ctx->backend->name(), int(lane->ctx->index)} : asked;
+    // A queue's launch goes to the queue's device and nowhere else. (Not a copy of `asked`: a
+    // string copy per launch.)
+    std::optional<Target> of_queue;
+    if (lane) of_queue = Target{lane->ctx->backend->name(), int(lane->ctx->index)};
+    const Target& target = of_queue ? *of_queue : asked;
     // Arguments against parameters, before anything is routed or compiled.
     if (args.size() != k->params.size())
         throw Error(ErrorCode::InvalidArgument, "kernel '" + k->name + "' takes " +
@@ -526,19 +550,30 @@ Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kern
 
 Executor::HotHit Executor::hot_launch(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size,
                                    const Target& target) {
-    std::lock_guard lock(mutex_);
-    if (!same_kernel(hot_.kernel, k) || hot_.work_group_size != work_group_size || hot_.device != target.device ||
-        hot_.backend != target.backend)
+    const HotLaunch* h = hot_of_thread;
+    // While the weak pointer has not expired, the kernel it saw still lives at kernel_ptr: k is
+    // that kernel.
+    if (!h || h->executor != id_ || h->kernel_ptr != k.get() || h->work_group_size != work_group_size ||
+        h->device != target.device || h->backend != target.backend || h->kernel.expired())
         return {};
-    return {hot_.ctx, hot_.compiled, hot_.hash};
+    return {h->ctx, h->compiled, h->hash};
 }
 
 void Executor::remember_hot(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size,
                             const Target& target, uint64_t hash, DeviceContext& ctx) {
-    std::lock_guard lock(mutex_);
-    auto c = compiled_.find({hash, ctx.backend, ctx.index});
-    if (c == compiled_.end()) return;
-    hot_ = {k, work_group_size, target.backend, target.device, hash, &ctx, c->second.get()};
+    Compiled* compiled = nullptr;
+    {
+        std::lock_guard lock(mutex_);
+        auto c = compiled_.find({hash, ctx.backend, ctx.index});
+        if (c == compiled_.end()) return;
+        compiled = c->second.get();
+    }
+    if (hot_gone) return; // the thread is ending
+    if (!hot_owner.hot) {
+        hot_owner.hot = std::make_unique<HotLaunch>();
+        hot_of_thread = hot_owner.hot.get();
+    }
+    *hot_owner.hot = {id_, k.get(), k, work_group_size, target.backend, target.device, hash, &ctx, compiled};
 }
 
 std::pair<DeviceContext*, Compiled*> Executor::ready(uint64_t hash, const Backend* b, uint32_t index) {

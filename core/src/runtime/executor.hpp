@@ -148,6 +148,24 @@ std::shared_ptr<EventState> lane_marker(const std::shared_ptr<Lane>& lane);
 
 // A kernel made ready for one device; it lives as long as the Executor, which waits for every
 // lane before freeing it, so launches refer to it without counting references.
+// The last launch of a thread that went to the first candidate of its ranking, so that the
+// next launch of that kernel with that work-group size and target skips routing: the ranking
+// never changes, and the context and compiled kernel stay for the Executor's life. One per
+// thread (executor.cpp), so that a launch takes no lock for it and touches no line that other
+// threads write.
+struct HotLaunch {
+    uint64_t executor = 0; // Executor::id_
+    // The kernel object: its address, and a weak pointer that says it is still the one there.
+    const ir::Kernel* kernel_ptr = nullptr;
+    std::weak_ptr<const ir::Kernel> kernel;
+    uint64_t work_group_size = 0;
+    std::string backend; // the launch's Target
+    int device = -1;
+    uint64_t hash = 0;
+    DeviceContext* ctx = nullptr;
+    struct Compiled* compiled = nullptr;
+};
+
 struct Compiled {
     const Backend* backend = nullptr;
     plx_module module = nullptr;
@@ -214,18 +232,7 @@ private:
     // JIT: the module from the disk cache, or generated, loaded and then stored there.
     plx_module load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx, ErrorContext& where,
                                CompileReport& report);
-    // The last launch that went to the first candidate of its ranking, so that the next launch
-    // of that kernel with that work-group size and target skips routing: the ranking never
-    // changes, and the compiled kernel stays for the Executor's life. Guarded by mutex_.
-    struct Hot {
-        std::weak_ptr<const ir::Kernel> kernel;
-        uint64_t work_group_size = 0;
-        std::string backend;
-        int device = -1;
-        uint64_t hash = 0;
-        DeviceContext* ctx = nullptr;
-        Compiled* compiled = nullptr;
-    } hot_;
+    const uint64_t id_; // never reused, unlike an address: tells whose a HotLaunch is
     struct HotHit {
         DeviceContext* ctx = nullptr; // null: not the last launch's kind
         Compiled* compiled = nullptr;
