@@ -3,6 +3,7 @@
 #include "runtime/executor.hpp"
 
 #include "codegen/host/host.hpp"
+#include "runtime/block_cache.hpp"
 #include "runtime/launch_list.hpp"
 #include "plexus/catalog.hpp"
 
@@ -704,7 +705,7 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
         return std::find_if(buffers.begin(), buffers.end(), [&](const BufferUse& u) { return u.state == state; })->handle;
     };
 
-    auto event = std::make_shared<EventState>();
+    std::shared_ptr<EventState> event = new_event_state();
     try {
         // Every launch gets an event, so that Event::wait() waits for this launch alone and a
         // failure is reported by the event's wait; timestamps only when profiling. A plugin
@@ -776,6 +777,10 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
 
 // ---- events ------------------------------------------------------------------------------
 
+std::shared_ptr<EventState> new_event_state() {
+    return std::allocate_shared<EventState>(CachedAllocator<EventState>{});
+}
+
 EventState::~EventState() {
     if (!lane) return;
     const plx_plugin& api = lane->ctx->backend->api();
@@ -800,7 +805,7 @@ void EventState::wait() {
 std::shared_ptr<EventState> lane_marker(const std::shared_ptr<Lane>& lane) {
     const Backend& b = *lane->ctx->backend;
     const plx_plugin& api = b.api();
-    auto e = std::make_shared<EventState>();
+    std::shared_ptr<EventState> e = new_event_state();
     e->lane = lane;
     // Without the plugin's marker, or when it fails, waiting syncs the lane: never an event
     // that is lost while the commands before it run (a failure of theirs shows at the sync).

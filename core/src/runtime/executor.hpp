@@ -130,6 +130,10 @@ struct EventState {
     void wait();
 };
 
+// A new event state, its block from the calling thread's cache (block_cache.hpp): a launch
+// makes one, and its caller usually drops it at once.
+std::shared_ptr<EventState> new_event_state();
+
 // Throws InvalidArgument when [offset, offset + bytes) is not inside a buffer of `size` bytes.
 void check_range(size_t offset, size_t bytes, size_t size, const char* what);
 
