@@ -500,28 +500,38 @@ Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kern
     uint64_t work_group_size = bounded.local[0] == 0
                                    ? 0
                                    : uint64_t(bounded.local[0]) * std::max(1u, bounded.local[1]) * std::max(1u, bounded.local[2]);
-    std::string tried;
-    std::optional<Error> last;
-    // A failure on one device: rethrown unless the next candidate may take the launch.
-    auto fall_back = [&](const Error& e, const DeviceContext& ctx) {
-        bool recoverable = e.code() == ErrorCode::Compile || e.code() == ErrorCode::Unsupported ||
-                           e.code() == ErrorCode::OutOfResources || e.code() == ErrorCode::OutOfMemory ||
-                           e.code() == ErrorCode::Device;
-        if (!config_.fallback || !recoverable || !target.backend.empty()) throw;
-        spdlog::warn("plexus: kernel '{}' failed on {}, trying the next backend: {}", k->name, ctx.label, e.what());
-        tried += "\n  " + ctx.label + ": " + e.what();
-        last = e;
-    };
-    // The launch like the last one that went to its first candidate: straight there.
-    const DeviceContext* tried_hot = nullptr;
+    // The launch like the last one that went to its first candidate: straight there. The rest
+    // (routing, falling back) is another function, so that this path stays short.
     if (HotHit hot = hot_launch(k, work_group_size, target); hot.ctx) {
         try {
             return launch_on(lane ? lane : hot.ctx->lane, k, hot.hash, bounded, args, hot.compiled);
         } catch (const Error& e) {
-            fall_back(e, *hot.ctx);
-            tried_hot = hot.ctx;
+            if (!may_fall_back(e, target)) throw;
+            return launch_ranked(target, k, bounded, work_group_size, args, lane, {&e, hot.ctx});
         }
     }
+    return launch_ranked(target, k, bounded, work_group_size, args, lane, {});
+}
+
+bool Executor::may_fall_back(const Error& e, const Target& target) const {
+    const bool recoverable = e.code() == ErrorCode::Compile || e.code() == ErrorCode::Unsupported ||
+                             e.code() == ErrorCode::OutOfResources || e.code() == ErrorCode::OutOfMemory ||
+                             e.code() == ErrorCode::Device;
+    return config_.fallback && recoverable && target.backend.empty();
+}
+
+Event Executor::launch_ranked(const Target& target, const std::shared_ptr<const ir::Kernel>& k, const Grid& bounded,
+                              uint64_t work_group_size, std::span<const LaunchArg> args,
+                              const std::shared_ptr<Lane>& lane, Failure hot) {
+    std::string tried;
+    std::optional<Error> last;
+    // A failure on one device that the next candidate may take over.
+    auto note = [&](const Error& e, const DeviceContext& ctx) {
+        spdlog::warn("plexus: kernel '{}' failed on {}, trying the next backend: {}", k->name, ctx.label, e.what());
+        tried += "\n  " + ctx.label + ": " + e.what();
+        last = e;
+    };
+    if (hot.error) note(*hot.error, *hot.ctx);
     uint64_t hash = 0;
     std::shared_ptr<const std::vector<Candidate>> ranking_ptr = ranking(k, work_group_size, hash);
     const std::vector<Candidate>& ranked = *ranking_ptr;
@@ -531,13 +541,14 @@ Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kern
         if (target.device >= 0 && c.device_index != uint32_t(target.device)) continue;
         auto [ready_ctx, compiled] = ready(hash, c.backend_ptr, c.device_index);
         DeviceContext& ctx = ready_ctx ? *ready_ctx : context(c.backend_ptr, c.device_index);
-        if (&ctx == tried_hot) continue;
+        if (&ctx == hot.ctx) continue;
         try {
             Event e = launch_on(lane ? lane : ctx.lane, k, hash, bounded, args, compiled);
             if (!last) remember_hot(k, work_group_size, target, hash, ctx);
             return e;
         } catch (const Error& e) {
-            fall_back(e, ctx);
+            if (!may_fall_back(e, target)) throw;
+            note(e, ctx);
         }
     }
     if (last) throw Error(last->code(), "kernel '" + k->name + "' failed on every backend:" + tried, kernel_context(*k));
@@ -641,6 +652,7 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
                           const Grid& grid, std::span<const LaunchArg> args, Compiled* c) {
     DeviceContext& ctx = *lane->ctx;
     const Backend& b = *ctx.backend;
+    const plx_plugin& api = b.api();
     if (!c) c = compile(*k, hash, ctx);
 
     plx_launch_dims dims{};
@@ -710,7 +722,7 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
         // Every launch gets an event, so that Event::wait() waits for this launch alone and a
         // failure is reported by the event's wait; timestamps only when profiling. A plugin
         // without event_wait or event_release gets no event to leak: waiting syncs its queue.
-        const bool events = b.api().event_wait && b.api().event_release;
+        const bool events = api.event_wait && api.event_release;
         plx_event* event_out = events ? &event->event : nullptr;
         event->wait_by_sync = !events;
         event->lane = lane;
@@ -727,7 +739,7 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
                 auto hl = std::make_shared<HostLaunch>(args.size());
                 for (const LaunchArg& a : args) {
                     if (a.buffer) {
-                        void* p = b.api().buffer_host_ptr(handle_of(a));
+                        void* p = api.buffer_host_ptr(handle_of(a));
                         if (p == nullptr)
                             throw Error(ErrorCode::Device, "buffer_host_ptr returned NULL for a buffer of " +
                                         std::to_string(a.buffer->bytes()) + " bytes",
@@ -738,7 +750,7 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
                     }
                 }
                 hl->host_args.args = hl->pointers.data();
-                b.check(b.api().launch_host(lane->queue, c->host->function(), &hl->host_args, &dims, event_out),
+                b.check(api.launch_host(lane->queue, c->host->function(), &hl->host_args, &dims, event_out),
                         "launch_host", lane->label);
                 lane->pending.push_back(std::move(hl));
             } else {
@@ -755,7 +767,7 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
                         arg.size = a.size;
                     }
                 }
-                plx_status s = b.api().launch(lane->queue, c->kernel, &dims, pa.data(), uint32_t(pa.size()), event_out);
+                plx_status s = api.launch(lane->queue, c->kernel, &dims, pa.data(), uint32_t(pa.size()), event_out);
                 if (s != PLX_OK) {
                     ErrorContext where{b.name(), ctx.info->name, k->name, "", "", ""};
                     ErrorCode code = s == PLX_ERROR_OUT_OF_RESOURCES ? ErrorCode::OutOfResources

@@ -248,6 +248,20 @@ private:
     // The device's context and the kernel compiled there, when both exist already: one lock,
     // the common case of a launch. {nullptr, nullptr} otherwise.
     std::pair<DeviceContext*, Compiled*> ready(uint64_t hash, const Backend* b, uint32_t index);
+    // Whether a launch that failed with `e` may go on to the next candidate.
+    bool may_fall_back(const Error& e, const Target& target) const;
+    // A launch that failed on the device of its thread's last launch like it (the error, or
+    // null when there was none, and that device).
+    struct Failure {
+        const Error* error = nullptr;
+        const DeviceContext* ctx = nullptr;
+    };
+    // The launch through the ranking: the first candidate that takes it, falling back past
+    // failures where allowed; the first to succeed without a failure becomes the thread's
+    // HotLaunch.
+    Event launch_ranked(const Target& target, const std::shared_ptr<const ir::Kernel>& k, const Grid& bounded,
+                        uint64_t work_group_size, std::span<const LaunchArg> args, const std::shared_ptr<Lane>& lane,
+                        Failure hot);
     // `c`: the kernel compiled for ctx, or null to compile (or find) it now.
     Event launch_on(const std::shared_ptr<Lane>& lane, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
                     const Grid& grid, std::span<const LaunchArg> args, Compiled* c);
