@@ -1,15 +1,15 @@
-// What launch_path and the launch test share: a Runtime's configuration over this folder's fake
-// plugins (FAKE_PLUGIN_DIR) alone, with no validation child, no disk cache and no fallback, and
-// the two kernels they launch.
+// What launch_path and the launch test share: a Runtime's configuration over the plugins of one
+// folder alone (this folder's fake plugins, FAKE_PLUGIN_DIR), with no validation child, no disk
+// cache and no fallback, and the two kernels they launch.
 #pragma once
 
 #include <plexus/plexus.hpp>
 
 namespace launch_test {
 
-inline plexus::Config fake_config() {
+inline plexus::Config config_for(const char* plugin_dir) {
     plexus::Config c;
-    c.plugin_dirs = {FAKE_PLUGIN_DIR};
+    c.plugin_dirs = {plugin_dir};
     c.use_env_plugin_path = false;
     c.use_install_dir = false;
     c.validate_plugins = plexus::PluginValidation::Never;
@@ -17,6 +17,8 @@ inline plexus::Config fake_config() {
     c.fallback = false;
     return c;
 }
+
+inline plexus::Config fake_config() { return config_for(FAKE_PLUGIN_DIR); }
 
 // No parameters, no body: what plexus bench's empty_launch row launches.
 inline const auto& empty_kernel() {
