@@ -5,7 +5,8 @@
 //   launch_path [BACKEND [ROUNDS [LAUNCHES]]]   (default: both, 31 rounds of 2000 launches)
 // BACKEND `cuda` is the real CUDA plugin instead, alone: over tests/cuda's stub driver
 // (PLEXUS_CUDA_LIBRARY=build/tests/cuda/libcudastub.so), on which nothing runs, it counts the
-// plugin's host work too, event included.
+// plugin's host work too, event included. LAUNCH_PATH_PLUGIN_DIR names another folder to load
+// the plugins from: a copy of another build's, so that two builds run in turn on one machine.
 // Instructions per launch: each row of one backend runs in its own instance of launch_round, so
 //   valgrind --tool=callgrind --callgrind-out-file=cg.out build/tests/launch/launch_path fakejit 3 2000
 //   callgrind_annotate --inclusive=yes cg.out | grep launch_round
@@ -61,12 +62,12 @@ int main(int argc, char** argv) {
         argc > 1 ? std::vector<std::string>{argv[1]} : std::vector<std::string>{"fakejit", "fakedirect"};
     const int rounds = argc > 2 ? std::atoi(argv[2]) : 31;
     const int launches = argc > 3 ? std::atoi(argv[3]) : 2000;
+    px::Config config = launch_test::fake_config();
 #ifdef CUDA_PLUGIN_DIR
-    const bool cuda = backends.size() == 1 && backends[0] == "cuda";
-    px::Runtime rt(cuda ? launch_test::config_for(CUDA_PLUGIN_DIR) : launch_test::fake_config());
-#else
-    px::Runtime rt(launch_test::fake_config());
+    if (backends.size() == 1 && backends[0] == "cuda") config = launch_test::config_for(CUDA_PLUGIN_DIR);
 #endif
+    if (const char* dir = std::getenv("LAUNCH_PATH_PLUGIN_DIR")) config.plugin_dirs = {dir};
+    px::Runtime rt(config);
 
     const auto& empty = launch_test::empty_kernel();
     const auto& add = launch_test::add_kernel();
