@@ -466,8 +466,8 @@ std::vector<Candidate> Executor::explain(const ir::Kernel& k, const Grid* grid) 
 
 Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kernel>& k,
                        const Grid& grid, std::span<const LaunchArg> args, const std::shared_ptr<Lane>& lane) {
-    // A queue's launch goes to the queue's device and nowhere else. (Not a copy of `asked`: a
-    // string copy per launch.)
+    // A queue's launch goes to the queue's device and nowhere else. Otherwise `asked` is used as
+    // it is: a copy would copy its string at every launch.
     std::optional<Target> of_queue;
     if (lane) of_queue = Target{lane->ctx->backend->name(), int(lane->ctx->index)};
     const Target& target = of_queue ? *of_queue : asked;
@@ -673,13 +673,15 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
     // Buffers: make every argument current on this device, in argument order (a buffer passed
     // twice is handled once), after the commands of other lanes it must follow.
     LaunchList<BufferUse, kInlineArgs> buffers(args.size());
+    auto use_of = [&](const LaunchArg& a) {
+        BufferState* state = &a.buffer->state();
+        return std::find_if(buffers.begin(), buffers.end(), [&](const BufferUse& u) { return u.state == state; });
+    };
     for (size_t i = 0; i < args.size(); ++i) {
         if (!args[i].buffer) continue;
         const bool w = k->params[i].access != ir::Access::Read;
-        BufferState* state = &args[i].buffer->state();
-        auto at = std::find_if(buffers.begin(), buffers.end(), [&](const BufferUse& u) { return u.state == state; });
-        if (at == buffers.end()) buffers.push_back({state, w});
-        else at->write = at->write || w;
+        if (BufferUse* at = use_of(args[i]); at != buffers.end()) at->write = at->write || w;
+        else buffers.push_back({&args[i].buffer->state(), w});
     }
     // Every buffer stays locked from its ordering until the launch is recorded on it: nothing
     // can slip in between.
@@ -712,10 +714,7 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
         record_transfers();
         throw;
     }
-    auto handle_of = [&](const LaunchArg& a) {
-        BufferState* state = &a.buffer->state();
-        return std::find_if(buffers.begin(), buffers.end(), [&](const BufferUse& u) { return u.state == state; })->handle;
-    };
+    auto handle_of = [&](const LaunchArg& a) { return use_of(a)->handle; };
 
     std::shared_ptr<EventState> event = new_event_state();
     try {

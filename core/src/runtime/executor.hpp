@@ -150,8 +150,8 @@ HostMemory aligned_host_memory(size_t bytes, const std::string& what);
 // one that waits by syncing the lane when the plugin has none.
 std::shared_ptr<EventState> lane_marker(const std::shared_ptr<Lane>& lane);
 
-// A kernel made ready for one device; it lives as long as the Executor, which waits for every
-// lane before freeing it, so launches refer to it without counting references.
+struct Compiled;
+
 // The last launch of a thread that went to the first candidate of its ranking, so that the
 // next launch of that kernel with that work-group size and target skips routing: the ranking
 // never changes, and the context and compiled kernel stay for the Executor's life. One per
@@ -167,9 +167,11 @@ struct HotLaunch {
     int device = -1;
     uint64_t hash = 0;
     DeviceContext* ctx = nullptr;
-    struct Compiled* compiled = nullptr;
+    Compiled* compiled = nullptr;
 };
 
+// A kernel made ready for one device; it lives as long as the Executor, which waits for every
+// lane before freeing it, so launches refer to it without counting references.
 struct Compiled {
     const Backend* backend = nullptr;
     plx_module module = nullptr;
@@ -246,7 +248,7 @@ private:
     void remember_hot(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size, const Target& target,
                       uint64_t hash, DeviceContext& ctx);
     // The device's context and the kernel compiled there, when both exist already: one lock,
-    // the common case of a launch. {nullptr, nullptr} otherwise.
+    // the common case of a routed launch. {nullptr, nullptr} otherwise.
     std::pair<DeviceContext*, Compiled*> ready(uint64_t hash, const Backend* b, uint32_t index);
     // Whether a launch that failed with `e` may go on to the next candidate.
     bool may_fall_back(const Error& e, const Target& target) const;
