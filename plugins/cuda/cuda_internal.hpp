@@ -102,7 +102,11 @@ struct plx_device_s {
     uint32_t max_shared_optin = 0; // the largest static + dynamic shared memory of a block
 
     // Primary context, retained at first use (device_count and device_info need none).
+    // ctx_known: ctx_once has run, so ctx, ctx_status and ctx_error are final. Every launch
+    // reads it instead of calling std::call_once, which sets and clears thread-locals on each
+    // call (four TLS look-ups from a shared library).
     std::once_flag ctx_once;
+    std::atomic<bool> ctx_known{false};
     CUcontext ctx = nullptr;
     plx_status ctx_status = PLX_OK;
     std::string ctx_error;
@@ -143,11 +147,33 @@ struct BaseEvent {
     ~BaseEvent();
 };
 
-// A queue's stream as its events see it: null once the queue is destroyed (after its work
-// finished), so that a late event_wait has nothing left to wait for.
-struct StreamRef {
-    std::mutex mutex;
+struct LaunchEvent;
+
+struct plx_event_s {
+    plx_device_s* device = nullptr;
+    CUevent start = nullptr; // profiling launches only
+    CUevent end = nullptr;   // profiling launches, and every queue_marker event
+    std::shared_ptr<BaseEvent> base;
+    // The launch event of a queue without profiling (this event is its `event`): nothing was
+    // recorded at the launch; event_wait (or queue_wait_event) records a marker on the stream
+    // then, which follows the launch (and perhaps later work), so a launch costs the host one
+    // cuLaunchKernel.
+    LaunchEvent* deferred = nullptr;
+    // `end` came from the device's event pool and goes back there at event_release.
+    bool pooled = false;
+};
+
+// What every launch of a queue without profiling hands out as its event: one per queue, the
+// same handle each time, since each such event means the same (a marker recorded on the
+// stream when someone waits). A launch then allocates nothing and records nothing: it takes
+// one reference. `refs` counts the queue and each launch event not yet released; the last
+// to go frees it, so events outlive their queue. `stream` is null once the queue is destroyed
+// (after its work finished), so that a late wait has nothing left to wait for.
+struct LaunchEvent {
+    plx_event_s event;
+    std::mutex mutex; // guards stream
     CUstream stream = nullptr;
+    std::atomic<uint64_t> refs{1};
 };
 
 struct plx_queue_s {
@@ -155,25 +181,12 @@ struct plx_queue_s {
     CUstream stream = nullptr;
     bool profiling = false;
     std::shared_ptr<BaseEvent> base;
-    std::shared_ptr<StreamRef> ref = std::make_shared<StreamRef>();
+    LaunchEvent* launch_event = nullptr;
 
     // Two pinned staging buffers for read / write; each slot's event marks its last copy done.
     static constexpr size_t kStagingBytes = size_t(8) << 20;
     void* staging[2] = {nullptr, nullptr};
     CUevent staging_done[2] = {nullptr, nullptr};
-};
-
-struct plx_event_s {
-    plx_device_s* device = nullptr;
-    CUevent start = nullptr; // profiling launches only
-    CUevent end = nullptr;   // profiling launches, and every queue_marker event
-    std::shared_ptr<BaseEvent> base;
-    // Non-profiling launches: no CUevent is recorded at the launch; event_wait (or
-    // queue_wait_event) records one on the stream then (it follows the launch, and perhaps
-    // later work), so a launch costs the host one cuLaunchKernel.
-    std::shared_ptr<StreamRef> deferred;
-    // `end` came from the device's event pool and goes back there at event_release.
-    bool pooled = false;
 };
 
 struct plx_kernel_s {
@@ -247,7 +260,8 @@ void queue_destroy(plx_queue queue);
 plx_status event_wait(plx_event event);
 plx_status event_profile(plx_event event, uint64_t* start_ns, uint64_t* end_ns);
 void event_release(plx_event event);
-// Records the events of a command on the queue's stream (start before, end after it).
+// A command's event, where one is asked for: on a profiling queue a start recorded before the
+// command and an end after it; otherwise, after it, a reference to the queue's LaunchEvent.
 plx_status event_begin(plx_queue queue, plx_event* event, plx_event_s** pending);
 plx_status event_end(plx_queue queue, plx_event_s* pending, plx_event* event);
 // ABI 1.1 (queue.cpp).

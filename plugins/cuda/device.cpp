@@ -170,17 +170,20 @@ void release_devices() {
 }
 
 plx_status retain_context(plx_device_s* d) {
-    std::call_once(d->ctx_once, [d] {
-        CUresult r = drv().cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
-        if (r != CUDA_SUCCESS) {
-            d->ctx = nullptr;
-            d->ctx_status = status_of(r) == PLX_ERROR_OUT_OF_MEMORY ? PLX_ERROR_OUT_OF_MEMORY
-                                                                    : PLX_ERROR_DEVICE;
-            d->ctx_error = std::string("cuda: cannot create a context on device ") +
-                           std::to_string(d->index) + " (" + d->info.name +
-                           "): " + describe(PLX_CUDA_NAME(cuDevicePrimaryCtxRetain), r);
-        }
-    });
+    if (!d->ctx_known.load(std::memory_order_acquire)) {
+        std::call_once(d->ctx_once, [d] {
+            CUresult r = drv().cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
+            if (r != CUDA_SUCCESS) {
+                d->ctx = nullptr;
+                d->ctx_status = status_of(r) == PLX_ERROR_OUT_OF_MEMORY ? PLX_ERROR_OUT_OF_MEMORY
+                                                                        : PLX_ERROR_DEVICE;
+                d->ctx_error = std::string("cuda: cannot create a context on device ") +
+                               std::to_string(d->index) + " (" + d->info.name +
+                               "): " + describe(PLX_CUDA_NAME(cuDevicePrimaryCtxRetain), r);
+            }
+            d->ctx_known.store(true, std::memory_order_release);
+        });
+    }
     if (d->ctx_status != PLX_OK) return set_error(d->ctx_status, d->ctx_error);
     return PLX_OK;
 }

@@ -12,15 +12,23 @@ namespace plexus::cuda {
 
 namespace {
 
+// Drops one reference to a queue's launch event (the queue's own, or a launch's).
+void release_launch_event(LaunchEvent* l) {
+    if (l->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete l;
+}
+
 void destroy_queue_resources(plx_queue q) {
     for (int s = 0; s < 2; ++s) {
         if (q->staging[s] != nullptr) drv().cuMemFreeHost(q->staging[s]);
         if (q->staging_done[s] != nullptr) drv().cuEventDestroy(q->staging_done[s]);
     }
     q->base.reset();
-    {
-        std::lock_guard lock(q->ref->mutex);
-        q->ref->stream = nullptr;
+    if (q->launch_event != nullptr) {
+        {
+            std::lock_guard lock(q->launch_event->mutex);
+            q->launch_event->stream = nullptr;
+        }
+        release_launch_event(q->launch_event);
     }
     if (q->stream != nullptr) drv().cuStreamDestroy(q->stream);
     delete q;
@@ -72,8 +80,12 @@ plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue) {
         destroy_queue_resources(q);
         return cu_error(status_of(r), "queue_create", PLX_CUDA_NAME(cuStreamCreate), r);
     }
-    q->ref->stream = q->stream;
-    if (q->profiling) {
+    if (!q->profiling) {
+        q->launch_event = new LaunchEvent;
+        q->launch_event->event.device = device;
+        q->launch_event->event.deferred = q->launch_event;
+        q->launch_event->stream = q->stream;
+    } else {
         q->base = std::make_shared<BaseEvent>();
         r = drv().cuEventCreate(&q->base->event, CU_EVENT_DEFAULT);
         if (r == CUDA_SUCCESS) r = drv().cuEventRecord(q->base->event, q->stream);
@@ -102,27 +114,26 @@ void queue_destroy(plx_queue queue) {
 
 plx_status event_begin(plx_queue queue, plx_event* event, plx_event_s** pending) {
     *pending = nullptr;
-    if (event == nullptr) return PLX_OK;
+    if (event == nullptr || !queue->profiling) return PLX_OK;
     auto* e = new plx_event_s;
     e->device = queue->device;
-    if (queue->profiling) {
-        e->base = queue->base;
-        CUresult r = drv().cuEventCreate(&e->start, CU_EVENT_DEFAULT);
-        if (r == CUDA_SUCCESS) r = drv().cuEventRecord(e->start, queue->stream);
-        if (r != CUDA_SUCCESS) {
-            event_release(e);
-            return cu_error(status_of(r), "recording a start event", PLX_CUDA_NAME(cuEventRecord), r);
-        }
+    e->base = queue->base;
+    CUresult r = drv().cuEventCreate(&e->start, CU_EVENT_DEFAULT);
+    if (r == CUDA_SUCCESS) r = drv().cuEventRecord(e->start, queue->stream);
+    if (r != CUDA_SUCCESS) {
+        event_release(e);
+        return cu_error(status_of(r), "recording a start event", PLX_CUDA_NAME(cuEventRecord), r);
     }
     *pending = e;
     return PLX_OK;
 }
 
 plx_status event_end(plx_queue queue, plx_event_s* pending, plx_event* event) {
-    if (pending == nullptr) return PLX_OK;
+    if (event == nullptr) return PLX_OK;
     if (!queue->profiling) {
-        pending->deferred = queue->ref; // recorded by event_wait, if anyone waits
-        *event = pending;
+        // Recorded by event_wait, if anyone waits.
+        queue->launch_event->refs.fetch_add(1, std::memory_order_relaxed);
+        *event = &queue->launch_event->event;
         return PLX_OK;
     }
     CUresult r = drv().cuEventCreate(&pending->end, CU_EVENT_DEFAULT);
@@ -191,7 +202,7 @@ plx_status event_profile(plx_event event, uint64_t* start_ns, uint64_t* end_ns) 
 void event_release(plx_event event) {
     if (event == nullptr) return;
     if (event->deferred) { // no CUevent of its own
-        delete event;
+        release_launch_event(event->deferred);
         return;
     }
     if (event->pooled) { // a queue_marker event of a non-profiling queue

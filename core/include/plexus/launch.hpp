@@ -95,8 +95,9 @@ template <class P, class A> LaunchArg to_arg(A& a) {
         return LaunchArg(a);
 }
 
-// The type-erased arguments of a launch of Kernel<P...>, checked at compile time.
-template <class... P, class... A> std::vector<LaunchArg> launch_args(A&... args) {
+// The type-erased arguments of a launch of Kernel<P...>, checked at compile time; on the
+// caller's stack, since a launch copies what it needs from them.
+template <class... P, class... A> std::array<LaunchArg, sizeof...(P)> launch_args(A&... args) {
     static_assert(sizeof...(P) == sizeof...(A), "plexus: the number of launch arguments is not the kernel's");
     static_assert((arg_ok<P, std::remove_cvref_t<A>>::value && ...),
                   "plexus: a launch argument does not fit its parameter "

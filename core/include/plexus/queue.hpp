@@ -28,10 +28,10 @@ public:
 
     // Launches on the queue's device (no other backend is tried); see Runtime::launch.
     template <class... P, class... A> Event launch(const Kernel<P...>& kernel, const Grid& grid, A&&... args) {
-        std::vector<LaunchArg> list = detail::launch_args<P...>(args...);
+        auto list = detail::launch_args<P...>(args...);
         return launch_ir(kernel.ir_ptr(), grid, list);
     }
-    Event launch_ir(const std::shared_ptr<const ir::Kernel>& kernel, const Grid& grid, std::vector<LaunchArg>& args);
+    Event launch_ir(const std::shared_ptr<const ir::Kernel>& kernel, const Grid& grid, std::span<const LaunchArg> args);
 
     // Host -> buffer (on this queue's device), and buffer -> host. `data` / `out` must stay
     // valid, and `data` unchanged, until the Event has completed. Offsets in elements.

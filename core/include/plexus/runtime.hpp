@@ -80,13 +80,13 @@ public:
     }
     template <class... P, class... A>
     Event launch(const Target& target, const Kernel<P...>& kernel, const Grid& grid, A&&... args) {
-        std::vector<LaunchArg> list = detail::launch_args<P...>(args...);
+        auto list = detail::launch_args<P...>(args...);
         return launch_ir(target, kernel.ir_ptr(), grid, list);
     }
     // The same for a kernel known only at run time (a JSON IR file): arguments are checked
     // against its parameters before the launch.
     Event launch_ir(const Target& target, const std::shared_ptr<const ir::Kernel>& kernel,
-                    const Grid& grid, std::vector<LaunchArg>& args);
+                    const Grid& grid, std::span<const LaunchArg> args);
     // A new in-order queue on the target's device (the named backend's device, device 0 when
     // none is given; the highest-priority backend when no backend is named). See queue.hpp.
     Queue queue(const Target& target = {});

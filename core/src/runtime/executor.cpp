@@ -3,9 +3,12 @@
 #include "runtime/executor.hpp"
 
 #include "codegen/host/host.hpp"
+#include "runtime/block_cache.hpp"
+#include "runtime/launch_list.hpp"
 #include "plexus/catalog.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <spdlog/spdlog.h>
 
@@ -29,18 +32,42 @@ void Lane::sync() {
     pending.clear();
 }
 
+namespace {
+
+std::atomic<uint64_t> executors_made{0};
+
+// The calling thread's HotLaunch. A launch reads only `hot_of_thread`, a plain pointer: no
+// initialization guard or destructor registration on the way. `hot_owner` frees the entry
+// when the thread ends and clears the pointer, so that a launch made later in the thread's
+// end (from another thread_local's destructor) finds none and caches none.
+thread_local HotLaunch* hot_of_thread = nullptr;
+thread_local bool hot_gone = false;
+struct HotOwner {
+    std::unique_ptr<HotLaunch> hot;
+    ~HotOwner() {
+        hot_of_thread = nullptr;
+        hot_gone = true;
+    }
+};
+thread_local HotOwner hot_owner;
+
+} // namespace
+
 Executor::Executor(const Config& config, const std::vector<std::unique_ptr<Backend>>& backends, Trace* trace)
-    : config_(config), trace_(trace), disk_(config.cache_dir) {
+    : config_(config), trace_(trace), disk_(config.cache_dir), id_(++executors_made) {
     for (auto& b : backends) backends_.push_back(b.get());
 }
 
 Executor::~Executor() {
-    try {
-        finish();
-    } catch (const std::exception& e) {
-        spdlog::warn("plexus: a queue failed while the runtime shut down: {}", e.what());
+    // Every lane is waited for, also after another failed: its launches may run the code of
+    // the compiled kernels freed below.
+    for (auto& lane : lanes()) {
+        try {
+            lane->sync();
+        } catch (const std::exception& e) {
+            spdlog::warn("plexus: a queue failed while the runtime shut down: {}", e.what());
+        }
     }
-    hot_ = {};
     compiled_.clear();
     for (auto& [key, ctx] : contexts_) ctx->lane.reset();
 }
@@ -92,15 +119,17 @@ std::shared_ptr<Lane> Executor::new_lane(const Target& target) {
     return lane;
 }
 
-void Executor::finish() {
+std::vector<std::shared_ptr<Lane>> Executor::lanes() const {
     std::vector<std::shared_ptr<Lane>> all;
-    {
-        std::lock_guard lock(mutex_);
-        for (auto& [key, ctx] : contexts_) all.push_back(ctx->lane);
-        for (auto& w : user_lanes_)
-            if (auto l = w.lock()) all.push_back(std::move(l));
-    }
-    for (auto& lane : all) lane->sync();
+    std::lock_guard lock(mutex_);
+    for (auto& [key, ctx] : contexts_) all.push_back(ctx->lane);
+    for (auto& w : user_lanes_)
+        if (auto l = w.lock()) all.push_back(std::move(l));
+    return all;
+}
+
+void Executor::finish() {
+    for (auto& lane : lanes()) lane->sync();
 }
 
 // ---- compiled kernels --------------------------------------------------------------------
@@ -223,11 +252,11 @@ static void trace_compile(Trace& trace, const std::string& track, const CompileR
     }
 }
 
-std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx) {
+Compiled* Executor::compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx) {
     auto key = std::make_tuple(hash, ctx.backend, ctx.index);
     {
         std::lock_guard lock(mutex_);
-        if (auto it = compiled_.find(key); it != compiled_.end()) return it->second;
+        if (auto it = compiled_.find(key); it != compiled_.end()) return it->second.get();
     }
     auto t0 = std::chrono::steady_clock::now();
     const Backend& b = *ctx.backend;
@@ -235,7 +264,7 @@ std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, uint64_t hash, 
     report.kernel = k.name;
     report.backend = b.name();
     report.device = ctx.info->name;
-    auto c = std::make_shared<Compiled>();
+    auto c = std::make_unique<Compiled>();
     c->backend = &b;
     c->cooperative = k.shared_bytes() > 0 || ir::collect_uses(k).barrier;
     ErrorContext where{b.name(), ctx.info->name, k.name, "", "", ""};
@@ -269,9 +298,10 @@ std::shared_ptr<Compiled> Executor::compile(const ir::Kernel& k, uint64_t hash, 
     report.total_ms = ms_since(t0);
     if (trace_) trace_compile(*trace_, ctx.label, report, t0);
     std::lock_guard lock(mutex_);
-    auto [it, added] = compiled_.emplace(key, c);
+    // Another thread may have compiled it meanwhile: the first stays, this one goes.
+    auto [it, added] = compiled_.emplace(key, std::move(c));
     if (added) reports_.push_back(std::move(report));
-    return it->second;
+    return it->second.get();
 }
 
 // Direct: the object code from the disk cache, or compiled and then stored there. The key
@@ -435,9 +465,12 @@ std::vector<Candidate> Executor::explain(const ir::Kernel& k, const Grid* grid) 
 }
 
 Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kernel>& k,
-                       const Grid& grid, std::vector<LaunchArg>& args, const std::shared_ptr<Lane>& lane) {
-    // A queue's launch goes to the queue's device and nowhere else.
-    const Target target = lane ? Target{lane->ctx->backend->name(), int(lane->ctx->index)} : asked;
+                       const Grid& grid, std::span<const LaunchArg> args, const std::shared_ptr<Lane>& lane) {
+    // A queue's launch goes to the queue's device and nowhere else. Otherwise `asked` is used as
+    // it is: a copy would copy its string at every launch.
+    std::optional<Target> of_queue;
+    if (lane) of_queue = Target{lane->ctx->backend->name(), int(lane->ctx->index)};
+    const Target& target = of_queue ? *of_queue : asked;
     // Arguments against parameters, before anything is routed or compiled.
     if (args.size() != k->params.size())
         throw Error(ErrorCode::InvalidArgument, "kernel '" + k->name + "' takes " +
@@ -467,28 +500,38 @@ Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kern
     uint64_t work_group_size = bounded.local[0] == 0
                                    ? 0
                                    : uint64_t(bounded.local[0]) * std::max(1u, bounded.local[1]) * std::max(1u, bounded.local[2]);
+    // The launch like the last one that went to its first candidate: straight there. The rest
+    // (routing, falling back) is another function, so that this path stays short.
+    if (HotHit hot = hot_launch(k, work_group_size, target); hot.ctx) {
+        try {
+            return launch_on(lane ? lane : hot.ctx->lane, k, hot.hash, bounded, args, hot.compiled);
+        } catch (const Error& e) {
+            if (!may_fall_back(e, target)) throw;
+            return launch_ranked(target, k, bounded, work_group_size, args, lane, {&e, hot.ctx});
+        }
+    }
+    return launch_ranked(target, k, bounded, work_group_size, args, lane, {});
+}
+
+bool Executor::may_fall_back(const Error& e, const Target& target) const {
+    const bool recoverable = e.code() == ErrorCode::Compile || e.code() == ErrorCode::Unsupported ||
+                             e.code() == ErrorCode::OutOfResources || e.code() == ErrorCode::OutOfMemory ||
+                             e.code() == ErrorCode::Device;
+    return config_.fallback && recoverable && target.backend.empty();
+}
+
+Event Executor::launch_ranked(const Target& target, const std::shared_ptr<const ir::Kernel>& k, const Grid& bounded,
+                              uint64_t work_group_size, std::span<const LaunchArg> args,
+                              const std::shared_ptr<Lane>& lane, Failure hot) {
     std::string tried;
     std::optional<Error> last;
-    // A failure on one device: rethrown unless the next candidate may take the launch.
-    auto fall_back = [&](const Error& e, const DeviceContext& ctx) {
-        bool recoverable = e.code() == ErrorCode::Compile || e.code() == ErrorCode::Unsupported ||
-                           e.code() == ErrorCode::OutOfResources || e.code() == ErrorCode::OutOfMemory ||
-                           e.code() == ErrorCode::Device;
-        if (!config_.fallback || !recoverable || !target.backend.empty()) throw;
+    // A failure on one device that the next candidate may take over.
+    auto note = [&](const Error& e, const DeviceContext& ctx) {
         spdlog::warn("plexus: kernel '{}' failed on {}, trying the next backend: {}", k->name, ctx.label, e.what());
         tried += "\n  " + ctx.label + ": " + e.what();
         last = e;
     };
-    // The launch like the last one that went to its first candidate: straight there.
-    const DeviceContext* tried_hot = nullptr;
-    if (HotHit hot = hot_launch(k, work_group_size, target); hot.ctx) {
-        try {
-            return launch_on(lane ? lane : hot.ctx->lane, k, hot.hash, bounded, args, std::move(hot.compiled));
-        } catch (const Error& e) {
-            fall_back(e, *hot.ctx);
-            tried_hot = hot.ctx;
-        }
-    }
+    if (hot.error) note(*hot.error, *hot.ctx);
     uint64_t hash = 0;
     std::shared_ptr<const std::vector<Candidate>> ranking_ptr = ranking(k, work_group_size, hash);
     const std::vector<Candidate>& ranked = *ranking_ptr;
@@ -498,13 +541,14 @@ Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kern
         if (target.device >= 0 && c.device_index != uint32_t(target.device)) continue;
         auto [ready_ctx, compiled] = ready(hash, c.backend_ptr, c.device_index);
         DeviceContext& ctx = ready_ctx ? *ready_ctx : context(c.backend_ptr, c.device_index);
-        if (&ctx == tried_hot) continue;
+        if (&ctx == hot.ctx) continue;
         try {
-            Event e = launch_on(lane ? lane : ctx.lane, k, hash, bounded, args, std::move(compiled));
+            Event e = launch_on(lane ? lane : ctx.lane, k, hash, bounded, args, compiled);
             if (!last) remember_hot(k, work_group_size, target, hash, ctx);
             return e;
         } catch (const Error& e) {
-            fall_back(e, ctx);
+            if (!may_fall_back(e, target)) throw;
+            note(e, ctx);
         }
     }
     if (last) throw Error(last->code(), "kernel '" + k->name + "' failed on every backend:" + tried, kernel_context(*k));
@@ -518,34 +562,97 @@ Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kern
 
 Executor::HotHit Executor::hot_launch(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size,
                                    const Target& target) {
-    std::lock_guard lock(mutex_);
-    if (!same_kernel(hot_.kernel, k) || hot_.work_group_size != work_group_size || hot_.device != target.device ||
-        hot_.backend != target.backend)
+    const HotLaunch* h = hot_of_thread;
+    // While the weak pointer has not expired, the kernel it saw still lives at kernel_ptr: k is
+    // that kernel.
+    if (!h || h->executor != id_ || h->kernel_ptr != k.get() || h->work_group_size != work_group_size ||
+        h->device != target.device || h->backend != target.backend || h->kernel.expired())
         return {};
-    return {hot_.ctx, hot_.compiled, hot_.hash};
+    return {h->ctx, h->compiled, h->hash};
 }
 
 void Executor::remember_hot(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size,
                             const Target& target, uint64_t hash, DeviceContext& ctx) {
-    std::lock_guard lock(mutex_);
-    auto c = compiled_.find({hash, ctx.backend, ctx.index});
-    if (c == compiled_.end()) return;
-    hot_ = {k, work_group_size, target.backend, target.device, hash, &ctx, c->second};
+    Compiled* compiled = nullptr;
+    {
+        std::lock_guard lock(mutex_);
+        auto c = compiled_.find({hash, ctx.backend, ctx.index});
+        if (c == compiled_.end()) return;
+        compiled = c->second.get();
+    }
+    if (hot_gone) return; // the thread is ending
+    if (!hot_owner.hot) {
+        hot_owner.hot = std::make_unique<HotLaunch>();
+        hot_of_thread = hot_owner.hot.get();
+    }
+    *hot_owner.hot = {id_, k.get(), k, work_group_size, target.backend, target.device, hash, &ctx, compiled};
 }
 
-std::pair<DeviceContext*, std::shared_ptr<Compiled>> Executor::ready(uint64_t hash, const Backend* b, uint32_t index) {
+std::pair<DeviceContext*, Compiled*> Executor::ready(uint64_t hash, const Backend* b, uint32_t index) {
     std::lock_guard lock(mutex_);
     auto ctx = contexts_.find({b, index});
     if (ctx == contexts_.end()) return {nullptr, nullptr};
     auto c = compiled_.find({hash, b, index});
     if (c == compiled_.end()) return {nullptr, nullptr};
-    return {ctx->second.get(), c->second};
+    return {ctx->second.get(), c->second.get()};
 }
 
+namespace {
+
+// Launches of up to this many arguments keep their per-argument lists on the stack.
+constexpr size_t kInlineArgs = 16;
+
+// One distinct buffer among a launch's arguments: whether the kernel may write it, and once it
+// is current on the launch's device, its copy there and what making it current moved.
+struct BufferUse {
+    BufferState* state;
+    bool write;
+    plx_buffer handle = nullptr;
+    Moved moved{};
+};
+
+// Holds the buffers' locks, taken in address order so that two launches of the same buffers
+// cannot deadlock; sorting is skipped for the common launch of zero or one buffer.
+class BufferLocks {
+public:
+    explicit BufferLocks(LaunchList<BufferUse, kInlineArgs>& uses) : order_(uses.size()) {
+        for (const BufferUse& u : uses) order_.push_back(u.state);
+        if (order_.size() > 1) std::sort(order_.begin(), order_.end());
+        try {
+            for (; locked_ < order_.size(); ++locked_) order_[locked_]->mutex.lock();
+        } catch (...) {
+            unlock();
+            throw;
+        }
+    }
+    ~BufferLocks() { unlock(); }
+    BufferLocks(const BufferLocks&) = delete;
+    BufferLocks& operator=(const BufferLocks&) = delete;
+
+private:
+    void unlock() {
+        while (locked_ > 0) order_[--locked_]->mutex.unlock();
+    }
+    LaunchList<BufferState*, kInlineArgs> order_;
+    size_t locked_ = 0;
+};
+
+// A Direct launch's argument block: one pointer per parameter (a buffer's host memory, or a
+// scalar's bytes held here), alive until the queue syncs.
+struct HostLaunch {
+    explicit HostLaunch(size_t params) : pointers(params), scalars(params) {}
+    LaunchList<void*, kInlineArgs> pointers;
+    LaunchList<std::array<unsigned char, 8>, kInlineArgs> scalars;
+    codegen::HostArgs host_args{};
+};
+
+} // namespace
+
 Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
-                          const Grid& grid, std::vector<LaunchArg>& args, std::shared_ptr<Compiled> c) {
+                          const Grid& grid, std::span<const LaunchArg> args, Compiled* c) {
     DeviceContext& ctx = *lane->ctx;
     const Backend& b = *ctx.backend;
+    const plx_plugin& api = b.api();
     if (!c) c = compile(*k, hash, ctx);
 
     plx_launch_dims dims{};
@@ -563,31 +670,22 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
                     {b.name(), ctx.info->name, k->name, "", "", ""});
     if (c->host) dims.dynamic_local_bytes = uint32_t(c->host->local_bytes(uint32_t(group)));
 
-    // Buffers: make every argument current on this device, in argument order, each under its
-    // own lock (a buffer passed twice is handled once), after the commands of other lanes it
-    // must follow.
-    std::vector<BufferState*> buffers;
-    std::vector<bool> writes;
+    // Buffers: make every argument current on this device, in argument order (a buffer passed
+    // twice is handled once), after the commands of other lanes it must follow.
+    LaunchList<BufferUse, kInlineArgs> buffers(args.size());
+    auto use_of = [&](const LaunchArg& a) {
+        BufferState* state = &a.buffer->state();
+        return std::find_if(buffers.begin(), buffers.end(), [&](const BufferUse& u) { return u.state == state; });
+    };
     for (size_t i = 0; i < args.size(); ++i) {
         if (!args[i].buffer) continue;
         const bool w = k->params[i].access != ir::Access::Read;
-        auto at = std::find(buffers.begin(), buffers.end(), &args[i].buffer->state());
-        if (at == buffers.end()) {
-            buffers.push_back(&args[i].buffer->state());
-            writes.push_back(w);
-        } else if (w) {
-            writes[size_t(at - buffers.begin())] = true;
-        }
+        if (BufferUse* at = use_of(args[i]); at != buffers.end()) at->write = at->write || w;
+        else buffers.push_back({&args[i].buffer->state(), w});
     }
-    std::vector<plx_buffer> handles(buffers.size()); // handles[i]: buffers[i]'s copy here
-    std::vector<Moved> moved(buffers.size());
-    // Every buffer stays locked (in address order, so two launches cannot deadlock) from its
-    // ordering until the launch is recorded on it: nothing can slip in between.
-    std::vector<BufferState*> by_address = buffers;
-    std::sort(by_address.begin(), by_address.end());
-    std::vector<std::unique_lock<std::mutex>> locks;
-    locks.reserve(by_address.size());
-    for (BufferState* s : by_address) locks.emplace_back(s->mutex);
+    // Every buffer stays locked from its ordering until the launch is recorded on it: nothing
+    // can slip in between.
+    BufferLocks locks(buffers);
     size_t prepared = 0;
     // A failure once transfers were enqueued still records them, so that other queues and
     // the buffer's destructor wait for them.
@@ -599,33 +697,31 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
                 std::lock_guard ql(lane->mutex);
                 marker = lane_marker(lane);
             }
-            for (size_t j = 0; j < prepared; ++j) buffers[j]->used(moved[j], marker, false);
+            for (size_t j = 0; j < prepared; ++j) buffers[j].state->used(buffers[j].moved, marker, false);
         } catch (...) {
             // Nothing more can be done here: the original error is the one to report.
         }
     };
     try {
         for (; prepared < buffers.size(); ++prepared) {
-            const size_t i = prepared;
-            moved[i] = buffers[i]->make_resident(*lane);
-            DeviceCopy* here = buffers[i]->copy_on(&ctx);
-            BufferState::before(*here, *lane, writes[i]);
-            handles[i] = here->buffer;
+            BufferUse& u = buffers[prepared];
+            u.moved = u.state->make_resident(*lane);
+            DeviceCopy* here = u.state->copy_on(&ctx);
+            BufferState::before(*here, *lane, u.write);
+            u.handle = here->buffer;
         }
     } catch (...) {
         record_transfers();
         throw;
     }
-    auto handle_of = [&](const LaunchArg& a) {
-        return handles[size_t(std::find(buffers.begin(), buffers.end(), &a.buffer->state()) - buffers.begin())];
-    };
+    auto handle_of = [&](const LaunchArg& a) { return use_of(a)->handle; };
 
-    auto event = std::make_shared<EventState>();
+    std::shared_ptr<EventState> event = new_event_state();
     try {
         // Every launch gets an event, so that Event::wait() waits for this launch alone and a
         // failure is reported by the event's wait; timestamps only when profiling. A plugin
         // without event_wait or event_release gets no event to leak: waiting syncs its queue.
-        const bool events = b.api().event_wait && b.api().event_release;
+        const bool events = api.event_wait && api.event_release;
         plx_event* event_out = events ? &event->event : nullptr;
         event->wait_by_sync = !events;
         event->lane = lane;
@@ -633,53 +729,44 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
         if (trace_) {
             span.emplace(trace_, lane->label, "launch " + k->name, "launch");
             span->args = {{"global", dims.global_size}, {"local", dims.local_size}};
-            if (config_.profiling) event->trace = trace_, event->kernel = k->name, event->submitted = Trace::Clock::now();
+            if (config_.profiling)
+                event->device_span.reset(new DeviceSpan{trace_, k->name, Trace::Clock::now()});
         }
         {
             std::lock_guard lock(lane->mutex);
             if (c->host) {
-                // Direct: one pointer per parameter, kept alive until the queue syncs.
-                struct HostLaunch {
-                    std::vector<void*> pointers;
-                    std::vector<std::array<unsigned char, 8>> scalars;
-                    codegen::HostArgs host_args;
-                    std::shared_ptr<Compiled> compiled;
-                };
-                auto hl = std::make_shared<HostLaunch>();
-                hl->scalars.reserve(args.size());
-                for (auto& a : args) {
+                auto hl = std::make_shared<HostLaunch>(args.size());
+                for (const LaunchArg& a : args) {
                     if (a.buffer) {
-                        void* p = b.api().buffer_host_ptr(handle_of(a));
+                        void* p = api.buffer_host_ptr(handle_of(a));
                         if (p == nullptr)
                             throw Error(ErrorCode::Device, "buffer_host_ptr returned NULL for a buffer of " +
                                         std::to_string(a.buffer->bytes()) + " bytes",
                                         {b.name(), ctx.info->name, k->name, "", "", ""});
                         hl->pointers.push_back(p);
                     } else {
-                        hl->scalars.push_back(a.bytes);
-                        hl->pointers.push_back(hl->scalars.back().data());
+                        hl->pointers.push_back(hl->scalars.push_back(a.bytes).data());
                     }
                 }
                 hl->host_args.args = hl->pointers.data();
-                hl->compiled = c;
-                b.check(b.api().launch_host(lane->queue, c->host->function(), &hl->host_args, &dims, event_out),
+                b.check(api.launch_host(lane->queue, c->host->function(), &hl->host_args, &dims, event_out),
                         "launch_host", lane->label);
-                lane->pending.push_back(hl);
-                event->keepalive = hl;
+                lane->pending.push_back(std::move(hl));
             } else {
-                std::vector<plx_arg> pa(args.size());
-                for (size_t i = 0; i < args.size(); ++i) {
-                    pa[i].struct_size = sizeof(plx_arg);
-                    if (args[i].buffer) {
-                        pa[i].kind = PLX_ARG_BUFFER;
-                        pa[i].buffer = handle_of(args[i]);
+                LaunchList<plx_arg, kInlineArgs> pa(args.size());
+                for (const LaunchArg& a : args) {
+                    plx_arg& arg = pa.push_back({});
+                    arg.struct_size = sizeof(plx_arg);
+                    if (a.buffer) {
+                        arg.kind = PLX_ARG_BUFFER;
+                        arg.buffer = handle_of(a);
                     } else {
-                        pa[i].kind = PLX_ARG_SCALAR;
-                        pa[i].value = args[i].bytes.data();
-                        pa[i].size = args[i].size;
+                        arg.kind = PLX_ARG_SCALAR;
+                        arg.value = a.bytes.data();
+                        arg.size = a.size;
                     }
                 }
-                plx_status s = b.api().launch(lane->queue, c->kernel, &dims, pa.data(), uint32_t(pa.size()), event_out);
+                plx_status s = api.launch(lane->queue, c->kernel, &dims, pa.data(), uint32_t(pa.size()), event_out);
                 if (s != PLX_OK) {
                     ErrorContext where{b.name(), ctx.info->name, k->name, "", "", ""};
                     ErrorCode code = s == PLX_ERROR_OUT_OF_RESOURCES ? ErrorCode::OutOfResources
@@ -689,27 +776,32 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
                     throw Error(code, b.last_error().empty() ? std::string("launch failed: ") + status_name(s)
                                                              : b.last_error(), where);
                 }
-                event->keepalive = std::move(c);
             }
         }
     } catch (...) {
         record_transfers();
         throw;
     }
-    for (size_t i = 0; i < buffers.size(); ++i) buffers[i]->used(moved[i], event, writes[i]);
+    for (BufferUse& u : buffers) u.state->used(u.moved, event, u.write);
     return Event(std::move(event));
 }
 
 // ---- events ------------------------------------------------------------------------------
+
+std::shared_ptr<EventState> new_event_state() {
+    return std::allocate_shared<EventState>(CachedAllocator<EventState>{});
+}
 
 EventState::~EventState() {
     if (!lane) return;
     const plx_plugin& api = lane->ctx->backend->api();
     uint64_t start = 0, end = 0;
     // Placed at the submission: the device's clock is not the host's.
-    if (trace && event && api.event_profile && api.event_profile(event, &start, &end) == PLX_OK)
-        trace->span(lane->label + " device", kernel, "device", submitted,
-                    submitted + std::chrono::nanoseconds(end - start), {{"device_ms", double(end - start) * 1e-6}});
+    if (device_span && event && api.event_profile && api.event_profile(event, &start, &end) == PLX_OK) {
+        const DeviceSpan& d = *device_span;
+        d.trace->span(lane->label + " device", d.kernel, "device", d.submitted,
+                      d.submitted + std::chrono::nanoseconds(end - start), {{"device_ms", double(end - start) * 1e-6}});
+    }
     if (event && api.event_release) api.event_release(event);
 }
 
@@ -724,7 +816,7 @@ void EventState::wait() {
 std::shared_ptr<EventState> lane_marker(const std::shared_ptr<Lane>& lane) {
     const Backend& b = *lane->ctx->backend;
     const plx_plugin& api = b.api();
-    auto e = std::make_shared<EventState>();
+    std::shared_ptr<EventState> e = new_event_state();
     e->lane = lane;
     // Without the plugin's marker, or when it fails, waiting syncs the lane: never an event
     // that is lost while the commands before it run (a failure of theirs shows at the sync).

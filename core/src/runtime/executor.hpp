@@ -110,19 +110,29 @@ struct BufferState {
     void used(const Moved& moved, const std::shared_ptr<EventState>& event, bool write);
 };
 
+// Tracing with profiling on: a launch's device time goes on the trace when the last Event
+// handle lets go.
+struct DeviceSpan {
+    Trace* trace = nullptr;
+    std::string kernel;
+    Trace::Clock::time_point submitted{};
+};
+
+// Made for every launch, transfer and marker, so it holds only what every event needs (a
+// launch's compiled kernel lives as long as the Executor, a Direct launch's arguments as long
+// as its lane's `pending`).
 struct EventState {
     std::shared_ptr<Lane> lane;
     plx_event event = nullptr;
     bool wait_by_sync = false; // the plugin has no events: a wait syncs the whole queue
-    std::shared_ptr<const void> keepalive;
-    // Tracing with profiling on: the launch's device time goes on the trace when the last
-    // Event handle lets go.
-    Trace* trace = nullptr;
-    std::string kernel;
-    Trace::Clock::time_point submitted{};
+    std::unique_ptr<DeviceSpan> device_span;
     ~EventState();
     void wait();
 };
+
+// A new event state, its block from the calling thread's cache (block_cache.hpp): a launch
+// makes one, and its caller usually drops it at once.
+std::shared_ptr<EventState> new_event_state();
 
 // Throws InvalidArgument when [offset, offset + bytes) is not inside a buffer of `size` bytes.
 void check_range(size_t offset, size_t bytes, size_t size, const char* what);
@@ -140,6 +150,28 @@ HostMemory aligned_host_memory(size_t bytes, const std::string& what);
 // one that waits by syncing the lane when the plugin has none.
 std::shared_ptr<EventState> lane_marker(const std::shared_ptr<Lane>& lane);
 
+struct Compiled;
+
+// The last launch of a thread that went to the first candidate of its ranking, so that the
+// next launch of that kernel with that work-group size and target skips routing: the ranking
+// never changes, and the context and compiled kernel stay for the Executor's life. One per
+// thread (executor.cpp), so that a launch takes no lock for it and touches no line that other
+// threads write.
+struct HotLaunch {
+    uint64_t executor = 0; // Executor::id_
+    // The kernel object: its address, and a weak pointer that says it is still the one there.
+    const ir::Kernel* kernel_ptr = nullptr;
+    std::weak_ptr<const ir::Kernel> kernel;
+    uint64_t work_group_size = 0;
+    std::string backend; // the launch's Target
+    int device = -1;
+    uint64_t hash = 0;
+    DeviceContext* ctx = nullptr;
+    Compiled* compiled = nullptr;
+};
+
+// A kernel made ready for one device; it lives as long as the Executor, which waits for every
+// lane before freeing it, so launches refer to it without counting references.
 struct Compiled {
     const Backend* backend = nullptr;
     plx_module module = nullptr;
@@ -157,7 +189,7 @@ public:
     // `lane`: a px::Queue's lane, whose device is then the only one tried; null: the default
     // lane of the device the router picks.
     Event launch(const Target& target, const std::shared_ptr<const ir::Kernel>& kernel,
-                 const Grid& grid, std::vector<LaunchArg>& args, const std::shared_ptr<Lane>& lane = nullptr);
+                 const Grid& grid, std::span<const LaunchArg> args, const std::shared_ptr<Lane>& lane = nullptr);
     // The context of the target's device: the named backend (the highest-ranked one when none
     // is named), device 0 when none is given. `what` names the request in errors.
     DeviceContext& context_for(const Target& target, const char* what);
@@ -178,9 +210,10 @@ private:
     mutable std::mutex mutex_;
     std::map<std::pair<const Backend*, uint32_t>, std::unique_ptr<DeviceContext>> contexts_;
     std::vector<std::weak_ptr<Lane>> user_lanes_; // for finish()
+    std::vector<std::shared_ptr<Lane>> lanes() const; // every default and user lane alive
     uint32_t lanes_made_ = 0;
     std::vector<CompileReport> reports_;
-    std::map<std::tuple<uint64_t, const Backend*, uint32_t>, std::shared_ptr<Compiled>> compiled_;
+    std::map<std::tuple<uint64_t, const Backend*, uint32_t>, std::unique_ptr<Compiled>> compiled_;
     DiskCache disk_;
     // Per traced kernel, what every launch needs and costs a walk of the IR (the hash
     // serializes it): computed at its first launch. The weak pointer tells a kernel from a
@@ -199,38 +232,41 @@ private:
                                                           uint64_t work_group_size, uint64_t& hash);
 
     KernelNeeds needs_of(const ir::Kernel& k, const Grid* grid) const;
-    std::shared_ptr<Compiled> compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx);
+    Compiled* compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx);
     std::unique_ptr<codegen::HostKernel> host_kernel(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx,
                                                      CompileReport& report);
     // JIT: the module from the disk cache, or generated, loaded and then stored there.
     plx_module load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx, ErrorContext& where,
                                CompileReport& report);
-    // The last launch that went to the first candidate of its ranking, so that the next launch
-    // of that kernel with that work-group size and target skips routing: the ranking never
-    // changes, and the compiled kernel stays for the Executor's life. Guarded by mutex_.
-    struct Hot {
-        std::weak_ptr<const ir::Kernel> kernel;
-        uint64_t work_group_size = 0;
-        std::string backend;
-        int device = -1;
-        uint64_t hash = 0;
-        DeviceContext* ctx = nullptr;
-        std::shared_ptr<Compiled> compiled;
-    } hot_;
+    const uint64_t id_; // never reused, unlike an address: tells whose a HotLaunch is
     struct HotHit {
         DeviceContext* ctx = nullptr; // null: not the last launch's kind
-        std::shared_ptr<Compiled> compiled;
+        Compiled* compiled = nullptr;
         uint64_t hash = 0;
     };
     HotHit hot_launch(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size, const Target& target);
     void remember_hot(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size, const Target& target,
                       uint64_t hash, DeviceContext& ctx);
     // The device's context and the kernel compiled there, when both exist already: one lock,
-    // the common case of a launch. {nullptr, nullptr} otherwise.
-    std::pair<DeviceContext*, std::shared_ptr<Compiled>> ready(uint64_t hash, const Backend* b, uint32_t index);
+    // the common case of a routed launch. {nullptr, nullptr} otherwise.
+    std::pair<DeviceContext*, Compiled*> ready(uint64_t hash, const Backend* b, uint32_t index);
+    // Whether a launch that failed with `e` may go on to the next candidate.
+    bool may_fall_back(const Error& e, const Target& target) const;
+    // A launch that failed on the device of its thread's last launch like it (the error, or
+    // null when there was none, and that device).
+    struct Failure {
+        const Error* error = nullptr;
+        const DeviceContext* ctx = nullptr;
+    };
+    // The launch through the ranking: the first candidate that takes it, falling back past
+    // failures where allowed; the first to succeed without a failure becomes the thread's
+    // HotLaunch.
+    Event launch_ranked(const Target& target, const std::shared_ptr<const ir::Kernel>& k, const Grid& bounded,
+                        uint64_t work_group_size, std::span<const LaunchArg> args, const std::shared_ptr<Lane>& lane,
+                        Failure hot);
     // `c`: the kernel compiled for ctx, or null to compile (or find) it now.
     Event launch_on(const std::shared_ptr<Lane>& lane, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
-                    const Grid& grid, std::vector<LaunchArg>& args, std::shared_ptr<Compiled> c);
+                    const Grid& grid, std::span<const LaunchArg> args, Compiled* c);
 };
 
 } // namespace plexus::detail

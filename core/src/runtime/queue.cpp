@@ -53,7 +53,7 @@ BufferState& mine(const BufferBase& buffer, const Lane& lane, detail::Executor* 
 
 } // namespace
 
-Event Queue::launch_ir(const std::shared_ptr<const ir::Kernel>& kernel, const Grid& grid, std::vector<LaunchArg>& args) {
+Event Queue::launch_ir(const std::shared_ptr<const ir::Kernel>& kernel, const Grid& grid, std::span<const LaunchArg> args) {
     lane();
     return exec_->launch(Target{}, kernel, grid, args, lane_);
 }

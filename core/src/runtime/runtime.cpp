@@ -47,7 +47,7 @@ std::vector<Candidate> Runtime::explain(const ir::Kernel& kernel, const Grid* gr
 }
 
 Event Runtime::launch_ir(const Target& target, const std::shared_ptr<const ir::Kernel>& kernel,
-                         const Grid& grid, std::vector<LaunchArg>& args) {
+                         const Grid& grid, std::span<const LaunchArg> args) {
     return impl_->exec->launch(target, kernel, grid, args);
 }
 

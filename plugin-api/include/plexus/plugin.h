@@ -305,7 +305,9 @@ typedef struct plx_plugin {
     /* Queue made with PLX_QUEUE_PROFILING. out: start and end of the command in ns, on the
      * device's clock. PLX_ERROR_UNSUPPORTED when the queue does not profile. Optional. */
     plx_status (*event_profile)(plx_event event, uint64_t* start_ns, uint64_t* end_ns);
-    /* Frees the event. NULL is a no-op. Optional, with event_wait. */
+    /* Frees the event. NULL is a no-op. Optional, with event_wait. A plugin may hand out one
+     * handle for several events that wait alike (the CUDA plugin does for the launches of a
+     * queue without profiling); each event handed out is still released once. */
     void (*event_release)(plx_event event);
 
     /* ---- 1.1: asynchronous work, several devices, pinned memory, native handles ----------
