@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <random>
 
 namespace plexus::samples {
@@ -47,10 +48,11 @@ private:
 // padded with zeros).
 class Reduce final : public Problem {
 public:
-    Reduce(bool warp, size_t n, Runtime& rt, std::mt19937& g)
-        : warp_(warp), n_(n), x_(random_floats(n, g)), in_(rt, warp ? std::vector<float>{0.0f} : x_),
-          in4_(rt, warp ? as_float4(x_) : std::vector<Vec4>{Vec4{}}), out_(rt, 1) {}
-    std::string kernel() const override { return warp_ ? "warp_reduce" : "reduce"; }
+    Reduce(bool warp, size_t n, Runtime& rt, std::mt19937& g) : n_(n), x_(random_floats(n, g)), out_(rt, 1) {
+        if (warp) in4_.emplace(rt, as_float4(x_));
+        else in_.emplace(rt, x_);
+    }
+    std::string kernel() const override { return in4_ ? "warp_reduce" : "reduce"; }
     std::string size_text() const override { return "n=" + std::to_string(n_); }
     void run(Runtime& rt, const Target& t) override {
         // The sum starts at 0: one work-item writes it on the device, queued before the sum
@@ -65,14 +67,14 @@ public:
         // (coalesced); a CPU gets a few groups per core, each work-item one contiguous run.
         const DeviceInfo& dev = device_of(rt, t);
         const bool cpu = dev.type == DeviceType::CPU;
-        const size_t n = warp_ ? (n_ + 3) / 4 : n_; // elements: floats, or float4s
+        const size_t n = in4_ ? (n_ + 3) / 4 : n_; // elements: floats, or float4s
         size_t groups = std::min<size_t>((n + 255) / 256, (cpu ? 4 : 8) * size_t(std::max(1u, dev.compute_units)));
         size_t items = groups * 256, run = (n + items - 1) / items;
         size_t step = cpu ? 1 : items;
-        if (warp_)
-            rt.launch(t, warp_reduce(), Grid(items).local_size(256), in4_, out_, int(n), int(run), int(step)).wait();
+        if (in4_)
+            rt.launch(t, warp_reduce(), Grid(items).local_size(256), *in4_, out_, int(n), int(run), int(step)).wait();
         else
-            rt.launch(t, reduce(), Grid(items).local_size(256), in_, out_, int(n), int(run), int(step)).wait();
+            rt.launch(t, reduce(), Grid(items).local_size(256), *in_, out_, int(n), int(run), int(step)).wait();
     }
     CheckResult check() override {
         double want = 0, mag = 0;
@@ -91,11 +93,10 @@ private:
         for (size_t i = 0; i < x.size(); ++i) v[i / 4][int(i % 4)] = x[i];
         return v;
     }
-    bool warp_;
     size_t n_;
     std::vector<float> x_;
-    Buffer<float> in_; // reduce's input (one unused float for warp_reduce)
-    Buffer<Vec4> in4_; // warp_reduce's
+    std::optional<Buffer<float>> in_; // reduce's input
+    std::optional<Buffer<Vec4>> in4_; // or warp_reduce's
     Buffer<float> out_;
 };
 
