@@ -17,7 +17,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
-#include "build_tree_config.hpp"
+#include "every_device.hpp"
 #include "plexus/plexus.hpp"
 
 #include <algorithm>
@@ -31,24 +31,7 @@ namespace px = plexus;
 
 namespace {
 
-px::Runtime& runtime() {
-    static px::Runtime rt(px::test::hermetic_config());
-    return rt;
-}
-
-struct Device {
-    px::Target target;
-    std::string label;
-    bool fp64;
-};
-std::vector<Device> devices() {
-    std::vector<Device> out;
-    for (const px::Backend* b : runtime().backends())
-        for (size_t i = 0; i < b->devices().size(); ++i)
-            out.push_back({px::Target{b->name(), int(i)}, b->name() + ":" + std::to_string(i) + " (" + b->devices()[i].name + ")",
-                           b->devices()[i].fp64});
-    return out;
-}
+px::Runtime& runtime() { return px::test::hermetic_runtime(); }
 
 // The mismatches of one case on one device; the first few are described.
 struct Mismatches {
@@ -61,8 +44,8 @@ struct Mismatches {
 
 // Runs `check` on every device (those with f64 only, when `fp64`); an error is a mismatch.
 template <class F> void on_every_device(bool fp64, F&& check) {
-    for (const Device& d : devices()) {
-        if (fp64 && !d.fp64) {
+    for (const px::test::TestDevice& d : px::test::every_device()) {
+        if (fp64 && !d.info->fp64) {
             MESSAGE(d.label << ": no f64, skipped");
             continue;
         }

@@ -4,7 +4,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
-#include "build_tree_config.hpp"
+#include "every_device.hpp"
 #include "problems.hpp"
 
 #include <algorithm>
@@ -14,40 +14,25 @@ namespace px = plexus;
 
 namespace {
 
-px::Runtime& runtime() {
-    static px::Runtime rt(px::test::hermetic_config());
-    return rt;
-}
-
-struct Device {
-    std::string backend;
-    int index;
-    std::string name;
-};
-
-std::vector<Device> devices() {
-    std::vector<Device> out;
-    for (const px::Backend* b : runtime().backends())
-        for (size_t i = 0; i < b->devices().size(); ++i) out.push_back({b->name(), int(i), b->devices()[i].name});
-    return out;
-}
+px::Runtime& runtime() { return px::test::hermetic_runtime(); }
+using px::test::every_device;
 
 void run_problem(const std::string& name) {
-    for (const Device& dev : devices()) {
-        bool slow = dev.backend == "interp";
+    for (const px::test::TestDevice& dev : every_device()) {
+        bool slow = dev.target.backend == "interp";
         for (size_t size : px::samples::test_sizes(name, slow)) {
             auto p = px::samples::make_problem(name, size, runtime(), unsigned(size) * 7 + 1);
-            INFO(dev.backend << ":" << dev.index << " (" << dev.name << ") " << name << " " << p->size_text()
+            INFO(dev.label << " " << name << " " << p->size_text()
                              << ", tolerance " << p->tolerance());
             try {
-                p->run(runtime(), px::Target{dev.backend, dev.index});
+                p->run(runtime(), dev.target);
             } catch (const px::Error& e) {
                 // A device the router drops for a capability it lacks (an OpenCL device without
                 // cl_khr_subgroups for the subgroup samples) is skipped, saying why.
-                const std::string why = px::samples::drop_reason(e, px::Target{dev.backend, dev.index});
+                const std::string why = px::samples::drop_reason(e, dev.target);
                 INFO(e.what());
                 REQUIRE(why.rfind("the device lacks", 0) == 0);
-                MESSAGE(name << " skipped on " << dev.backend << ":" << dev.index << ": " << why);
+                MESSAGE(name << " skipped on " << dev.label << ": " << why);
                 break;
             }
             px::samples::CheckResult r = p->check();
@@ -61,7 +46,7 @@ void run_problem(const std::string& name) {
 
 TEST_CASE("the native and interpreter backends are found") {
     std::vector<std::string> names;
-    for (auto& d : devices()) names.push_back(d.backend);
+    for (auto& d : every_device()) names.push_back(d.target.backend);
     CHECK(std::find(names.begin(), names.end(), "interp") != names.end());
 #if PLEXUS_TEST_EXPECT_NATIVE
     CHECK(std::find(names.begin(), names.end(), "native") != names.end());
@@ -99,10 +84,10 @@ TEST_CASE("a kernel sized for the default work-group runs with the default grid"
     const int n = 1000;
     std::vector<float> x(n);
     for (int i = 0; i < n; ++i) x[i] = float(i) * 0.5f;
-    for (const Device& dev : devices()) {
-        INFO(dev.backend << ":" << dev.index << " (" << dev.name << ")");
+    for (const px::test::TestDevice& dev : every_device()) {
+        INFO(dev.label);
         px::Buffer<float> in(runtime(), x), out(runtime(), size_t(n));
-        runtime().launch(px::Target{dev.backend, dev.index}, rotate, px::Grid(n), in, out, n).wait();
+        runtime().launch(dev.target, rotate, px::Grid(n), in, out, n).wait();
         std::vector<float> got = out.to_vector();
         int bad = 0;
         for (int i = 0; i < n; ++i) {
@@ -116,7 +101,7 @@ TEST_CASE("a kernel sized for the default work-group runs with the default grid"
 
 int main(int argc, char** argv) {
     std::printf("e2e: backends under test:");
-    for (auto& d : devices()) std::printf(" %s:%d (%s)", d.backend.c_str(), d.index, d.name.c_str());
+    for (auto& d : every_device()) std::printf(" %s", d.label.c_str());
     std::printf("\n");
     for (auto& e : runtime().load_report())
         std::printf("e2e: plugin %s: %s %s\n", e.name.c_str(), px::to_string(e.outcome), e.message.c_str());

@@ -8,7 +8,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
-#include "build_tree_config.hpp"
+#include "every_device.hpp"
 #include "plexus/catalog.hpp"
 #include "plexus/plexus.hpp"
 
@@ -21,10 +21,7 @@ namespace px = plexus;
 
 namespace {
 
-px::Runtime& runtime() {
-    static px::Runtime rt(px::test::hermetic_config());
-    return rt;
-}
+px::Runtime& runtime() { return px::test::hermetic_runtime(); }
 
 // Group shapes: whole subgroups for every width up to 64, and 77 (a partial last subgroup
 // wherever the width is above 1).
@@ -73,25 +70,23 @@ bool layout(Results& r, int local) {
 // launch with a NoBackend error that names the feature.
 void on_every_device(uint32_t feature, const std::string& kernel,
                      const std::function<void(const px::Target&, int local, Results&)>& test) {
-    for (const px::Backend* b : runtime().backends())
-        for (size_t d = 0; d < b->devices().size(); ++d) {
-            const auto& ops = b->devices()[d].subgroup_ops;
-            const bool has = !ops || (*ops & feature) == feature;
-            for (int local : kShapes) {
-                Results r;
-                try {
-                    test(px::Target{b->name(), int(d)}, local, r);
-                    if (!has) r.bad = 1, r.first = "it ran on a device without " + std::string(px::subgroup_feature_name(feature));
-                } catch (const px::Error& e) {
-                    const bool named = std::string(e.what()).find("the device lacks subgroup") != std::string::npos;
-                    r.bad = has || e.code() != px::ErrorCode::NoBackend || !named;
-                    r.first = std::string("error: ") + e.what();
-                }
-                INFO(kernel << " on " << b->name() << ":" << d << " (" << b->devices()[d].name << "), groups of " << local
-                            << ": " << r.first);
-                CHECK(r.bad == 0);
+    for (const px::test::TestDevice& d : px::test::every_device()) {
+        const auto& ops = d.info->subgroup_ops;
+        const bool has = !ops || (*ops & feature) == feature;
+        for (int local : kShapes) {
+            Results r;
+            try {
+                test(d.target, local, r);
+                if (!has) r.bad = 1, r.first = "it ran on a device without " + std::string(px::subgroup_feature_name(feature));
+            } catch (const px::Error& e) {
+                const bool named = std::string(e.what()).find("the device lacks subgroup") != std::string::npos;
+                r.bad = has || e.code() != px::ErrorCode::NoBackend || !named;
+                r.first = std::string("error: ") + e.what();
             }
+            INFO(kernel << " on " << d.label << ", groups of " << local << ": " << r.first);
+            CHECK(r.bad == 0);
         }
+    }
 }
 
 template <class T> const char* suffix() {

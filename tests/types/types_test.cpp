@@ -5,7 +5,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
-#include "build_tree_config.hpp"
+#include "every_device.hpp"
 #include "plexus/plexus.hpp"
 
 #include <cmath>
@@ -36,34 +36,20 @@ using namespace types_test;
 
 namespace {
 
-px::Runtime& runtime() {
-    static px::Runtime rt(px::test::hermetic_config());
-    return rt;
-}
-
-struct Device {
-    std::string backend;
-    int index;
-};
-std::vector<Device> devices() {
-    std::vector<Device> out;
-    for (const px::Backend* b : runtime().backends())
-        for (size_t i = 0; i < b->devices().size(); ++i) out.push_back({b->name(), int(i)});
-    return out;
-}
+px::Runtime& runtime() { return px::test::hermetic_runtime(); }
 
 // Runs `test` once per device; it returns the number of mismatches and describes the first.
 void on_every_device(const std::function<size_t(const px::Target&, std::string& first)>& test) {
-    for (const Device& d : devices()) {
+    for (const px::test::TestDevice& d : px::test::every_device()) {
         std::string first;
         size_t bad = 0;
         try {
-            bad = test(px::Target{d.backend, d.index}, first);
+            bad = test(d.target, first);
         } catch (const px::Error& e) {
             bad = 1;
             first = std::string("error: ") + e.what();
         }
-        INFO(d.backend << ":" << d.index << ": " << first);
+        INFO(d.label << ": " << first);
         CHECK(bad == 0);
     }
 }
