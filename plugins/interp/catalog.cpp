@@ -173,7 +173,7 @@ const CallInfo* find_call(std::string_view name, std::string& why) {
     why = !catalog_has(name)
               ? "unknown intrinsic \"" + std::string(name) + "\""
               : "intrinsic \"" + std::string(name) +
-                    "\" is a statement (Barrier, Fence or Atomic), not a call";
+                    "\" is a statement (Barrier, Fence, Atomic or Matrix), not a call";
     return nullptr;
 }
 

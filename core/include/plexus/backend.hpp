@@ -40,6 +40,9 @@ struct DeviceInfo {
     // The subgroup operations the device runs (PLX_SUBGROUP_* bits); unset when the plugin
     // predates ABI 1.2, whose intrinsic table alone then decides.
     std::optional<uint32_t> subgroup_ops;
+    // The matrix fragments the device runs (PLX_MATRIX_* bits, PLX_MATRIX_EMULATED included);
+    // unset when the plugin predates ABI 1.3.
+    std::optional<uint32_t> matrix_ops;
     // "GPU-8f3a...": the UUID in the form nvidia-smi prints, "" when unknown.
     std::string uuid_string() const;
 };

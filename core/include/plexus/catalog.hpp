@@ -34,4 +34,10 @@ const IntrinsicInfo* find_intrinsic(std::string_view name); // nullptr when unkn
 uint32_t subgroup_feature(std::string_view intrinsic);
 const char* subgroup_feature_name(uint32_t feature);
 
+// The PLX_MATRIX_* feature a matrix row needs ("matrix_a_m16n16k16_bf16": PLX_MATRIX_BF16; the
+// f32 accumulator of m16n16k16 serves f16 and bf16 alike, so it needs PLX_MATRIX_F16 or
+// PLX_MATRIX_BF16), 0 for any other name; and a description for messages.
+uint32_t matrix_feature(std::string_view intrinsic);
+std::string matrix_feature_name(uint32_t feature);
+
 } // namespace plexus

@@ -34,7 +34,7 @@ const char* to_string(Access a);
     X(Swizzle) X(Broadcast) X(Construct) X(MakeVariant)
 #define PLEXUS_IR_STMTS(X)                                                                     \
     X(Block) X(Let) X(Assign) X(Store) X(If) X(For) X(While) X(Break) X(Continue) X(Return)    \
-    X(Barrier) X(Fence) X(Eval) X(Native) X(Match)
+    X(Barrier) X(Fence) X(Eval) X(Native) X(Match) X(Matrix)
 
 enum class ExprKind : uint8_t {
 #define PLEXUS_X(name) name,
@@ -365,6 +365,68 @@ struct Match final : StmtNode {
     Match() : StmtNode(node_kind) {}
 };
 
+// ---- matrix fragments (tensor cores) ------------------------------------------------------
+// A fragment is a tile of a matrix held jointly by the work-items of one subgroup: the A (m x k)
+// or B (k x n) operand of a multiply-accumulate, or an accumulator (m x n). How its elements
+// are spread over the subgroup's lanes is the backend's (tensor-core registers on CUDA; every
+// lane holds the whole tile where plain arithmetic runs it), so a kernel reaches them only
+// through Matrix statements: fill, load, store, mma. Every one of them is collective: the
+// whole subgroup reaches it with the same operands (docs/kernel-language.md, "Matrix
+// fragments"). Shapes and types (FragmentDecl::check): m16n16k16 with f16 A/B and an f32 or
+// f16 accumulator, m16n16k16 with bf16 A/B and an f32 accumulator, m16n16k8 with tf32 A/B
+// (f32 in memory and in the kernel) and an f32 accumulator.
+enum class MatrixUse : uint8_t { A, B, Acc };
+enum class MatrixLayout : uint8_t { Row, Col };
+const char* to_string(MatrixUse u);    // "a", "b", "acc"
+const char* to_string(MatrixLayout l); // "row", "col"
+
+struct FragmentDecl {
+    std::string name;
+    MatrixUse use = MatrixUse::Acc;
+    uint32_t m = 16, n = 16, k = 16;
+    Scalar type = Scalar::F32;               // element type in memory (f32 A/B: tf32)
+    MatrixLayout layout = MatrixLayout::Row; // A and B: how loads read memory; Acc: unused
+    bool operator==(const FragmentDecl&) const = default;
+
+    uint32_t rows() const { return use == MatrixUse::B ? k : m; }
+    uint32_t cols() const { return use == MatrixUse::A ? k : n; }
+    uint32_t elements() const { return rows() * cols(); }
+    std::string shape() const; // "m16n16k16"
+    // The catalog row that names this fragment's shape and type: "matrix_a_m16n16k16_f16",
+    // "matrix_acc_m16n16k8_f32" (A and B of f32 are "tf32").
+    std::string intrinsic() const;
+    // "" when the shape, use and type form a fragment some device has; else what is wrong.
+    std::string check() const;
+};
+
+enum class MatrixOp : uint8_t { Fill, Load, Store, Mma };
+const char* to_string(MatrixOp op); // "fill", "load", "store", "mma"
+
+// One collective fragment operation:
+//   Fill:  every element of `frag` = value (a number converted to the fragment's type)
+//   Load:  frag = the tile at array[index], rows (columns for Col) `stride` elements apart; A
+//          and B read in their declared layout, an accumulator in `layout`
+//   Store: the tile at array[index] = frag (accumulators only), in `layout`
+//   Mma:   frag (d) = a x b + c, the products and sums at least in f32 and rounded to d's type
+struct Matrix final : StmtNode {
+    static constexpr StmtKind node_kind = StmtKind::Matrix;
+    MatrixOp op = MatrixOp::Fill;
+    std::string frag;    // Fill, Load, Store: the fragment; Mma: d
+    std::string a, b, c; // Mma
+    std::string array;   // Load, Store: a buffer parameter or a shared array
+    Space space = Space::Global;
+    Expr index, stride;  // Load, Store: integers
+    MatrixLayout layout = MatrixLayout::Row; // Load and Store of an accumulator
+    Expr value;          // Fill
+    static Stmt fill(std::string frag, Expr value);
+    static Stmt load(std::string frag, std::string array, Space space, Expr index, Expr stride,
+                     MatrixLayout layout = MatrixLayout::Row);
+    static Stmt store(std::string frag, std::string array, Space space, Expr index, Expr stride,
+                      MatrixLayout layout = MatrixLayout::Row);
+    static Stmt mma(std::string d, std::string a, std::string b, std::string c);
+    Matrix() : StmtNode(node_kind) {}
+};
+
 // ---- the kernel ----------------------------------------------------------------------------
 
 struct Param {
@@ -410,10 +472,12 @@ struct Kernel {
     std::vector<std::shared_ptr<const TypeDecl>> types{};
     std::vector<ArrayDecl> privates{};
     WorkGroupBound work_group{};
+    std::vector<FragmentDecl> fragments{};
 
     const Param* param(std::string_view name) const;
     const ArrayDecl* shared_array(std::string_view name) const;
     const ArrayDecl* private_array(std::string_view name) const;
+    const FragmentDecl* fragment(std::string_view name) const;
     const TypeDecl* type_decl(std::string_view name) const;
     uint64_t shared_bytes() const;
     uint64_t hash() const; // FNV-1a of the canonical JSON: stable across runs and processes
@@ -429,11 +493,19 @@ struct KernelUses {
     bool fp64 = false;
     bool barrier = false;
     bool subgroup = false; // a subgroup operation (collective: catalog class SUBGROUP)
+    bool matrix = false;   // a matrix-fragment operation (collective too)
     std::vector<std::string> native_backends; // keys of native blocks
     bool native_blocks = false;
     bool native_fallback = true; // every native block has a fallback
 };
 KernelUses collect_uses(const Kernel& k);
+
+// Rewrites every fragment into a private array that holds the whole tile (row-major) and every
+// Matrix statement into loops of plain loads, stores and arithmetic, each work-item computing
+// the whole tile (so the work-items of a subgroup hold the same values, which is what the
+// collective semantics promise): how a backend without matrix units runs fragments. Takes a
+// valid kernel and returns one without fragments.
+Kernel lower_matrix(const Kernel& k);
 
 // ---- visitor -------------------------------------------------------------------------------
 // Dispatches on the kind; a generator derives from Visitor<Derived> and defines one visit()
@@ -565,6 +637,11 @@ template <class FE, class FS> void for_each_part(const StmtNode& s, FE&& on_expr
         e(n.value);
         for (auto& c : n.cases) st(c.body);
         st(n.otherwise);
+        return;
+    }
+    case StmtKind::Matrix: {
+        auto& n = static_cast<const Matrix&>(s);
+        e(n.index), e(n.stride), e(n.value);
         return;
     }
     case StmtKind::Break: case StmtKind::Continue: case StmtKind::Return: case StmtKind::Barrier:

@@ -307,6 +307,7 @@ template <Storable T> using InOut = BufferParam<T, ir::Access::ReadWrite>;
 // by one flat index, or by one index per dimension for a shaped shared array.
 template <Storable T, int Dims = 1> class LocalArray {
 public:
+    using element = T;
     LocalArray(std::string name, ir::Space space, std::array<uint32_t, 3> dims, uint32_t pad)
         : name_(std::move(name)), space_(space), dims_(dims), pad_(pad) {}
     // 1-D: the element; 2-D: a row (tile[r][c]); 3-D: a plane.
@@ -315,6 +316,10 @@ public:
         else return View<Dims - 1>{this, detail::index_expr(i)};
     }
     uint32_t size() const { return dims_[0]; } // elements (1-D) or rows
+    const std::string& name() const { return name_; }
+    ir::Space space() const { return space_; }
+    // Elements from one row to the next of a 2-D array (its columns and padding).
+    uint32_t row_pitch() const { return dims_[Dims - 1] + pad_; }
 
 private:
     // The rows or planes of a shaped array, flattened as r * (cols + pad) + c.

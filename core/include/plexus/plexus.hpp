@@ -6,4 +6,5 @@
 #include "plexus/kernel.hpp"
 #include "plexus/launch.hpp"
 #include "plexus/runtime.hpp"
+#include "plexus/matrix.hpp"
 #include "plexus/subgroup.hpp"

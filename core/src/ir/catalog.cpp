@@ -82,4 +82,21 @@ const char* subgroup_feature_name(uint32_t feature) {
     }
 }
 
+uint32_t matrix_feature(std::string_view name) {
+    if (name.rfind("matrix_", 0) != 0) return 0;
+    if (name.find("_tf32") != std::string_view::npos || name.find("k8_") != std::string_view::npos)
+        return PLX_MATRIX_TF32;
+    if (name.ends_with("_bf16")) return PLX_MATRIX_BF16;
+    if (name == "matrix_acc_m16n16k16_f32") return PLX_MATRIX_F16 | PLX_MATRIX_BF16;
+    return PLX_MATRIX_F16;
+}
+
+std::string matrix_feature_name(uint32_t feature) {
+    std::string s;
+    if (feature & PLX_MATRIX_F16) s += "f16";
+    if (feature & PLX_MATRIX_BF16) s += s.empty() ? "bf16" : " or bf16";
+    if (feature & PLX_MATRIX_TF32) s += s.empty() ? "tf32" : " or tf32";
+    return "matrix fragments of " + s;
+}
+
 } // namespace plexus

@@ -238,8 +238,8 @@ Expr Call::make(std::string name, std::vector<Expr> args) {
     const IntrinsicInfo* info = find_intrinsic(name);
     if (!info) fail("unknown intrinsic '" + name + "'");
     if (info->convergence == Convergence::Barrier || name.rfind("atomic_", 0) == 0 ||
-        name.rfind("fence_", 0) == 0)
-        fail("intrinsic '" + name + "' is a statement (Barrier, Fence or Atomic), not a call");
+        name.rfind("fence_", 0) == 0 || name.rfind("matrix_", 0) == 0)
+        fail("intrinsic '" + name + "' is a statement (Barrier, Fence, Atomic or Matrix), not a call");
     if (args.size() != info->args.size())
         fail("intrinsic '" + name + "' takes " + std::to_string(info->args.size()) +
              " arguments, got " + std::to_string(args.size()));
@@ -488,6 +488,90 @@ Stmt Match::make(Expr value, std::vector<MatchCase> cases, Stmt otherwise) {
     return n;
 }
 
+// ---- matrix fragments ----------------------------------------------------------------------
+
+const char* to_string(MatrixUse u) { return u == MatrixUse::A ? "a" : u == MatrixUse::B ? "b" : "acc"; }
+const char* to_string(MatrixLayout l) { return l == MatrixLayout::Row ? "row" : "col"; }
+const char* to_string(MatrixOp op) {
+    switch (op) {
+    case MatrixOp::Fill: return "fill";
+    case MatrixOp::Load: return "load";
+    case MatrixOp::Store: return "store";
+    case MatrixOp::Mma: return "mma";
+    }
+    return "?";
+}
+
+std::string FragmentDecl::shape() const {
+    return "m" + std::to_string(m) + "n" + std::to_string(n) + "k" + std::to_string(k);
+}
+std::string FragmentDecl::intrinsic() const {
+    const char* t = use != MatrixUse::Acc && type == Scalar::F32 ? "tf32" : ir::to_string(type);
+    return std::string("matrix_") + to_string(use) + "_" + shape() + "_" + t;
+}
+std::string FragmentDecl::check() const {
+    const bool k16 = m == 16 && n == 16 && k == 16, k8 = m == 16 && n == 16 && k == 8;
+    if (!k16 && !k8) return "shape " + shape() + " (fragments are m16n16k16 or m16n16k8)";
+    const std::string what = std::string(use == MatrixUse::Acc ? "an accumulator" : "an A or B fragment") +
+                             " of " + ir::to_string(type) + " at " + shape();
+    if (use == MatrixUse::Acc) {
+        if (type == Scalar::F32 || (type == Scalar::F16 && k16)) return {};
+        return what + " (accumulators are f32, or f16 at m16n16k16)";
+    }
+    if (k16 && (type == Scalar::F16 || type == Scalar::BF16)) return {};
+    if (k8 && type == Scalar::F32) return {};
+    return what + " (A and B are f16 or bf16 at m16n16k16, tf32 as f32 at m16n16k8)";
+}
+
+Stmt Matrix::fill(std::string frag, Expr value) {
+    require_name(frag, "fragment");
+    require(value, "fill value");
+    if (!is_arithmetic(value->type)) fail("a fragment is filled with a number, not " + to_string(value->type));
+    auto n = std::make_shared<Matrix>();
+    n->op = MatrixOp::Fill;
+    n->frag = std::move(frag);
+    n->value = std::move(value);
+    return n;
+}
+namespace {
+Stmt matrix_memory(MatrixOp op, std::string frag, std::string array, Space space, Expr index, Expr stride,
+                   MatrixLayout layout) {
+    require_name(frag, "fragment");
+    require_name(array, "array");
+    require_integer(index, "fragment index");
+    require_integer(stride, "fragment stride");
+    if (space == Space::Private) fail("fragment " + frag + ": a fragment loads from and stores to a buffer or a shared array, not the private array '" + array + "'");
+    auto n = std::make_shared<Matrix>();
+    n->op = op;
+    n->frag = std::move(frag);
+    n->array = std::move(array);
+    n->space = space;
+    n->index = std::move(index);
+    n->stride = std::move(stride);
+    n->layout = layout;
+    return n;
+}
+} // namespace
+Stmt Matrix::load(std::string frag, std::string array, Space space, Expr index, Expr stride, MatrixLayout layout) {
+    return matrix_memory(MatrixOp::Load, std::move(frag), std::move(array), space, std::move(index), std::move(stride), layout);
+}
+Stmt Matrix::store(std::string frag, std::string array, Space space, Expr index, Expr stride, MatrixLayout layout) {
+    return matrix_memory(MatrixOp::Store, std::move(frag), std::move(array), space, std::move(index), std::move(stride), layout);
+}
+Stmt Matrix::mma(std::string d, std::string a, std::string b, std::string c) {
+    require_name(d, "mma result fragment");
+    require_name(a, "mma A fragment");
+    require_name(b, "mma B fragment");
+    require_name(c, "mma C fragment");
+    auto n = std::make_shared<Matrix>();
+    n->op = MatrixOp::Mma;
+    n->frag = std::move(d);
+    n->a = std::move(a);
+    n->b = std::move(b);
+    n->c = std::move(c);
+    return n;
+}
+
 // ---- the kernel ----------------------------------------------------------------------------
 
 namespace {
@@ -501,6 +585,7 @@ template <class V> auto find_named(V& v, std::string_view n) -> decltype(&v[0]) 
 const Param* Kernel::param(std::string_view n) const { return find_named(params, n); }
 const ArrayDecl* Kernel::shared_array(std::string_view n) const { return find_named(shared, n); }
 const ArrayDecl* Kernel::private_array(std::string_view n) const { return find_named(privates, n); }
+const FragmentDecl* Kernel::fragment(std::string_view n) const { return find_named(fragments, n); }
 const TypeDecl* Kernel::type_decl(std::string_view n) const {
     for (auto& d : types)
         if (d->name == n) return d.get();
@@ -563,7 +648,7 @@ bool needs_ir_v2(const Kernel& k) {
         static constexpr Scalar v1[] = {Scalar::Void, Scalar::Bool, Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64, Scalar::F32, Scalar::F64};
         return !t.is_aggregate() && !t.is_vector() && std::find(std::begin(v1), std::end(v1), t.scalar()) != std::end(v1);
     };
-    bool v2 = !k.types.empty() || !k.privates.empty() || k.work_group.declared();
+    bool v2 = !k.types.empty() || !k.privates.empty() || k.work_group.declared() || !k.fragments.empty();
     for (auto& p : k.params) v2 = v2 || !v1_type(p.type);
     for (auto& a : k.shared) v2 = v2 || !v1_type(a.type) || !a.dims.empty() || a.pad;
     auto on_expr = [&](const ExprNode& e) {
@@ -593,6 +678,7 @@ KernelUses collect_uses(const Kernel& k) {
     for (auto& s : k.privates) type(s.type);
     for (auto& d : k.types)
         for (auto& m : d->members) type(m.type);
+    for (auto& f : k.fragments) intrinsics.insert(f.intrinsic());
     auto on_expr = [&](const ExprNode& e) {
         type(e.type);
         if (e.kind == ExprKind::Call) {
@@ -614,6 +700,8 @@ KernelUses collect_uses(const Kernel& k) {
             uses.native_blocks = true;
             if (!n.fallback) uses.native_fallback = false;
             for (auto& [backend, code] : n.code) natives.insert(backend);
+        } else if (s.kind == StmtKind::Matrix) {
+            uses.matrix = true;
         }
     };
     if (k.body) walk(k.body, on_expr, on_stmt);

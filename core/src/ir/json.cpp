@@ -126,6 +126,21 @@ struct Writer : ExprVisitor<Writer, json>, StmtVisitor<Writer, json> {
         if (n.fallback) j["fallback"] = stmt(n.fallback);
         return j;
     }
+    json visit(const Matrix& n) {
+        json j = {{"op", to_string(n.op)}, {"fragment", n.frag}};
+        switch (n.op) {
+        case MatrixOp::Fill: j["value"] = expr(n.value); break;
+        case MatrixOp::Load: case MatrixOp::Store:
+            j["array"] = n.array;
+            j["space"] = to_string(n.space);
+            j["index"] = expr(n.index);
+            j["stride"] = expr(n.stride);
+            j["layout"] = to_string(n.layout);
+            break;
+        case MatrixOp::Mma: j["a"] = n.a, j["b"] = n.b, j["c"] = n.c; break;
+        }
+        return j;
+    }
     json visit(const Match& n) {
         const TypeDecl& d = *n.value->type.decl();
         json cases = json::array();
@@ -184,6 +199,16 @@ json kernel_json(const Kernel& k) {
     j["schema"] = schema_name;
     j["types"] = types;
     j["private"] = arrays_json(k.privates);
+    if (!k.fragments.empty()) {
+        json frags = json::array();
+        for (auto& f : k.fragments) {
+            json jf = {{"name", f.name}, {"use", to_string(f.use)}, {"m", f.m}, {"n", f.n}, {"k", f.k},
+                       {"type", to_string(f.type)}};
+            if (f.use != MatrixUse::Acc) jf["layout"] = to_string(f.layout);
+            frags.push_back(jf);
+        }
+        j["fragments"] = frags;
+    }
     if (k.work_group.declared()) {
         json wg = json::object();
         if (k.work_group.required[0]) wg["required"] = k.work_group.required;
@@ -521,7 +546,66 @@ struct Reader {
             return checked(path, [&] { return Native::make(std::move(m), f); });
         }
         if (kind == "Match" && v2) return match(j, path);
+        if (kind == "Matrix" && v2) return matrix(j, path);
         fail(path + ".stmt", "unknown statement kind \"" + kind + "\"");
+    }
+
+    MatrixLayout layout(const json& j, const std::string& path) const {
+        std::string s = str(j, path, "layout");
+        if (s == "row") return MatrixLayout::Row;
+        if (s == "col") return MatrixLayout::Col;
+        fail(path + ".layout", "unknown layout \"" + s + "\" (expected row or col)");
+    }
+    Stmt matrix(const json& j, const std::string& path) {
+        const std::string op = str(j, path, "op");
+        const std::string frag = str(j, path, "fragment");
+        if (op == "fill") {
+            keys(j, path, {"stmt", "op", "fragment", "value"});
+            Expr v = expr(field(j, path, "value"), path + ".value");
+            return checked(path, [&] { return Matrix::fill(frag, v); });
+        }
+        if (op == "load" || op == "store") {
+            keys(j, path, {"stmt", "op", "fragment", "array", "space", "index", "stride", "layout"});
+            Expr index = expr(field(j, path, "index"), path + ".index");
+            Expr stride = expr(field(j, path, "stride"), path + ".stride");
+            const MatrixLayout l = layout(j, path);
+            return checked(path, [&] {
+                return op == "load" ? Matrix::load(frag, str(j, path, "array"), space(j, path), index, stride, l)
+                                    : Matrix::store(frag, str(j, path, "array"), space(j, path), index, stride, l);
+            });
+        }
+        if (op == "mma") {
+            keys(j, path, {"stmt", "op", "fragment", "a", "b", "c"});
+            return checked(path, [&] { return Matrix::mma(frag, str(j, path, "a"), str(j, path, "b"), str(j, path, "c")); });
+        }
+        fail(path + ".op", "unknown matrix op \"" + op + "\" (expected fill, load, store or mma)");
+    }
+
+    std::vector<FragmentDecl> fragments(const json& j) {
+        std::vector<FragmentDecl> out;
+        if (!j.contains("fragments")) return out;
+        const json& a = array(j, "", "fragments");
+        for (size_t i = 0; i < a.size(); ++i) {
+            const std::string p = "fragments[" + std::to_string(i) + "]";
+            keys(a[i], p, {"name", "use", "m", "n", "k", "type", "layout"});
+            FragmentDecl f;
+            f.name = str(a[i], p, "name");
+            const std::string use = str(a[i], p, "use");
+            if (use == "a") f.use = MatrixUse::A;
+            else if (use == "b") f.use = MatrixUse::B;
+            else if (use == "acc") f.use = MatrixUse::Acc;
+            else fail(p + ".use", "unknown fragment use \"" + use + "\" (expected a, b or acc)");
+            f.m = uint32_t(count(a[i], p, "m", 64));
+            f.n = uint32_t(count(a[i], p, "n", 64));
+            f.k = uint32_t(count(a[i], p, "k", 64));
+            Type t = type(a[i], p);
+            if (!t.is_scalar()) fail(p + ".type", "a fragment of " + to_string(t) + " (fragments hold numbers)");
+            f.type = t.scalar();
+            if (f.use != MatrixUse::Acc) f.layout = layout(a[i], p);
+            else if (a[i].contains("layout")) fail(p + ".layout", "an accumulator has no declared layout (its loads and stores name one)");
+            out.push_back(std::move(f));
+        }
+        return out;
     }
 
     Stmt match(const json& j, const std::string& path) {
@@ -613,7 +697,7 @@ struct Reader {
             fail("schema", "unsupported schema \"" + schema + "\" (this plexus reads " + schema_name + " and " +
                                schema_v1 + ")");
         v2 = schema == schema_name;
-        if (v2) keys(j, "", {"schema", "name", "types", "params", "shared", "private", "work_group", "body"});
+        if (v2) keys(j, "", {"schema", "name", "types", "params", "shared", "private", "work_group", "fragments", "body"});
         else keys(j, "", {"schema", "name", "params", "shared", "body"});
         Kernel k;
         k.name = str(j, "", "name");
@@ -663,6 +747,7 @@ struct Reader {
         field(j, "", "shared");
         k.shared = arrays(j, "shared");
         k.privates = arrays(j, "private");
+        if (v2) k.fragments = fragments(j);
         k.body = stmt(field(j, "", "body"), "body");
         if (!as<Block>(k.body)) fail("body", "the kernel body must be a Block");
         return k;

@@ -151,6 +151,18 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
     void visit(const Barrier&) { line("barrier();"); }
     void visit(const Fence& n) { line(n.intrinsic() + "();"); }
     void visit(const Eval& n) { line(expr(n.value) + ";"); }
+    void visit(const Matrix& n) {
+        switch (n.op) {
+        case MatrixOp::Fill: line("fill_fragment(" + n.frag + ", " + expr(n.value) + ");"); break;
+        case MatrixOp::Load:
+        case MatrixOp::Store:
+            line(std::string(n.op == MatrixOp::Load ? "load" : "store") + "_fragment(" + n.frag + ", " +
+                 to_string(n.space) + " " + n.array + "[" + expr(n.index) + "], stride " + expr(n.stride) + ", " +
+                 to_string(n.layout) + ");");
+            break;
+        case MatrixOp::Mma: line("mma(" + n.frag + ", " + n.a + ", " + n.b + ", " + n.c + ");"); break;
+        }
+    }
     void visit(const Match& n) {
         const TypeDecl& d = *n.value->type.decl();
         line("match " + expr(n.value) + " {");
@@ -218,6 +230,9 @@ std::string print(const Kernel& k) {
     };
     arrays(k.shared, "local");
     arrays(k.privates, "private");
+    for (auto& f : k.fragments)
+        p.line(std::string("fragment ") + to_string(f.use) + " " + f.shape() + " " + to_string(f.type) +
+               (f.use == MatrixUse::Acc ? "" : std::string(" ") + to_string(f.layout)) + " " + f.name + ";");
     p.depth = 0;
     if (k.body) p.nested(k.body);
     p.line("}");

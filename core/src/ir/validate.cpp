@@ -61,6 +61,7 @@ public:
         }
         check_arrays(k_.shared, "shared", names);
         check_arrays(k_.privates, "private", names);
+        check_fragments(names);
         check_work_group();
         if (limits_.local_memory_bytes && k_.shared_bytes() > limits_.local_memory_bytes)
             fail("", "shared memory of " + std::to_string(k_.shared_bytes()) +
@@ -69,7 +70,7 @@ public:
         if (!as<Block>(k_.body)) fail("body", "the kernel body must be a block");
         const KernelUses uses = collect_uses(k_);
         has_barrier_ = uses.barrier;
-        has_subgroup_ = uses.subgroup;
+        has_subgroup_ = uses.subgroup || uses.matrix;
         for (auto& p : k_.params)
             if (p.kind == Param::Kind::Scalar) scopes_.push_back({p.name, p.type, false});
         // Which variables hold work-item-dependent values: iterate to a fixed point, since a
@@ -177,6 +178,72 @@ private:
         }
     }
 
+    void check_fragments(std::set<std::string>& names) const {
+        for (size_t i = 0; i < k_.fragments.size(); ++i) {
+            const FragmentDecl& f = k_.fragments[i];
+            const std::string where = "fragments[" + std::to_string(i) + "]";
+            check_name(f.name, "fragment", where);
+            if (!names.insert(f.name).second) fail(where, "the name '" + f.name + "' is declared twice");
+            if (std::string bad = f.check(); !bad.empty()) fail(where, "fragment '" + f.name + "' is " + bad);
+        }
+    }
+    const FragmentDecl& fragment(const std::string& name, const std::string& where) const {
+        const FragmentDecl* f = k_.fragment(name);
+        if (!f) fail(where, "'" + name + "' is not a declared fragment");
+        return *f;
+    }
+
+    // A collective fragment operation: every lane of the subgroup reaches it, with operands
+    // that are the same on every lane.
+    void matrix(const Matrix& n, const std::string& where) {
+        const FragmentDecl& f = fragment(n.frag, where);
+        const std::string what = std::string(to_string(n.op)) + " of fragment '" + n.frag + "'";
+        if (barrier_check_ && lane_divergent_)
+            fail(where, "matrix " + what + " in divergent control flow: " + lane_divergence_reason_ +
+                            ", so not every work-item of its subgroup reaches it");
+        auto operand = [&](const Expr& e, const char* role) {
+            if (expr(e, where + "." + role) == kVarying)
+                fail(where, "the " + std::string(role) + " of the " + what +
+                                " depends on the work-item (every work-item of the subgroup must give the same)");
+        };
+        switch (n.op) {
+        case MatrixOp::Fill: operand(n.value, "value"); return;
+        case MatrixOp::Load:
+        case MatrixOp::Store: {
+            const Type t = array_type(n.array, n.space, where);
+            if (!(t == f.type))
+                fail(where, what + ": '" + n.array + "' holds " + to_string(t) + ", the fragment " + to_string(f.type));
+            if (f.use != MatrixUse::Acc && n.layout != f.layout)
+                fail(where, what + " reads " + to_string(n.layout) + "-major memory, the fragment is declared " +
+                                to_string(f.layout) + "-major");
+            if (n.op == MatrixOp::Store) {
+                if (f.use != MatrixUse::Acc) fail(where, what + ": only accumulators are stored");
+                if (read_only(n.array, n.space)) fail(where, what + " to '" + n.array + "', which is read-only (In<T>)");
+            }
+            operand(n.index, "index");
+            operand(n.stride, "stride");
+            return;
+        }
+        case MatrixOp::Mma: {
+            const FragmentDecl &a = fragment(n.a, where), &b = fragment(n.b, where), &c = fragment(n.c, where);
+            if (a.use != MatrixUse::A || b.use != MatrixUse::B || c.use != MatrixUse::Acc || f.use != MatrixUse::Acc)
+                fail(where, "mma takes an A, a B and an accumulator into an accumulator ('" + n.frag + "' = '" + n.a +
+                                "' x '" + n.b + "' + '" + n.c + "')");
+            if (a.shape() != f.shape() || b.shape() != f.shape() || c.shape() != f.shape())
+                fail(where, "mma of fragments of different shapes (" + a.shape() + ", " + b.shape() + ", " + c.shape() +
+                                " into " + f.shape() + ")");
+            if (a.type != b.type)
+                fail(where, "mma of A of " + std::string(to_string(a.type)) + " and B of " + to_string(b.type));
+            if (c.type != f.type)
+                fail(where, "mma adds an accumulator of " + std::string(to_string(c.type)) + " into one of " +
+                                to_string(f.type));
+            if (f.type == Scalar::F16 && a.type != Scalar::F16)
+                fail(where, "an f16 accumulator takes f16 products, not " + std::string(to_string(a.type)));
+            return;
+        }
+        }
+    }
+
     void check_work_group() const {
         const WorkGroupBound& w = k_.work_group;
         const bool some = w.required[0] || w.required[1] || w.required[2];
@@ -198,7 +265,7 @@ private:
     }
     void declare(const std::string& n, const Type& t, bool read_only, const std::string& where) {
         check_name(n, "variable", where);
-        if (lookup(n) || k_.param(n) || k_.shared_array(n) || k_.private_array(n))
+        if (lookup(n) || k_.param(n) || k_.shared_array(n) || k_.private_array(n) || k_.fragment(n))
             fail(where, "'" + n + "' is declared again while an earlier one is visible");
         check_type(t, where);
         scopes_.push_back({n, t, read_only});
@@ -445,6 +512,7 @@ private:
                                 ", so not every work-item of the group reaches it");
             return;
         case StmtKind::Fence: return;
+        case StmtKind::Matrix: matrix(static_cast<const Matrix&>(*s), where); return;
         case StmtKind::Eval: expr(static_cast<const Eval&>(*s).value, where + ".value"); return;
         case StmtKind::Native: {
             auto& n = static_cast<const Native&>(*s);

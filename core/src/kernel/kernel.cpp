@@ -144,6 +144,14 @@ const Place& atomic_place(const Place& p, ir::AtomicOp op, ir::Scalar type) {
                            ": atomic " + ir::to_string(op) + " exists on " + types + " only");
 }
 
+std::string declare_fragment(ir::FragmentDecl f) {
+    auto& tr = Tracer::current();
+    f.name = tr.fresh("frag");
+    if (std::string bad = f.check(); !bad.empty()) tr.fail("px::Fragment: " + bad);
+    tr.kernel().fragments.push_back(f);
+    return f.name;
+}
+
 std::string declare_array(ir::Space space, const ir::Type& t, std::vector<uint32_t> dims, uint32_t pad) {
     auto& tr = Tracer::current();
     ir::ArrayDecl a;

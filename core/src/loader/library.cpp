@@ -230,6 +230,7 @@ DeviceInfo convert(const plx_device_info& in) {
     std::copy(std::begin(in.uuid), std::end(in.uuid), d.uuid.begin());
     d.pci_bus_id = fixed_string(in.pci_bus_id, sizeof in.pci_bus_id);
     if (in.subgroup_ops & PLX_SUBGROUP_KNOWN) d.subgroup_ops = in.subgroup_ops & PLX_SUBGROUP_ALL;
+    if (in.matrix_ops & PLX_MATRIX_KNOWN) d.matrix_ops = in.matrix_ops & (PLX_MATRIX_ALL | PLX_MATRIX_EMULATED);
     return d;
 }
 

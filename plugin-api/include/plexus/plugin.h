@@ -1,4 +1,4 @@
-/* plexus plugin C ABI, version 1.2: the one contract between libplexus and a backend plugin.
+/* plexus plugin C ABI, version 1.3: the one contract between libplexus and a backend plugin.
  * Plain C99, no dependency. A plugin is a shared library exporting plx_plugin_init. */
 #ifndef PLEXUS_PLUGIN_H
 #define PLEXUS_PLUGIN_H
@@ -13,7 +13,7 @@ extern "C" {
 /* ---- versioning -------------------------------------------------------------------------- */
 
 #define PLX_ABI_VERSION_MAJOR 1
-#define PLX_ABI_VERSION_MINOR 2
+#define PLX_ABI_VERSION_MINOR 3
 /* A version is (major << 16) | minor. The major must match exactly; the minor may differ
  * both ways because structs only ever grow at the end and carry their own struct_size. */
 #define PLX_MAKE_VERSION(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xffffu))
@@ -111,6 +111,17 @@ typedef enum plx_arg_kind {
 #define PLX_SUBGROUP_BALLOT 0x8u         /* ballot (cl_khr_subgroup_ballot; lanes 0 .. 63) */
 #define PLX_SUBGROUP_ALL 0xfu
 
+/* Matrix-fragment (tensor-core) operations a device runs (plx_device_info.matrix_ops, 1.3),
+ * by the fragments' element types; a plugin lists the matrix_* rows of the catalog in its
+ * table once and sets, with PLX_MATRIX_KNOWN, the bits its device has. PLX_MATRIX_EMULATED
+ * says the device runs them with plain arithmetic (correct, not tensor-core fast). */
+#define PLX_MATRIX_KNOWN 0x80000000u     /* the field is filled in (0: a plugin older than 1.3) */
+#define PLX_MATRIX_F16 0x1u              /* m16n16k16, f16 A and B, f32 or f16 accumulator */
+#define PLX_MATRIX_BF16 0x2u             /* m16n16k16, bf16 A and B, f32 accumulator */
+#define PLX_MATRIX_TF32 0x4u             /* m16n16k8, tf32 A and B (f32 in memory), f32 accumulator */
+#define PLX_MATRIX_ALL 0x7u
+#define PLX_MATRIX_EMULATED 0x100u
+
 /* Queue flags. */
 #define PLX_QUEUE_PROFILING 0x1u /* events of this queue carry start / end timestamps */
 
@@ -152,6 +163,8 @@ typedef struct plx_device_info {
     char pci_bus_id[32];          /* "0000:41:00.0" (domain:bus:device.function), "" when unknown */
     /* 1.2 */
     uint32_t subgroup_ops;        /* PLX_SUBGROUP_* bits with PLX_SUBGROUP_KNOWN */
+    /* 1.3 */
+    uint32_t matrix_ops;          /* PLX_MATRIX_* bits with PLX_MATRIX_KNOWN */
 } plx_device_info;
 
 typedef struct plx_launch_dims {

@@ -55,6 +55,13 @@ struct AtomicCode {
     std::string result_cast; // a cast applied to the call when its value is used, or ""
 };
 
+// The operands of a Matrix statement as code: the fragments' names, the fill value in memory
+// form (f16 / bf16 bits), the first element's address and the stride.
+struct MatrixCode {
+    std::string frag, a, b, c;
+    std::string value, address, stride;
+};
+
 // A record or variant as the emitter names it: the type's C name and each member's.
 struct DeclNames {
     std::string type;
@@ -155,6 +162,15 @@ public:
                                    const std::string& name, uint32_t count) const = 0;
     // A word the language reserves (keyword, type, builtin): user names are renamed around it.
     virtual bool is_reserved(const std::string& word) const = 0;
+
+    // ---- matrix fragments: a dialect whose language runs them (CUDA C, through PTX's wmma)
+    // declares each and writes each Matrix statement; emit_kernel gives any other a kernel that
+    // ir::lower_matrix has rewritten into private arrays and loops.
+    virtual bool matrix_units() const { return false; }
+    virtual std::string fragment_decl(const ir::FragmentDecl&, const std::string& /*name*/) const { return {}; }
+    virtual std::vector<std::string> matrix_statement(const ir::Kernel&, const ir::Matrix&, const MatrixCode&) const {
+        return {};
+    }
 };
 
 // Generates the whole translation unit for one kernel. Validates the kernel first; throws

@@ -19,6 +19,8 @@ std::string Emitter::run() {
     for (auto* arrays : {&k_.shared, &k_.privates})
         for (auto& a : *arrays)
             value_names_.insert(a.name);
+    for (auto& f : k_.fragments)
+        value_names_.insert(f.name);
     collect_value_names(k_.body);
     collect_used_names(k_.body);
 
@@ -56,6 +58,8 @@ std::string Emitter::run() {
     for (auto& p : k_.privates)
         arrays.push_back(
             d_.array_decl(ir::Space::Private, storage_type(p.type), name(p.name), p.count));
+    for (auto& f : k_.fragments)
+        arrays.push_back(d_.fragment_decl(f, name(f.name)));
     for (auto& s : static_cast<const ir::Block&>(*k_.body).body)
         dispatch(s);
     const std::string records = declarations();
@@ -155,6 +159,10 @@ const ir::Type& Emitter::variable_type(const std::string& var) const {
 }
 
 std::string emit_kernel(const ir::Kernel& kernel, const Options& options, const Dialect& dialect) {
+    if (!kernel.fragments.empty() && !dialect.matrix_units()) {
+        ir::validate(kernel); // the divergence rules hold for the fragments, not their loops
+        return Emitter(ir::lower_matrix(kernel), options, dialect).run();
+    }
     return Emitter(kernel, options, dialect).run();
 }
 

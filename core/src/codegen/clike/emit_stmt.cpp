@@ -53,6 +53,23 @@ void Emitter::visit(const ir::Store& n) {
     line(assignment(element(n.array, n.index), type, true, n.path, n.value));
 }
 
+void Emitter::visit(const ir::Matrix& n) {
+    if (!d_.matrix_units())
+        throw Error(ErrorCode::Internal, "kernel '" + k_.name + "': a matrix fragment reached the " +
+                                             d_.language_name() + " emitter unlowered (a bug in plexus)");
+    const ir::FragmentDecl& f = *k_.fragment(n.frag);
+    MatrixCode code{name(n.frag), name(n.a), name(n.b), name(n.c), {}, {}, {}};
+    if (n.op == ir::MatrixOp::Fill)
+        code.value = to_storage(f.type, convert(n.value->type, f.type, expr(n.value)));
+    if (n.op == ir::MatrixOp::Load || n.op == ir::MatrixOp::Store) {
+        code.address = cat("&", element(n.array, n.index));
+        code.stride = expr(n.stride);
+    }
+    flush();
+    for (const std::string& l : d_.matrix_statement(k_, n, code))
+        line(l);
+}
+
 // Each field step leads into memory form (fields are stored like buffer elements); a lane
 // step keeps the form of its vector. A value of f16 or bf16 in memory form is converted.
 std::string Emitter::assignment(std::string root, ir::Type type, bool stored, const ir::Path& path,

@@ -55,6 +55,7 @@ public:
     void visit(const ir::Eval& n);
     void visit(const ir::Native& n);
     void visit(const ir::Match& n);
+    void visit(const ir::Matrix& n);
 
 private:
     const ir::Kernel& k_;

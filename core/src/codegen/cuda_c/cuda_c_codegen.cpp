@@ -111,6 +111,31 @@ __device__ __forceinline__ double plx_hypot(double x, double y) {
 }
 )";
 
+// PTX's wmma register forms: an f32 accumulator has one f32 register per element it holds (8
+// per lane); f16 and bf16 go two to a .b32 register; tf32 one per .b32.
+bool wmma_f32_registers(const ir::FragmentDecl& f) { return f.use == ir::MatrixUse::Acc && f.type == Scalar::F32; }
+unsigned wmma_registers(const ir::FragmentDecl& f) {
+    if (f.use == ir::MatrixUse::Acc) return f.type == Scalar::F32 ? 8 : 4;
+    return f.type == Scalar::F16 ? 8 : 4;
+}
+const char* wmma_type(const ir::FragmentDecl& f) {
+    return f.use != ir::MatrixUse::Acc && f.type == Scalar::F32 ? "tf32" : ir::to_string(f.type);
+}
+// "{%first, ..., %(first + count - 1)}"
+std::string operand_list(unsigned first, unsigned count) {
+    std::string s = "{";
+    for (unsigned i = 0; i < count; ++i) s += (i ? ", %" : "%") + std::to_string(first + i);
+    return s + "}";
+}
+// The asm operands binding each register of a fragment: "=f"(acc[0]), ... or "r"(a[0]), ...
+std::string register_operands(const ir::FragmentDecl& f, const std::string& name, bool output) {
+    std::string s;
+    for (unsigned i = 0; i < wmma_registers(f); ++i)
+        s += clike::cat(i ? ", " : "", "\"", output ? "=" : "", wmma_f32_registers(f) ? "f" : "r", "\"(", name, "[",
+                        std::to_string(i), "])");
+    return s;
+}
+
 class CudaDialect final : public clike::Dialect {
 public:
     const char* language_name() const override { return "CUDA C"; }
@@ -287,8 +312,64 @@ public:
     }
     std::string array_decl(ir::Space space, const std::string& type, const std::string& name,
                            uint32_t count) const override {
-        return clike::cat(space == ir::Space::Local ? "__shared__ " : "", type, " ", name, "[",
+        // 32-byte aligned: a matrix fragment loads from and stores to shared memory there.
+        return clike::cat(space == ir::Space::Local ? "__shared__ __align__(32) " : "", type, " ", name, "[",
                           std::to_string(count), "];");
+    }
+
+    // ---- matrix fragments: PTX's wmma in inline assembly (no header: mma.h needs the
+    // toolkit's include directory), on registers declared as arrays. A fragment's registers
+    // are .b32 pairs of f16 / bf16, tf32 values, or f32 accumulators.
+    bool matrix_units() const override { return true; }
+    std::string fragment_decl(const ir::FragmentDecl& f, const std::string& name) const override {
+        return clike::cat(wmma_f32_registers(f) ? "float " : "unsigned ", name, "[", std::to_string(wmma_registers(f)),
+                          "]; // ", f.intrinsic());
+    }
+    std::vector<std::string> matrix_statement(const ir::Kernel& k, const ir::Matrix& n,
+                                              const clike::MatrixCode& code) const override {
+        const ir::FragmentDecl& f = *k.fragment(n.frag);
+        const unsigned regs = wmma_registers(f);
+        const std::string count = std::to_string(regs);
+        switch (n.op) {
+        case ir::MatrixOp::Fill: {
+            std::string v = wmma_f32_registers(f) ? "const float plx_v = " + code.value
+                            : f.type == Scalar::F32 ? "const unsigned plx_v = __float_as_uint(" + code.value + ")"
+                                                     : "const unsigned plx_v = 0x10001u * (unsigned)(" + code.value + ")";
+            return {"{", "    " + v + ";", "    for (int plx_i = 0; plx_i < " + count + "; ++plx_i) " + code.frag + "[plx_i] = plx_v;", "}"};
+        }
+        case ir::MatrixOp::Load:
+        case ir::MatrixOp::Store: {
+            const bool load = n.op == ir::MatrixOp::Load;
+            const ir::MatrixLayout layout = f.use == ir::MatrixUse::Acc ? n.layout : f.layout;
+            const char* which = !load ? "d" : f.use == ir::MatrixUse::A ? "a" : f.use == ir::MatrixUse::B ? "b" : "c";
+            std::string ptx = clike::cat("wmma.", load ? "load." : "store.", which, ".sync.aligned.", ir::to_string(layout),
+                                         ".", f.shape(), ".", wmma_type(f));
+            const std::string regs_list = operand_list(load ? 0 : 1, regs);
+            ptx += load ? " " + regs_list + ", [%" + count + "], %" + std::to_string(regs + 1) + ";"
+                        : " [%0], " + regs_list + ", %" + std::to_string(regs + 1) + ";";
+            const std::string bind = register_operands(f, code.frag, load);
+            const std::string address = clike::cat("\"l\"(", code.address, ")");
+            const std::string stride = clike::cat("\"r\"((unsigned)(", code.stride, "))");
+            if (load)
+                return {clike::cat("asm volatile(\"", ptx, "\"\n    : ", bind, "\n    : ", address, ", ", stride, " : \"memory\");")};
+            return {clike::cat("asm volatile(\"", ptx, "\"\n    :\n    : ", address, ", ", bind, ", ", stride,
+                               " : \"memory\");")};
+        }
+        case ir::MatrixOp::Mma: {
+            const ir::FragmentDecl &a = *k.fragment(n.a), &b = *k.fragment(n.b), &c = *k.fragment(n.c);
+            const unsigned ra = wmma_registers(a), rb = wmma_registers(b), rc = wmma_registers(c);
+            std::string types = a.type == Scalar::F16 ? clike::cat(ir::to_string(f.type), ".", ir::to_string(c.type))
+                                                      : clike::cat("f32.", wmma_type(a), ".", wmma_type(b), ".f32");
+            std::string ptx = clike::cat("wmma.mma.sync.aligned.", ir::to_string(a.layout), ".", ir::to_string(b.layout), ".",
+                                         f.shape(), ".", types, " ", operand_list(0, regs), ", ",
+                                         operand_list(regs, ra), ", ", operand_list(regs + ra, rb), ", ",
+                                         operand_list(regs + ra + rb, rc), ";");
+            return {clike::cat("asm volatile(\"", ptx, "\"\n    : ", register_operands(f, code.frag, true), "\n    : ",
+                               register_operands(a, code.a, false), ",\n      ", register_operands(b, code.b, false),
+                               ",\n      ", register_operands(c, code.c, false), ");")};
+        }
+        }
+        return {};
     }
 
     bool is_reserved(const std::string& w) const override {

@@ -203,10 +203,17 @@ std::unique_ptr<HostKernel> compile_host(const ir::Kernel& kernel, const Options
     return host::compile_with_features(kernel, options, {});
 }
 
-std::unique_ptr<HostKernel> host::compile_with_features(
-    const ir::Kernel& kernel, const Options& options, const std::vector<std::string>& feature_changes) {
-    // The lowering relies on the validator's guarantees (declared names, uniform barriers).
+// The kernel the host code is generated from: the host has no matrix units, so fragments
+// become private arrays and loops (ir::lower_matrix). Validates the kernel as written first:
+// the lowering relies on the validator's guarantees (declared names, uniform barriers).
+static ir::Kernel host_form(const ir::Kernel& kernel) {
     ir::validate(kernel);
+    return ir::lower_matrix(kernel);
+}
+
+std::unique_ptr<HostKernel> host::compile_with_features(
+    const ir::Kernel& written, const Options& options, const std::vector<std::string>& feature_changes) {
+    const ir::Kernel kernel = host_form(written);
     Machine m = machine(kernel, options, feature_changes);
     host::Layout layout = host::analyze(kernel);
     llvm::LLVMContext context;
@@ -221,8 +228,9 @@ std::unique_ptr<HostKernel> host::compile_with_features(
     return link(kernel, m, std::move(object), std::move(text), std::move(layout));
 }
 
-std::unique_ptr<HostKernel> load_host_object(const ir::Kernel& kernel, const Options& options,
+std::unique_ptr<HostKernel> load_host_object(const ir::Kernel& written, const Options& options,
                                              const std::vector<unsigned char>& object) {
+    const ir::Kernel kernel = ir::lower_matrix(written);
     Machine m = machine(kernel, options, {});
     return link(kernel, m, object, "; loaded from the disk cache as object code: no LLVM IR\n", host::analyze(kernel));
 }
@@ -237,8 +245,8 @@ std::string host_target_id(const Options& options) {
     return m.target.triple + " " + m.target.cpu + " " + m.target.features + " llvm-" LLVM_VERSION_STRING;
 }
 
-std::string host_assembly(const ir::Kernel& kernel, const Options& options) {
-    ir::validate(kernel);
+std::string host_assembly(const ir::Kernel& written, const Options& options) {
+    const ir::Kernel kernel = host_form(written);
     Machine m = machine(kernel, options, {});
     host::Layout layout = host::analyze(kernel);
     llvm::LLVMContext context;

@@ -58,6 +58,9 @@ void LlvmLowering::visit(const Continue&) { leave_loop(false); }
 void LlvmLowering::visit(const Return&) { return_from_item(); }
 void LlvmLowering::visit(const Barrier&) { barrier(); }
 void LlvmLowering::visit(const Fence& n) { fence(n); }
+void LlvmLowering::matrix(const Matrix& n) {
+    internal("the matrix fragment '" + n.frag + "' reached " + generator_ + " unlowered");
+}
 
 void LlvmLowering::visit(const Match& n) { match_stmt(n, [&](const Stmt& s) { nested(s); }); }
 

@@ -58,6 +58,7 @@ public:
     llvm::Value* visit(const ir::Construct& n);
     llvm::Value* visit(const ir::MakeVariant& n);
     void visit(const ir::Match& n);
+    void visit(const ir::Matrix& n) { matrix(n); }
 
 protected:
     // `generator` names the generator in error messages ("PTX generation").
@@ -140,8 +141,16 @@ protected:
     // A catalog subgroup intrinsic ("subgroup_reduce_add_f32"; t is the value's type). A
     // target may lower some operations itself and leave the rest to this one.
     virtual llvm::Value* subgroup(const std::string& name, ir::Scalar t, const std::vector<llvm::Value*>& args);
+    // A matrix-fragment statement. The default refuses it: a target without matrix units gets
+    // kernels that ir::lower_matrix has rewritten (the host's compile does).
+    virtual void matrix(const ir::Matrix& n);
 
     // ---- for the targets ---------------------------------------------------------------------
+    // The address of element `index` of an array (a buffer: addrspace of the target's
+    // buffers; shared: its globals' addrspace).
+    llvm::Value* element_address(const std::string& array, ir::Space space, const ir::Expr& index);
+    // A C conversion of a register value (ir::Cast's semantics).
+    llvm::Value* cast(llvm::Value* v, const ir::Type& from, const ir::Type& to);
     [[noreturn]] void fail(ErrorCode code, const std::string& what) const;
     [[noreturn]] void internal(const std::string& what) const; // a bug in plexus
     [[noreturn]] void invalid(const std::string& what) const;  // a kernel this target refuses
@@ -216,14 +225,12 @@ private:
     llvm::Value* byte_address(llvm::Value* base, uint64_t offset);
     llvm::Value* part_address(llvm::Value* address, const ir::Type& t, uint32_t step);
     const ir::Type& array_type(const std::string& array, ir::Space space) const;
-    llvm::Value* element_address(const std::string& array, ir::Space space, const ir::Expr& index);
     llvm::Value* address_of(const ir::Expr& e);
     llvm::Value* insert_path(llvm::Value* whole, const ir::Type& t, const ir::Path& path,
                              size_t at, llvm::Value* part);
     llvm::Value* short_circuit(const ir::Binary& n);
     void loop_body(const Body& body, const ir::Stmt& s, llvm::BasicBlock* exit,
                    llvm::BasicBlock* next);
-    llvm::Value* cast(llvm::Value* v, const ir::Type& from, const ir::Type& to);
     llvm::Value* float_to_int(llvm::Value* v, const ir::Type& to);
     llvm::Value* index(const std::string& name);
     llvm::Value* math(const std::string& base, ir::Scalar t, const std::vector<llvm::Value*>& args);

@@ -11,6 +11,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 
 namespace plexus::codegen::ptx {
@@ -86,7 +87,8 @@ public:
                 m_, array_type, false, llvm::GlobalValue::InternalLinkage,
                 llvm::UndefValue::get(array_type), s.name, nullptr,
                 llvm::GlobalValue::NotThreadLocal, shared_space);
-            global->setAlignment(std::max(llvm::Align(16), align_of(s.type)));
+            // 32 bytes where matrix fragments may load from it (wmma's alignment).
+            global->setAlignment(std::max(llvm::Align(k_.fragments.empty() ? 16 : 32), align_of(s.type)));
             shared_.push_back(global);
         }
         stmt(k_.body);
@@ -136,6 +138,114 @@ private:
     Value* num_groups(unsigned d) override {
         return b_.CreateZExt(sreg("num_groups", d), b_.getInt64Ty());
     }
+    // ---- matrix fragments: NVVM's wmma intrinsics (wmma.load / mma / store.d), each
+    // fragment an array of its registers in the entry block, which SROA makes registers.
+    struct Fragment {
+        llvm::Type* reg = nullptr;
+        unsigned count = 0;
+        llvm::AllocaInst* home = nullptr;
+    };
+    std::map<std::string, Fragment> fragments_;
+
+    Fragment& fragment(const std::string& name) {
+        Fragment& f = fragments_[name];
+        if (f.home) return f;
+        const FragmentDecl& d = *k_.fragment(name);
+        if (d.use == MatrixUse::Acc) {
+            f.reg = d.type == Scalar::F32 ? b_.getFloatTy() : llvm::FixedVectorType::get(b_.getHalfTy(), 2);
+            f.count = d.type == Scalar::F32 ? 8 : 4;
+        } else {
+            f.reg = d.type == Scalar::F16 ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(b_.getHalfTy(), 2))
+                                          : b_.getInt32Ty();
+            f.count = d.type == Scalar::F16 ? 8 : 4;
+        }
+        f.home = entry_alloca(llvm::ArrayType::get(f.reg, f.count), name);
+        return f;
+    }
+    Value* reg_slot(Fragment& f, unsigned i) {
+        return b_.CreateConstInBoundsGEP2_32(f.home->getAllocatedType(), f.home, 0, i);
+    }
+    std::vector<Value*> registers(const std::string& name) {
+        Fragment& f = fragment(name);
+        std::vector<Value*> v;
+        for (unsigned i = 0; i < f.count; ++i) v.push_back(b_.CreateLoad(f.reg, reg_slot(f, i)));
+        return v;
+    }
+    void set_registers(const std::string& name, Value* call) {
+        Fragment& f = fragment(name);
+        for (unsigned i = 0; i < f.count; ++i) b_.CreateStore(b_.CreateExtractValue(call, i), reg_slot(f, i));
+    }
+    static std::string wmma_type(const FragmentDecl& d) {
+        return d.use != MatrixUse::Acc && d.type == Scalar::F32 ? "tf32" : to_string(d.type);
+    }
+    // An NVVM intrinsic by its full name; `overload` is the pointer type of a load or store.
+    Value* wmma(const std::string& name, llvm::ArrayRef<Value*> args, llvm::Type* overload = nullptr) {
+        llvm::Intrinsic::ID id = llvm::Function::lookupIntrinsicID(name);
+        if (id == llvm::Intrinsic::not_intrinsic) internal("LLVM 19 has no intrinsic " + name);
+        llvm::Function* fn = overload ? llvm::Intrinsic::getDeclaration(&m_, id, {overload})
+                                      : llvm::Intrinsic::getDeclaration(&m_, id);
+        return b_.CreateCall(fn, args);
+    }
+
+    void matrix(const Matrix& n) override {
+        const FragmentDecl& d = *k_.fragment(n.frag);
+        const int needs = d.type == Scalar::F16 ? 70 : 80;
+        if (sm_ < needs)
+            fail(ErrorCode::Unsupported, std::string("matrix fragments of ") + wmma_type(d) + " (" + d.intrinsic() +
+                                             ") need sm_" + std::to_string(needs) + ", the target is sm_" +
+                                             std::to_string(sm_));
+        switch (n.op) {
+        case MatrixOp::Fill: {
+            Value* v = cast(expr(n.value), n.value->type, Type(d.type)); // register form: f32 for f16 / bf16
+            Fragment& f = fragment(n.frag);
+            Value* reg = nullptr;
+            if (f.reg->isFloatTy()) reg = v;
+            else if (d.type == Scalar::F32) reg = b_.CreateBitCast(v, b_.getInt32Ty()); // tf32
+            else if (d.type == Scalar::F16) {
+                Value* h = b_.CreateBitCast(half_from_f32(v, Scalar::F16), b_.getHalfTy());
+                reg = b_.CreateVectorSplat(2, h);
+            } else { // bf16: the bits twice in one i32
+                Value* bits = b_.CreateZExt(half_from_f32(v, Scalar::BF16), b_.getInt32Ty());
+                reg = b_.CreateOr(bits, b_.CreateShl(bits, 16));
+            }
+            for (unsigned i = 0; i < f.count; ++i) b_.CreateStore(reg, reg_slot(f, i));
+            return;
+        }
+        case MatrixOp::Load:
+        case MatrixOp::Store: {
+            const bool load = n.op == MatrixOp::Load;
+            const MatrixLayout layout = d.use == MatrixUse::Acc ? n.layout : d.layout;
+            const char* which = !load ? "d" : d.use == MatrixUse::A ? "a" : d.use == MatrixUse::B ? "b" : "c";
+            const std::string name = "llvm.nvvm.wmma." + d.shape() + (load ? ".load." : ".store.") + which + "." +
+                                     to_string(layout) + ".stride." + wmma_type(d);
+            Value* address = element_address(n.array, n.space, n.index);
+            Value* stride = b_.CreateIntCast(expr(n.stride), b_.getInt32Ty(), is_signed(n.stride->type));
+            if (load) {
+                set_registers(n.frag, wmma(name, {address, stride}, address->getType()));
+            } else {
+                std::vector<Value*> args{address};
+                for (Value* r : registers(n.frag)) args.push_back(r);
+                args.push_back(stride);
+                wmma(name, args, address->getType());
+            }
+            return;
+        }
+        case MatrixOp::Mma: {
+            const FragmentDecl &a = *k_.fragment(n.a), &b = *k_.fragment(n.b), &c = *k_.fragment(n.c);
+            // f16 products name the accumulators' types (.f32.f32), the others their inputs' (.bf16).
+            std::string name = "llvm.nvvm.wmma." + d.shape() + ".mma.";
+            name.append(to_string(a.layout)).append(".").append(to_string(b.layout)).append(".");
+            if (a.type == Scalar::F16) name.append(to_string(d.type)).append(".").append(to_string(c.type));
+            else name.append(wmma_type(a));
+            std::vector<Value*> args;
+            for (const std::string* f : {&n.a, &n.b, &n.c})
+                for (Value* r : registers(*f)) args.push_back(r);
+            set_registers(n.frag, wmma(name, args));
+            return;
+        }
+        }
+    }
+
     void barrier() override { catalog("barrier"); }
     void fence(const Fence& n) override { catalog(n.intrinsic()); }
     void return_from_item() override {
