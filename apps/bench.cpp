@@ -191,6 +191,8 @@ Baseline gpu_baseline(cuda_baseline::Session& s, const std::string& kernel, size
     if (kernel == "vector_add" || kernel == "vector_add_float4") return from_figure(s.vector_add(size, reps), 1);
     if (kernel == "reduce" || kernel == "warp_reduce") return from_figure(s.reduce(size, reps), 1);
     Shape sh = matmul_shape(size);
+    for (const char* t : {"f16", "bf16", "tf32"})
+        if (kernel == std::string("matmul_") + t) return from_figure(s.gemm_ex(t, sh.m, sh.n, sh.k, reps), 1);
     return from_figure(s.sgemm(sh.m, sh.n, sh.k, reps), 1);
 }
 
@@ -334,7 +336,8 @@ int run_bench(const std::vector<std::string>& args) {
             std::cout << "usage: plexus bench [--backend NAME] [--kernel NAME] [--size N] [--reps N] [--json FILE] [--plot FILE]\n"
                          "       plexus bench --first-launch [--json FILE] [--plot FILE]\n"
                          "       plexus bench --startup [--json FILE]\n"
-                         "  kernels: vector_add, vector_add_float4, reduce, warp_reduce, matmul_naive, matmul_tiled (matmul: both),\n"
+                         "  kernels: vector_add, vector_add_float4, reduce, warp_reduce, matmul_naive, matmul_tiled (matmul: all),\n"
+                         "           matmul_f16, matmul_bf16, matmul_tf32 (matrix fragments; GPU: beside cublasGemmEx),\n"
                          "           softmax_bf16 (beside the same kernel in f32), empty_launch (cuda, opencl, native),\n"
                          "           transfer (Queue::write / read, pageable and pinned, beside the raw copy; --size in bytes),\n"
                          "           pipeline (three overlapped queues beside the slowest stage alone),\n"
@@ -390,7 +393,7 @@ int run_bench(const std::vector<std::string>& args) {
             const DeviceInfo& dev = b->devices()[d];
             for (std::string kernel :
                  {"vector_add", "vector_add_float4", "reduce", "warp_reduce", "matmul_naive", "matmul_tiled",
-                  "softmax_bf16"}) {
+                  "matmul_f16", "matmul_bf16", "matmul_tf32", "softmax_bf16"}) {
                 attempt(*b, dev.name, kernel.c_str(),
                         [&] { results.push_back(bench_row(rt, *b, d, kernel, o, baselines, gpu)); });
             }

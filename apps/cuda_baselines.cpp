@@ -2,6 +2,8 @@
 // opened with dlopen, so nothing of CUDA is linked; the kernels come from an embedded fatbin.
 #include "cuda_baselines.hpp"
 
+#include "plexus/half.hpp"
+
 #if PLEXUS_CB_HAVE_CUDA_H
 
 #include <cublas_api.h>
@@ -81,8 +83,13 @@ double ms_since(clock_type::time_point t0) {
 struct Driver {
     CB_DRIVER_FUNCTIONS(CB_MEMBER) CB_MEMBER(cuGetErrorName) std::string error;
 };
+// cublasGemmEx has a C++ overload in cublas_api.h, so its member is spelled out: the C one.
+using CublasGemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                        const void*, const void*, cudaDataType, int, const void*, cudaDataType, int,
+                                        const void*, void*, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
 struct Cublas {
-    CB_CUBLAS_FUNCTIONS(CB_MEMBER) CB_MEMBER(cublasGetStatusName) std::string error;
+    CB_CUBLAS_FUNCTIONS(CB_MEMBER) CB_MEMBER(cublasGetStatusName) CublasGemmEx cublasGemmEx = nullptr;
+    std::string error;
 };
 struct Nvrtc {
     CB_NVRTC_FUNCTIONS(CB_MEMBER) std::string error;
@@ -137,7 +144,7 @@ const Driver& drv() {
 const Cublas& blas() {
     static const Cublas table = load<Cublas>(
         toolkit_names("libcublas"), "cuBLAS", [](void* lib, Cublas& t, std::string& missing) {
-            CB_CUBLAS_FUNCTIONS(CB_REQUIRED) CB_OPTIONAL(cublasGetStatusName)
+            CB_CUBLAS_FUNCTIONS(CB_REQUIRED) CB_OPTIONAL(cublasGetStatusName) CB_REQUIRED(cublasGemmEx)
         });
     return table;
 }
@@ -466,6 +473,63 @@ Figure Session::reduce(size_t n, int reps) {
     });
 }
 
+// 256 random elements of row-major C = A B, each within tolerance * sum_p |a b| of the double
+// product; throws naming the first that is not.
+void check_product(const std::vector<float>& ha, const std::vector<float>& hb, const std::vector<float>& hc, int m,
+                   int n, int k, double tolerance) {
+    std::mt19937 g(9);
+    for (int t = 0; t < 256; ++t) {
+        const size_t i = g() % unsigned(m), j = g() % unsigned(n);
+        double dot = 0, scale = 0;
+        for (size_t p = 0; p < size_t(k); ++p) {
+            const double term = double(ha[i * k + p]) * hb[p * n + j];
+            dot += term;
+            scale += std::fabs(term);
+        }
+        if (!(std::fabs(hc[i * n + j] - dot) <= tolerance * scale))
+            throw wrong("C[" + std::to_string(i) + "][" + std::to_string(j) + "]", hc[i * n + j], dot);
+    }
+}
+
+Figure Session::gemm_ex(const std::string& inputs, int m, int n, int k, int reps) {
+    const bool tf32 = inputs == "tf32", bf16 = inputs == "bf16";
+    const std::string name = "cuBLAS cublasGemmEx " + inputs + (tf32 ? " (f32 in memory, CUBLAS_COMPUTE_32F_FAST_TF32)" : "") +
+                             " x " + inputs + " -> f32, f32 accumulate";
+    return measure(name.c_str(), [&](Figure& f) {
+        State& s = state_->enter(m > 0 && n > 0 && k > 0 && reps > 0 && (tf32 || bf16 || inputs == "f16"),
+                                 "gemm_ex needs m, n, k, reps > 0 and inputs f16, bf16 or tf32");
+        s.ensure_cublas();
+        // The inputs rounded to their type; uploaded as its bits (tf32: plain floats).
+        auto rounded = [&](std::vector<float> v) {
+            for (float& x : v) x = tf32 ? x : bf16 ? float(plexus::bf16(x)) : float(plexus::half(x));
+            return v;
+        };
+        const auto ha = rounded(random_floats(size_t(m) * k, 7)), hb = rounded(random_floats(size_t(k) * n, 8));
+        auto upload = [&](const std::vector<float>& v) {
+            if (tf32) return std::make_unique<DeviceBuffer>(v);
+            std::vector<uint16_t> bits(v.size());
+            for (size_t i = 0; i < v.size(); ++i) bits[i] = bf16 ? plexus::bf16(v[i]).bits : plexus::half(v[i]).bits;
+            auto d = std::make_unique<DeviceBuffer>((v.size() + 1) / 2);
+            CB_CU(cuMemcpyHtoD, d->ptr, bits.data(), bits.size() * sizeof(uint16_t));
+            return d;
+        };
+        const auto a = upload(ha), b = upload(hb);
+        DeviceBuffer c(size_t(m) * n);
+        const cudaDataType in = tf32 ? CUDA_R_32F : bf16 ? CUDA_R_16BF : CUDA_R_16F;
+        const cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+        const float alpha = 1, beta = 0;
+        // Row-major C = A B as column-major C^T = B^T A^T (see sgemm).
+        const double sec = median_seconds(reps, [&] {
+            CB_BLAS(cublasGemmEx, s.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b->floats(), in, n,
+                    a->floats(), in, k, &beta, c.floats(), CUDA_R_32F, n, compute, CUBLAS_GEMM_DEFAULT);
+            s.stream.sync();
+        });
+        f.value = 2.0 * m * double(n) * k / sec / 1e9;
+        check_product(ha, hb, c.download(size_t(m) * n), m, n, k, tf32 ? 2e-3 : 1e-4);
+        f.verified = true;
+    });
+}
+
 Figure Session::sgemm(int m, int n, int k, int reps) {
     return measure("cuBLAS cublasSgemm_v2 FP32 (default math, no TF32)", [&](Figure& f) {
         State& s =
@@ -482,20 +546,7 @@ Figure Session::sgemm(int m, int n, int k, int reps) {
             s.stream.sync();
         });
         f.value = 2.0 * m * double(n) * k / sec / 1e9;
-        const auto hc = c.download(size_t(m) * n);
-        std::mt19937 g(9);
-        for (int t = 0; t < 256; ++t) {
-            const size_t i = g() % unsigned(m), j = g() % unsigned(n);
-            double dot = 0, scale = 0;
-            for (size_t p = 0; p < size_t(k); ++p) {
-                const double term = double(ha[i * k + p]) * hb[p * n + j];
-                dot += term;
-                scale += std::fabs(term);
-            }
-            if (!(std::fabs(hc[i * n + j] - dot) <= 1e-3 * scale))
-                throw wrong("C[" + std::to_string(i) + "][" + std::to_string(j) + "]",
-                            hc[i * n + j], dot);
-        }
+        check_product(ha, hb, c.download(size_t(m) * n), m, n, k, 1e-3);
         f.verified = true;
     });
 }
@@ -646,6 +697,7 @@ std::unique_ptr<Session> Session::open(int, std::string& why) {
 Figure Session::vector_add(size_t, int) { return absent(); }
 Figure Session::reduce(size_t, int) { return absent(); }
 Figure Session::sgemm(int, int, int, int) { return absent(); }
+Figure Session::gemm_ex(const std::string&, int, int, int, int) { return absent(); }
 Figure Session::empty_launch_round_us(int) { return absent(); }
 Figure Session::memcpy_gbps(size_t, bool, int) { return absent(); }
 Figure Session::peer_copy_gbps(int, size_t, int) { return absent(); }

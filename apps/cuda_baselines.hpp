@@ -33,6 +33,9 @@ public:
     Figure reduce(size_t n, int reps); // GB/s, 4 bytes per element; checked against a double sum
     // GFLOP/s (2mnk / s / 1e9) of row-major C = A B by cuBLAS FP32 (no TF32); 256 elements checked.
     Figure sgemm(int m, int n, int k, int reps);
+    // The same by cublasGemmEx with `inputs` "f16", "bf16" (their bits in memory) or "tf32"
+    // (floats, CUBLAS_COMPUTE_32F_FAST_TF32), f32 output and accumulation.
+    Figure gemm_ex(const std::string& inputs, int m, int n, int k, int reps);
     // Microseconds of host time per cuLaunchKernel of an empty kernel in one round of
     // `launches` (the stream is synchronized after the round, untimed), so that a caller can
     // alternate rounds with what it compares.

@@ -1,6 +1,7 @@
 // Definitions of the sample kernels; see kernels.hpp for what each computes.
 #include "kernels.hpp"
 #include "math_catalog.hpp"
+#include "matmul_mma.hpp"
 
 #include "plexus/subgroup.hpp"
 
@@ -251,6 +252,8 @@ const ir::Kernel* find(std::string_view name) {
         {"softmax_bf16", &softmax_bf16().ir()}, {"softmax_f32", &softmax_f32().ir()},
         {"particles", &particles().ir()},       {"pipeline_step", &pipeline_step().ir()},
         {"math_catalog_f32", &math_catalog<float>().ir()}, {"math_catalog_f64", &math_catalog<double>().ir()},
+        {"matmul_f16", &matmul_f16().ir()},     {"matmul_bf16", &matmul_bf16().ir()},
+        {"matmul_tf32", &matmul_tf32().ir()},
     };
     auto it = all.find(name);
     return it == all.end() ? nullptr : it->second;
@@ -260,7 +263,7 @@ std::vector<std::string> names() {
     return {"vector_add", "reduce",  "warp_reduce", "matmul_naive", "matmul_tiled", "transpose",
             "scan_groups", "scan_add",    "histogram",    "vector_add_float4", "saxpy_f16",
             "dequant_int8", "softmax_bf16", "softmax_f32", "particles", "pipeline_step",
-            "math_catalog_f32", "math_catalog_f64"};
+            "math_catalog_f32", "math_catalog_f64", "matmul_f16", "matmul_bf16", "matmul_tf32"};
 }
 
 } // namespace plexus::samples

@@ -20,6 +20,13 @@ const DeviceInfo& device_of(Runtime& rt, const Target& t) {
     throw Error(ErrorCode::NoBackend, "no backend named '" + t.backend + "' is loaded");
 }
 
+uint32_t subgroup_width(Runtime& rt, const Target& t, const ir::Kernel& kernel) {
+    if (!t.backend.empty()) return device_of(rt, t).subgroup_size;
+    for (const Candidate& c : rt.explain(kernel))
+        if (c.kept) return c.backend_ptr->devices().at(c.device_index).subgroup_size;
+    return 1; // the launch itself reports that no backend can run it
+}
+
 void record(CheckResult& r, size_t index, double got, double want, double bound) {
     ++r.checked;
     double err = std::fabs(got - want);

@@ -11,6 +11,9 @@ namespace plexus::samples {
 
 std::vector<float> random_floats(size_t n, std::mt19937& g);
 const DeviceInfo& device_of(Runtime& rt, const Target& t);
+// The subgroup width of the device a launch of `kernel` on `t` goes to (the router's first
+// choice when t names no backend).
+uint32_t subgroup_width(Runtime& rt, const Target& t, const ir::Kernel& kernel);
 // Records one comparison: |got - want| against its allowed `bound` (0: exact).
 void record(CheckResult& r, size_t index, double got, double want, double bound);
 

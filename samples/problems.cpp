@@ -3,6 +3,7 @@
 
 #include "kernels.hpp"
 #include "math_catalog.hpp"
+#include "matmul_mma.hpp"
 #include "problem_util.hpp"
 #include "queue_problems.hpp"
 #include "typed_problems.hpp"
@@ -255,6 +256,7 @@ const std::vector<std::string>& problem_names() {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> v = {"vector_add", "reduce", "warp_reduce", "matmul_naive", "matmul_tiled", "transpose", "scan", "histogram"};
         v.insert(v.end(), typed_problem_names().begin(), typed_problem_names().end());
+        v.insert(v.end(), mma_problem_names().begin(), mma_problem_names().end());
         v.insert(v.end(), queue_problem_names().begin(), queue_problem_names().end());
         v.push_back("math_catalog");
         return v;
@@ -273,6 +275,7 @@ std::unique_ptr<Problem> make_problem(const std::string& name, size_t size, Runt
     if (name == "scan") return std::make_unique<Scan>(size, rt, g);
     if (name == "histogram") return std::make_unique<Histogram>(size, rt, g);
     if (auto p = make_typed_problem(name, size, rt, g)) return p;
+    if (auto p = make_mma_problem(name, size, rt, g)) return p;
     if (auto p = make_queue_problem(name, size, rt, g)) return p;
     if (name == "math_catalog") return make_math_catalog(size, rt, g);
     throw Error(ErrorCode::InvalidArgument, "unknown sample problem '" + name + "'");
@@ -291,7 +294,7 @@ std::string drop_reason(const Error& e, const Target& target) {
 }
 
 std::vector<size_t> test_sizes(const std::string& name, bool slow) {
-    if (name == "matmul_naive" || name == "matmul_tiled" || name == "multi_device_matmul") return slow ? std::vector<size_t>{1, 17, 50} : std::vector<size_t>{1, 17, 70, 256};
+    if (name.rfind("matmul_", 0) == 0 || name == "multi_device_matmul") return slow ? std::vector<size_t>{1, 17, 50} : std::vector<size_t>{1, 17, 70, 256};
     if (name == "transpose") return slow ? std::vector<size_t>{1, 17, 100} : std::vector<size_t>{1, 17, 300};
     if (name == "scan") return slow ? std::vector<size_t>{1, 255, 256, 1000, 20000} : std::vector<size_t>{1, 255, 256, 1000, 70000};
     if (name == "particles") return slow ? std::vector<size_t>{1, 70, 130} : std::vector<size_t>{1, 70, 200, 1000};

@@ -112,6 +112,8 @@ bool device_setup(uint32_t threads) {
     // work-item's own value (docs/kernel-language.md, "Subgroups").
     info.subgroup_size = 1;
     info.subgroup_ops = PLX_SUBGROUP_KNOWN | PLX_SUBGROUP_ALL;
+    // Matrix fragments as plain arithmetic (ir::lower_matrix), every shape and type.
+    info.matrix_ops = PLX_MATRIX_KNOWN | PLX_MATRIX_ALL | PLX_MATRIX_EMULATED;
     info.memory_bytes = physical_memory();
     info.max_alloc_bytes = info.memory_bytes;
     info.local_memory_bytes = kLocalMemoryBytes;

@@ -168,7 +168,8 @@ size_t whole_fields(size_t size) {
         PLX_INFO_END(memory_bytes),        PLX_INFO_END(max_alloc_bytes),
         PLX_INFO_END(local_memory_bytes),  PLX_INFO_END(fp64),
         PLX_INFO_END(compute_capability),  PLX_INFO_END(uuid),
-        PLX_INFO_END(pci_bus_id),          PLX_INFO_END(subgroup_ops)};
+        PLX_INFO_END(pci_bus_id),          PLX_INFO_END(subgroup_ops),
+        PLX_INFO_END(matrix_ops)};
 #undef PLX_INFO_END
     static_assert(ends[sizeof ends / sizeof ends[0] - 1] <= sizeof(plx_device_info));
     if (size >= sizeof(plx_device_info)) return sizeof(plx_device_info); // padding included
@@ -217,6 +218,9 @@ bool make_device(cl_platform_id platform, cl_device_id id, const std::string& pl
         info.max_work_group_dims[d] = clamp32(dev.max_item_sizes[d]);
     info.subgroup_size = subgroup_size(id, vendor, extensions);
     info.subgroup_ops = subgroup_ops(extensions);
+    // Matrix fragments as plain arithmetic: the OpenCL C generator lowers them
+    // (ir::lower_matrix); no vendor matrix extension is used yet.
+    info.matrix_ops = PLX_MATRIX_KNOWN | PLX_MATRIX_ALL | PLX_MATRIX_EMULATED;
     dev.c_standard = c_standard(id, extensions);
     info.memory_bytes = device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE);
     info.max_alloc_bytes = device_value<cl_ulong>(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);

@@ -302,6 +302,53 @@ TEST_CASE("time to generate vector_add (reported, not asserted)") {
                                      << ms(warm).count() << " ms per kernel");
 }
 
+// d = a x b + c through wmma, in shared (a) and global (b, c, d) memory.
+Kernel matrix_kernel(ir::Scalar in, ir::Scalar acc, uint32_t k) {
+    using namespace ir;
+    Kernel kernel;
+    kernel.name = std::string("mma_") + to_string(in) + "_" + to_string(acc);
+    kernel.params = {{"a", Param::Kind::Buffer, in, Access::Read}, {"b", Param::Kind::Buffer, in, Access::Read},
+                     {"d", Param::Kind::Buffer, acc, Access::Write}};
+    kernel.shared = {{"tile", in, 1024, {}, 0}};
+    kernel.fragments = {{"fa", MatrixUse::A, 16, 16, k, in, MatrixLayout::Row},
+                        {"fb", MatrixUse::B, 16, 16, k, in, MatrixLayout::Col},
+                        {"fc", MatrixUse::Acc, 16, 16, k, acc, MatrixLayout::Row}};
+    auto i32 = [](int v) { return Const::make_int(Scalar::I32, v); };
+    kernel.body = Block::make({Matrix::fill("fc", Const::make_float(Scalar::F32, 0.0)),
+                               Matrix::load("fa", "tile", Space::Local, i32(0), i32(32)),
+                               Matrix::load("fb", "b", Space::Global, i32(16), i32(32), MatrixLayout::Col),
+                               Matrix::mma("fc", "fa", "fb", "fc"),
+                               Matrix::store("fc", "d", Space::Global, i32(0), i32(16), MatrixLayout::Col)});
+    return kernel;
+}
+
+TEST_CASE("matrix fragments: wmma PTX that ptxas assembles for sm_80 and sm_90a, refused below its architecture") {
+    const std::tuple<ir::Scalar, ir::Scalar, uint32_t, const char*> cases[] = {
+        {ir::Scalar::F16, ir::Scalar::F32, 16, "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32"},
+        {ir::Scalar::F16, ir::Scalar::F16, 16, "wmma.mma.sync.aligned.row.col.m16n16k16.f16.f16"},
+        {ir::Scalar::BF16, ir::Scalar::F32, 16, "wmma.mma.sync.aligned.row.col.m16n16k16.f32.bf16.bf16.f32"},
+        {ir::Scalar::F32, ir::Scalar::F32, 8, "wmma.mma.sync.aligned.row.col.m16n16k8.f32.tf32.tf32.f32"}};
+    for (auto [in, acc, k, mma] : cases) {
+        const Kernel kernel = matrix_kernel(in, acc, k);
+        for (const char* arch : {"sm_80", "sm_90a"}) {
+            const std::string ptx = generate(kernel, arch);
+            INFO(kernel.name, " ", arch);
+            CHECK(has(ptx, mma));
+            CHECK(has(ptx, "wmma.load.a.sync.aligned.row"));
+            CHECK(has(ptx, "wmma.load.b.sync.aligned.col"));
+            CHECK(has(ptx, "wmma.store.d.sync.aligned.col"));
+            check_assembles(kernel.name, ptx, arch);
+        }
+        std::string message;
+        if (in != ir::Scalar::F16) {
+            CHECK(error_of([&] { generate(kernel, "sm_75"); }, message) == ErrorCode::Unsupported);
+            CHECK(has(message, "need sm_80"));
+        } else {
+            CHECK(has(generate(kernel, "sm_75"), mma));
+        }
+    }
+}
+
 #else
 
 TEST_CASE("without LLVM the PTX generator says how to get one") {

@@ -192,7 +192,8 @@ Value* HostLowering::group_local_memory(Value* ctx, Value* group_size) {
     llvm::Type* ptr = b_.getPtrTy();
     llvm::Type* i64 = b_.getInt64Ty();
     Value* padded =
-        b_.CreateAnd(b_.CreateAdd(group_size, b_.getInt64(63)), b_.getInt64(~uint64_t(63)));
+        b_.CreateAnd(b_.CreateAdd(group_size, b_.getInt64(Layout::item_padding - 1)),
+                     b_.getInt64(~(Layout::item_padding - 1)));
     Value* need = b_.CreateAdd(b_.getInt64(layout_.shared_bytes),
                                b_.CreateMul(padded, b_.getInt64(layout_.per_item_bytes)),
                                "local_need");

@@ -189,10 +189,11 @@ private:
 
     void matrix(const Matrix& n) override {
         const FragmentDecl& d = *k_.fragment(n.frag);
-        const int needs = d.type == Scalar::F16 ? 70 : 80;
+        // f16 (with either accumulator) from sm_70; bf16 and the tf32 shape from sm_80.
+        const int needs = d.type == Scalar::BF16 || d.k == 8 ? 80 : 70;
         if (sm_ < needs)
-            fail(ErrorCode::Unsupported, std::string("matrix fragments of ") + wmma_type(d) + " (" + d.intrinsic() +
-                                             ") need sm_" + std::to_string(needs) + ", the target is sm_" +
+            fail(ErrorCode::Unsupported, std::string("matrix fragments ") + d.intrinsic() +
+                                             " need sm_" + std::to_string(needs) + ", the target is sm_" +
                                              std::to_string(sm_));
         switch (n.op) {
         case MatrixOp::Fill: {

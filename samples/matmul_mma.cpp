@@ -1,0 +1,193 @@
+// matmul_f16 / matmul_bf16 / matmul_tf32: a GEMM on matrix fragments. A group of 8 subgroups
+// computes a 128 x 128 block of c: each subgroup a 64 x 32 part of it, as 4 x 2 accumulator
+// fragments of 16 x 16 that stay in registers (tensor-core registers on CUDA) while the group
+// walks k in slices of 32. Each slice of a and b is copied into shared memory with zeros past
+// the edges, so any m, n, k works and every fragment load is aligned; the results go out
+// through shared memory too, one fragment per subgroup at a time, with the edge guards.
+#include "matmul_mma.hpp"
+
+#include "problem_util.hpp"
+
+#include <cmath>
+
+namespace plexus::samples {
+
+namespace {
+
+namespace px = plexus;
+
+template <class T> const char* mma_name() {
+    if constexpr (std::same_as<T, px::half>) return "matmul_f16";
+    else if constexpr (std::same_as<T, px::bf16>) return "matmul_bf16";
+    else return "matmul_tf32";
+}
+
+template <class T> Kernel<In<T>, In<T>, Out<float>, Int, Int, Int> make_matmul_mma() {
+    return px::kernel(mma_name<T>(), {"a", "b", "c", "m", "n", "k"},
+        [](px::In<T> a, px::In<T> b, px::Out<float> c, px::Int m, px::Int n, px::Int kk) {
+            constexpr int BM = mma_block, BN = mma_block, BK = 32;
+            constexpr int K = std::same_as<T, float> ? 8 : 16; // the fragment's k
+            constexpr int WM = 64, WN = 32;                     // a subgroup's part of the block
+            constexpr int FM = WM / 16, FN = WN / 16;           // its fragments: 4 x 2
+            static_assert((BM / WM) * (BN / WN) == mma_subgroups);
+            // Rows padded by 16 bytes: fragment loads of consecutive rows then start in
+            // different banks, and every row stays 16-byte aligned (what wmma asks).
+            constexpr uint32_t pad = 16 / sizeof(T);
+            auto as = px::shared<T>(BM, BK, px::Pad{pad});
+            auto bs = px::shared<T>(BK, BN, px::Pad{pad});
+            auto cs = px::shared<float>(mma_subgroups * 16, 16, px::Pad{4});
+
+            px::Int tid = px::local_id(0);
+            px::Int items = px::local_size(0);
+            px::Int sg = px::subgroup_id();
+            px::Int wm = sg / (BN / WN) * WM; // the subgroup's part: rows wm.., columns wn..
+            px::Int wn = sg % (BN / WN) * WN;
+            px::Int row0 = px::group_id(1) * BM;
+            px::Int col0 = px::group_id(0) * BN;
+
+            std::vector<std::unique_ptr<px::Fragment<float, 16, 16, K, px::Accumulator>>> acc;
+            for (int i = 0; i < FM * FN; ++i) {
+                acc.push_back(std::make_unique<px::Fragment<float, 16, 16, K, px::Accumulator>>());
+                px::fill_fragment(*acc.back(), 0.0f);
+            }
+            px::Fragment<T, 16, 16, K, px::MatrixA> fa[FM];
+            px::Fragment<T, 16, 16, K, px::MatrixB> fb[FN];
+
+            px::Int slices = (kk + BK - 1) / BK;
+            px::For(0, slices, [&](px::Int t) {
+                px::Int k0 = t * BK;
+                // The slice into shared memory, consecutive work-items on consecutive
+                // elements of a row; out-of-range elements read as 0 from clamped addresses.
+                px::For(tid, BM * BK, items, [&](px::Int e) {
+                    px::Int r = e / BK, col = e % BK;
+                    px::Int gr = row0 + r, gk = k0 + col;
+                    px::Value<T> v = a[px::min(gr, m - 1) * kk + px::min(gk, kk - 1)];
+                    as[r][col] = px::select(gr < m && gk < kk, v, px::Value<T>(T(0.0f)));
+                });
+                px::For(tid, BK * BN, items, [&](px::Int e) {
+                    px::Int r = e / BN, col = e % BN;
+                    px::Int gk = k0 + r, gc = col0 + col;
+                    px::Value<T> v = b[px::min(gk, kk - 1) * n + px::min(gc, n - 1)];
+                    bs[r][col] = px::select(gk < kk && gc < n, v, px::Value<T>(T(0.0f)));
+                });
+                px::barrier();
+                for (int p = 0; p < BK; p += K) {
+                    for (int i = 0; i < FM; ++i) px::load_fragment(fa[i], as, wm + 16 * i, p);
+                    for (int j = 0; j < FN; ++j) px::load_fragment(fb[j], bs, p, wn + 16 * j);
+                    for (int i = 0; i < FM; ++i)
+                        for (int j = 0; j < FN; ++j) px::mma(*acc[i * FN + j], fa[i], fb[j]);
+                }
+                px::barrier();
+            });
+
+            // Out through shared memory: each subgroup stores one fragment into its own 16 x 16
+            // tile of cs, then the whole group copies the 8 tiles to c, guarded.
+            for (int f = 0; f < FM * FN; ++f) {
+                px::store_fragment(*acc[f], cs, sg * 16, 0);
+                px::barrier();
+                px::For(tid, mma_subgroups * 256, items, [&](px::Int e) {
+                    px::Int s = e / 256, r = e % 256 / 16, col = e % 16;
+                    px::Int gr = row0 + s / (BN / WN) * WM + 16 * (f / FN) + r;
+                    px::Int gc = col0 + s % (BN / WN) * WN + 16 * (f % FN) + col;
+                    px::If(gr < m && gc < n, [&] { c[gr * n + gc] = cs[s * 16 + r][col]; });
+                });
+                px::barrier();
+            }
+        });
+}
+
+// Inputs of the problem's type: random in [-1, 1], rounded to it (tf32 keeps f32 inputs).
+template <class T> std::vector<T> random_inputs(size_t count, std::mt19937& g) {
+    std::vector<float> f = random_floats(count, g);
+    return std::vector<T>(f.begin(), f.end());
+}
+
+template <class T> class MatmulMma final : public Problem {
+public:
+    MatmulMma(size_t size, Runtime& rt, std::mt19937& g)
+        : m_(int(size)), n_(int(std::max<size_t>(1, size - size / 8))), k_(int(size + 3)),
+          a_(random_inputs<T>(size_t(m_) * k_, g)), b_(random_inputs<T>(size_t(k_) * n_, g)), ba_(rt, a_),
+          bb_(rt, b_), bc_(rt, size_t(m_) * n_) {}
+    std::string kernel() const override { return mma_name<T>(); }
+    std::string size_text() const override {
+        return "m=" + std::to_string(m_) + " n=" + std::to_string(n_) + " k=" + std::to_string(k_);
+    }
+    void run(Runtime& rt, const Target& t) override {
+        // A group is 8 subgroups of the device's width (32 on NVIDIA GPUs, 1 on the host).
+        const uint32_t width = subgroup_width(rt, t, kernel_().ir());
+        const size_t blocks_x = (size_t(n_) + mma_block - 1) / mma_block;
+        const size_t blocks_y = (size_t(m_) + mma_block - 1) / mma_block;
+        const uint32_t items = mma_subgroups * width;
+        rt.launch(t, kernel_(), Grid(blocks_x * items, blocks_y).local_size(items, 1), ba_, bb_, bc_, m_, n_, k_).wait();
+    }
+    CheckResult check() override {
+        auto c = bc_.host();
+        CheckResult r;
+        std::vector<double> want(static_cast<size_t>(n_)), mag(static_cast<size_t>(n_));
+        for (int row = 0; row < m_; ++row) {
+            std::fill(want.begin(), want.end(), 0.0);
+            std::fill(mag.begin(), mag.end(), 0.0);
+            for (int p = 0; p < k_; ++p) {
+                const double av = double(float(a_[size_t(row) * k_ + p]));
+                for (int col = 0; col < n_; ++col) {
+                    const double prod = av * double(float(b_[size_t(p) * n_ + col]));
+                    want[size_t(col)] += prod;
+                    mag[size_t(col)] += std::fabs(prod);
+                }
+            }
+            for (int col = 0; col < n_; ++col)
+                record(r, size_t(row) * n_ + col, c[size_t(row) * n_ + col], want[size_t(col)], bound(mag[size_t(col)]));
+        }
+        return r;
+    }
+    std::string tolerance() const override {
+        return std::same_as<T, float> ? "|got - want| <= 2^-10 sum_p |a b| + 1e-6 (tf32 rounds each input to 11 bits)"
+                                      : "|got - want| <= (k + 16) 2^-23 sum_p |a b| + 1e-6 (exact products, f32 sums)";
+    }
+    double work() const override { return 2.0 * m_ * n_ * double(k_); }
+    const char* unit() const override { return "GFLOP/s"; }
+
+private:
+    double bound(double mag) const {
+        if constexpr (std::same_as<T, float>) return std::ldexp(mag, -10) + 1e-6;
+        else return (k_ + 16) * std::ldexp(mag, -23) + 1e-6;
+    }
+    static const Kernel<In<T>, In<T>, Out<float>, Int, Int, Int>& kernel_() {
+        if constexpr (std::same_as<T, px::half>) return matmul_f16();
+        else if constexpr (std::same_as<T, px::bf16>) return matmul_bf16();
+        else return matmul_tf32();
+    }
+    int m_, n_, k_;
+    std::vector<T> a_, b_;
+    Buffer<T> ba_, bb_;
+    Buffer<float> bc_;
+};
+
+} // namespace
+
+const Kernel<In<half>, In<half>, Out<float>, Int, Int, Int>& matmul_f16() {
+    static const auto k = make_matmul_mma<half>();
+    return k;
+}
+const Kernel<In<bf16>, In<bf16>, Out<float>, Int, Int, Int>& matmul_bf16() {
+    static const auto k = make_matmul_mma<bf16>();
+    return k;
+}
+const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tf32() {
+    static const auto k = make_matmul_mma<float>();
+    return k;
+}
+
+const std::vector<std::string>& mma_problem_names() {
+    static const std::vector<std::string> names = {"matmul_f16", "matmul_bf16", "matmul_tf32"};
+    return names;
+}
+
+std::unique_ptr<Problem> make_mma_problem(const std::string& name, size_t size, Runtime& rt, std::mt19937& g) {
+    if (name == "matmul_f16") return std::make_unique<MatmulMma<half>>(size, rt, g);
+    if (name == "matmul_bf16") return std::make_unique<MatmulMma<bf16>>(size, rt, g);
+    if (name == "matmul_tf32") return std::make_unique<MatmulMma<float>>(size, rt, g);
+    return nullptr;
+}
+
+} // namespace plexus::samples

@@ -1,0 +1,23 @@
+// matmul_f16, matmul_bf16 and matmul_tf32: c (f32) = a x b through matrix fragments (tensor
+// cores on CUDA, plain arithmetic elsewhere), any m, n, k (samples/matmul_mma.cpp).
+#pragma once
+
+#include "problems.hpp"
+
+#include <random>
+
+namespace plexus::samples {
+
+// A group is mma_subgroups subgroups, whatever the device's subgroup width; it computes an
+// mma_block x mma_block block of c.
+inline constexpr int mma_block = 128;
+inline constexpr int mma_subgroups = 8;
+const Kernel<In<half>, In<half>, Out<float>, Int, Int, Int>& matmul_f16();
+const Kernel<In<bf16>, In<bf16>, Out<float>, Int, Int, Int>& matmul_bf16();
+const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tf32();
+
+// The problem of one of those names, or nullptr.
+std::unique_ptr<Problem> make_mma_problem(const std::string& name, size_t size, Runtime& rt, std::mt19937& g);
+const std::vector<std::string>& mma_problem_names();
+
+} // namespace plexus::samples
