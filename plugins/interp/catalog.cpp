@@ -70,8 +70,11 @@ std::optional<Fn> subgroup_fn(std::string_view op) {
     return std::nullopt;
 }
 
+// Rows that are statements, not calls: barrier, fences, atomics, and the matrix_* rows (the
+// shapes and types of fragments, which Matrix statements run: matrix.cpp).
 bool statement_like(std::string_view name) {
-    return name == "barrier" || name.rfind("atomic_", 0) == 0 || name.rfind("fence_", 0) == 0;
+    return name == "barrier" || name.rfind("atomic_", 0) == 0 || name.rfind("fence_", 0) == 0 ||
+           name.rfind("matrix_", 0) == 0;
 }
 
 std::optional<Ty> parse_type(std::string_view s) {

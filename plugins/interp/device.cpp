@@ -42,6 +42,9 @@ void device_setup() {
     // every subgroup operation is checked (subgroup.cpp).
     i.subgroup_size = kSubgroupWidth;
     i.subgroup_ops = PLX_SUBGROUP_KNOWN | PLX_SUBGROUP_ALL;
+    // Every fragment type, with plain f32 arithmetic per subgroup (matrix.cpp): correct and
+    // checked, not fast.
+    i.matrix_ops = PLX_MATRIX_KNOWN | PLX_MATRIX_ALL | PLX_MATRIX_EMULATED;
     i.memory_bytes = physical_memory();
     i.max_alloc_bytes = i.memory_bytes;
     i.local_memory_bytes = kLocalMemoryBytes;

@@ -8,12 +8,6 @@
 namespace plx_interp {
 namespace {
 
-std::string index_text(Ty t, uint64_t raw) {
-    std::string s;
-    with_integer(t, [&]<class C>(Tag<C>) { s = std::to_string(get<C>(raw)); });
-    return s;
-}
-
 const char* space_text(Space s) {
     return s == Space::Global ? "global buffer" : s == Space::Local ? "shared array" : "private array";
 }
@@ -31,6 +25,10 @@ Machine::Machine(const Program& p, const LaunchShape& s, const std::vector<Bound
     results_.assign(p.exprs.size(), nullptr);
     returned_.assign(n_, 0);
     top_.assign(n_, 1);
+    const uint32_t subgroups = (n_ + kSubgroupWidth - 1) / kSubgroupWidth;
+    tiles_.assign(size_t(p.fragment_elements) * subgroups, 0.f);
+    tile_set_.assign(p.fragments.size() * subgroups, 0);
+    if (!p.fragments.empty()) scratch_tile_.assign(kMaxTile, 0.f);
     local_.assign(p.shared_bytes, std::byte{0});
     private_.assign(size_t(p.private_bytes) * n_, std::byte{0});
     for (int d = 0; d < 3; ++d) {
@@ -77,6 +75,7 @@ void Machine::run_group() {
     std::fill(private_.begin(), private_.end(), std::byte{0});
     std::fill(returned_.begin(), returned_.end(), 0);
     std::fill(top_.begin(), top_.end(), 1);
+    std::fill(tile_set_.begin(), tile_set_.end(), 0); // fragments start undefined
     for (auto& [slot, value] : scalars_) std::fill_n(var(slot), n_, value);
     exec(p_.root, top_.data());
 }
@@ -97,13 +96,12 @@ void Machine::error(uint32_t stmt, uint32_t lane, const std::string& what) const
                       work_item(lane)};
 }
 
-void Machine::out_of_bounds(Ty index_type, uint32_t stmt, uint32_t array, uint64_t raw_index,
-                            uint32_t lane, const char* access) const {
+void Machine::out_of_bounds(uint32_t stmt, uint32_t array, const std::string& index, uint32_t lane,
+                            const std::string& access, const std::string& detail) const {
     const Array& a = p_.arrays[array];
     error(stmt, lane,
-          std::string("out-of-bounds ") + access + " \"" + a.name + "\"[" +
-              index_text(index_type, raw_index) + "] (" + space_text(a.space) + " of " +
-              std::to_string(arrays_[array].count) + " " + a.type_name + " elements)");
+          "out-of-bounds " + access + " \"" + a.name + "\"[" + index + "] (" + space_text(a.space) + " of " +
+              std::to_string(arrays_[array].count) + " " + a.type_name + " elements)" + detail);
 }
 
 uint64_t Machine::index(Ty t, uint64_t raw, uint32_t array, uint32_t stmt, uint32_t lane,
@@ -115,7 +113,7 @@ uint64_t Machine::index(Ty t, uint64_t raw, uint32_t array, uint32_t stmt, uint3
         negative = v < C(0);
         i = static_cast<uint64_t>(v);
     });
-    if (negative || i >= arrays_[array].count) out_of_bounds(t, stmt, array, raw, lane, access);
+    if (negative || i >= arrays_[array].count) out_of_bounds(stmt, array, scalar_text(t, raw), lane, access);
     return i;
 }
 
@@ -292,6 +290,7 @@ void Machine::exec(uint32_t si, uint8_t* m) {
         for (uint32_t i = 0; i < s.leaf_count; ++i) eval(p_.values[s.leaf_first + i], m);
         return;
     case StmtKind::Match: match(s, m); return;
+    case StmtKind::Matrix: matrix(s, si, m); return;
     }
 }
 

@@ -7,10 +7,6 @@
 namespace plx_interp {
 namespace {
 
-// Private arrays above this per work-item are refused: CUDA's local memory per thread, so a
-// kernel that runs here fits there as well.
-constexpr uint64_t kPrivateBytes = 512 * 1024;
-
 bool identifier(const std::string& s) {
     if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
     return std::all_of(s.begin(), s.end(),
@@ -86,10 +82,16 @@ const Array* Loader::array_named(const std::string& name) const {
     return nullptr;
 }
 
+const Fragment* Loader::fragment_named(const std::string& name) const {
+    for (auto& f : p_.fragments)
+        if (f.name == name) return &f;
+    return nullptr;
+}
+
 void Loader::bind(const std::string& name, TypeId t, uint32_t slot, bool read_only,
                   const std::string& path) {
     if (name.empty()) fail(path, "empty variable name");
-    if (lookup(name) || array_named(name))
+    if (lookup(name) || array_named(name) || fragment_named(name))
         fail(path, "\"" + name + "\" is declared again while an earlier one is visible");
     scopes_.push_back({name, t, slot, read_only});
 }
@@ -273,7 +275,8 @@ void Loader::kernel(const json& j) {
     v2_ = schema == "plexus-ir/2";
     p_.name = str(j, "", "name"); // first, so that every later message names the kernel
     if (p_.name.empty()) fail("name", "empty kernel name");
-    if (v2_) keys(j, "", {"schema", "name", "types", "params", "shared", "private", "work_group", "body"});
+    if (v2_)
+        keys(j, "", {"schema", "name", "types", "params", "shared", "private", "work_group", "fragments", "body"});
     else keys(j, "", {"schema", "name", "params", "shared", "body"});
     if (v2_ && j.contains("types")) {
         const json& types = list(j, "", "types");
@@ -285,6 +288,7 @@ void Loader::kernel(const json& j) {
     // Shared arrays could otherwise add up past 64 bits; launch refuses anything above 64 KiB.
     p_.shared_bytes = std::min<uint64_t>(p_.shared_bytes, uint64_t(1) << 62);
     if (v2_ && j.contains("private")) arrays(j, "private", Space::Private);
+    if (v2_ && j.contains("fragments")) fragments(j);
     const json& body = field(j, "", "body");
     if (!body.is_object() || !body.contains("stmt") || body["stmt"] != "Block")
         fail("body", "the kernel body must be a Block");

@@ -231,6 +231,8 @@ uint32_t Loader::stmt(const json& j, const std::string& jp, const std::string& s
         p_.children.push_back(fallback);
     } else if (kind == "Match" && v2_) {
         match(n, j, jp, sp);
+    } else if (kind == "Matrix" && v2_) {
+        matrix(n, j, jp);
     } else {
         fail(jp + ".stmt", "unknown statement kind \"" + kind + "\"");
     }

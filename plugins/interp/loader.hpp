@@ -17,6 +17,11 @@ namespace plx_interp {
 
 using json = nlohmann::json;
 
+// Private arrays above this per work-item are refused: CUDA's local memory per thread, so a
+// kernel that runs here fits there as well. Fragments count too: where no matrix unit runs
+// them, each work-item holds every tile whole in private memory (the core's lower_matrix).
+constexpr uint64_t kPrivateBytes = 512 * 1024;
+
 // A value at load time: its type, and the node computing each of its leaves (in the order of
 // TypeInfo::leaves). Field, Swizzle, Broadcast, Construct and MakeVariant only rearrange these
 // lists, so they leave no node of their own.
@@ -88,6 +93,7 @@ private:
     // ---- names ----
     const Scope* lookup(const std::string& name) const;
     const Array* array_named(const std::string& name) const;
+    const Fragment* fragment_named(const std::string& name) const;
     // A new variable of `t`; bind() gives it existing slots (a match's payload).
     void declare(const std::string& name, TypeId t, bool read_only, const std::string& path);
     void bind(const std::string& name, TypeId t, uint32_t slot, bool read_only,
@@ -131,6 +137,11 @@ private:
     void loop(StmtNode& n, uint32_t id, bool is_for, const json& j, const std::string& jp,
               const std::string& sp);
     void match(StmtNode& n, const json& j, const std::string& jp, const std::string& sp);
+
+    // ---- matrix fragments (load_matrix.cpp) ----
+    void fragments(const json& j);
+    void matrix(StmtNode& n, const json& j, const std::string& jp);
+    uint32_t fragment(const json& j, const std::string& path, const char* key) const;
     uint32_t leaves(const Val& v); // appends v's leaves to p_.values, returns the first
 };
 

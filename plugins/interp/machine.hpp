@@ -41,6 +41,11 @@ private:
     std::vector<uint64_t> evaluated_;
     std::vector<const uint64_t*> results_;
     std::vector<const uint64_t*> leaves_; // a Store's computed leaves
+    // Fragments: per subgroup, Program::fragment_elements values (f16 and bf16 as the f32 of
+    // their value) and, per fragment, whether a fill, load or mma has given it values.
+    static constexpr uint32_t kMaxTile = 16 * 16; // the most values of a fragment's tile
+    std::vector<float> tiles_, scratch_tile_;     // scratch_tile_: an mma's result
+    std::vector<uint8_t> tile_set_;
 
     uint64_t* reg(uint32_t r) { return regs_.data() + size_t(r) * n_; }
     uint64_t* var(uint32_t slot) { return vars_.data() + size_t(slot) * n_; }
@@ -54,8 +59,9 @@ private:
     std::string work_item(uint32_t l) const;
     // "kernel "k": <what> at <statement path> by work-item global id (..), local id (..), ..."
     [[noreturn]] void error(uint32_t stmt, uint32_t lane, const std::string& what) const;
-    [[noreturn]] void out_of_bounds(Ty index_type, uint32_t stmt, uint32_t array,
-                                    uint64_t raw_index, uint32_t lane, const char* access) const;
+    // "out-of-bounds <access> "a"[<index>] (<space> of N <type> elements)<detail>"
+    [[noreturn]] void out_of_bounds(uint32_t stmt, uint32_t array, const std::string& index, uint32_t lane,
+                                    const std::string& access, const std::string& detail = "") const;
     // The element an index names, after the bounds check.
     uint64_t index(Ty t, uint64_t raw, uint32_t array, uint32_t stmt, uint32_t lane,
                    const char* access) const;
@@ -73,13 +79,26 @@ private:
 
     // subgroup.cpp
     const uint64_t* subgroup(const ExprNode& e, const uint8_t* m, uint64_t* out);
-    // Throws unless every work-item of each subgroup that `m` reaches is in `m`.
-    void whole_subgroups(const ExprNode& e, const uint8_t* m) const;
+    // Throws unless every work-item of each subgroup that `m` reaches is in `m`; `what` names
+    // the operation of statement `stmt`.
+    void whole_subgroups(uint32_t stmt, const std::string& what, const uint8_t* m) const;
     // The lane that a shuffle on lane `l` reads: the checked source of shuffle / shuffle_xor,
     // or l itself where shuffle_up / _down name no lane.
     uint32_t source_lane(const ExprNode& e, uint32_t l, uint64_t arg) const;
     void load(const ExprNode& e, const uint8_t* m, uint64_t* out);
     [[gnu::noinline]] void invalid_tag(const ExprNode& e, uint64_t i, uint64_t tag, uint32_t lane) const;
+
+    // matrix.cpp
+    void matrix(const StmtNode& s, uint32_t si, const uint8_t* m);
+    float* tile(uint32_t fragment, uint32_t subgroup) {
+        return tiles_.data() + size_t(subgroup) * p_.fragment_elements + p_.fragments[fragment].offset;
+    }
+    void uniform(const MatrixStmt& ms, uint32_t si, const char* role, uint32_t e, const uint64_t* v,
+                 uint32_t first, uint32_t end) const;
+    void defined(const MatrixStmt& ms, uint32_t si, uint32_t fragment, uint32_t first) const;
+    void memory(const StmtNode& s, uint32_t si, const uint64_t* index, const uint64_t* stride,
+                uint32_t first);
+    void mma(const MatrixStmt& ms, uint32_t subgroup);
 
     // exec.cpp
     void exec(uint32_t si, uint8_t* m);

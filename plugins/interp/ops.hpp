@@ -7,11 +7,13 @@
 #include "program.hpp"
 
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace plx_interp {
@@ -150,6 +152,21 @@ template <class F> inline void with_arithmetic(Ty t, F&& f) {
 template <class F> inline void with_any(Ty t, F&& f) {
     if (t == Ty::Bool) f(Tag<bool>{});
     else with_arithmetic(t, f);
+}
+
+// A register's value as text, for messages: an integer with its type's signedness, a float
+// in the shortest form that reads back.
+inline std::string scalar_text(Ty t, uint64_t raw) {
+    std::string s;
+    with_any(t, [&]<class C>(Tag<C>) {
+        if constexpr (std::is_floating_point_v<C>) {
+            char buf[32];
+            s.assign(buf, std::to_chars(buf, buf + sizeof buf, get<C>(raw)).ptr);
+        } else {
+            s = std::to_string(get<C>(raw));
+        }
+    });
+    return s;
 }
 
 } // namespace plx_interp

@@ -85,7 +85,8 @@ struct ExprNode {
 };
 
 enum class StmtKind : uint8_t {
-    Block, Let, Assign, Store, If, For, While, Break, Continue, Return, Barrier, Nop, Eval, Match
+    Block, Let, Assign, Store, If, For, While, Break, Continue, Return, Barrier, Nop, Eval, Match,
+    Matrix
 };
 
 // One leaf scalar of a Store: the node that computes it, where it goes in the element, and
@@ -113,12 +114,36 @@ struct StmtNode {
     uint32_t slot = kNone;  // Let / Assign / Match: first slot written; For: the loop variable;
                             // Store: array index
     uint32_t s0 = kNone, s1 = kNone; // If: then, else; For / While: body
-    uint32_t first = 0, count = 0;   // Block: children; Match: arms
+    uint32_t first = 0, count = 0;   // Block: children; Match: arms; Matrix: first is its
+                                     // MatrixStmt (e0: the fill value or index, e1: stride)
     uint32_t leaf_first = 0, leaf_count = 0; // Let / Assign / Match / Eval: values[..];
                                              // Store: stores[..]
     uint32_t m0 = kNone, m1 = kNone, m2 = kNone; // masks owned by If and loops
     uint32_t r0 = kNone, r1 = kNone; // For: registers that keep end and step
     uint32_t loop = kNone;  // Break / Continue: the enclosing loop statement
+};
+
+// Matrix fragments (docs/ir.md): tiles held by a subgroup, reached only through Matrix
+// statements. A fragment's tile is rows x cols values, row-major, in every subgroup's block of
+// Program::fragment_elements values at `offset` (matrix.cpp).
+enum class FragmentUse : uint8_t { A, B, Acc };
+enum class MatrixOp : uint8_t { Fill, Load, Store, Mma };
+inline constexpr const char* kMatrixOpNames[] = {"fill", "load", "store", "mma"}; // as JSON names them
+struct Fragment {
+    std::string name;
+    FragmentUse use;
+    uint32_t m, n, k;
+    Ty type;          // f16, bf16 or f32 (tf32 for A and B), as in memory
+    bool col = false; // A and B: their loads read column-major memory
+    uint32_t rows, cols;
+    uint32_t offset;
+};
+struct MatrixStmt {
+    MatrixOp op;
+    uint32_t frag;                      // fill, load, store: the fragment; mma: d
+    uint32_t a = kNone, b = kNone, c = kNone; // mma
+    uint32_t array = kNone;             // load, store: index in Program::arrays
+    bool col = false;                   // load, store: the layout of memory
 };
 
 enum class Space : uint8_t { Global, Local, Private };
@@ -156,6 +181,9 @@ struct Program {
     std::vector<Arm> arms;           // cases of Match
     std::vector<std::string> names;  // variant names, for messages
     std::vector<std::string> paths;  // per statement: "body[3].then[0]", as the validator names it
+    std::vector<Fragment> fragments;
+    std::vector<MatrixStmt> matrices; // Matrix statements
+    uint32_t fragment_elements = 0;   // the values of every fragment's tile, per subgroup
     uint32_t root = kNone;
     uint32_t num_slots = 0;
     uint32_t num_masks = 0;

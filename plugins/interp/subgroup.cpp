@@ -45,14 +45,14 @@ template <class C> C combine(Fn fn, C a, C b) {
 
 } // namespace
 
-void Machine::whole_subgroups(const ExprNode& e, const uint8_t* m) const {
+void Machine::whole_subgroups(uint32_t stmt, const std::string& what, const uint8_t* m) const {
     for (uint32_t first = 0; first < n_; first += kSubgroupWidth) {
         const uint32_t end = std::min(n_, first + kSubgroupWidth);
         const auto here = std::count(m + first, m + end, uint8_t(1));
         if (here == 0 || here == end - first) continue;
         const uint32_t missing = uint32_t(std::find(m + first, m + end, uint8_t(0)) - m);
-        error(e.stmt, missing,
-              std::string(op_name(static_cast<Fn>(e.op))) + " reached by only " + std::to_string(here) + " of the " +
+        error(stmt, missing,
+              what + " reached by only " + std::to_string(here) + " of the " +
                   std::to_string(end - first) + " work-items of subgroup " + std::to_string(first / kSubgroupWidth) +
                   " (every work-item of a subgroup must reach it; this one is in another branch or loop "
                   "iteration, or has left the loop), missed");
@@ -87,7 +87,7 @@ const uint64_t* Machine::subgroup(const ExprNode& e, const uint8_t* m, uint64_t*
     }
     const uint64_t* a = eval(e.a, m);
     const uint64_t* b = e.b != kNone ? eval(e.b, m) : nullptr;
-    whole_subgroups(e, m);
+    whole_subgroups(e.stmt, op_name(fn), m);
     for (uint32_t first = 0; first < n_; first += kSubgroupWidth) {
         const uint32_t end = std::min(n_, first + kSubgroupWidth);
         if (!m[first]) continue; // not reached: whole_subgroups saw to the rest

@@ -53,8 +53,10 @@ private:
         };
         host_.options_json = "{}";
         desc.struct_size = sizeof desc;
-        if (init(PLX_ABI_VERSION, &host_, &desc) != PLX_OK)
-            throw std::runtime_error("plx_plugin_init: " + std::string(desc.last_error()));
+        // A refused init fills no descriptor, so last_error may be NULL then.
+        if (const plx_status s = init(PLX_ABI_VERSION, &host_, &desc); s != PLX_OK)
+            throw std::runtime_error("plx_plugin_init: status " + std::to_string(s) + ": " +
+                                     (desc.last_error ? desc.last_error() : "(no descriptor)"));
         if (desc.device_get(0, &device) != PLX_OK) throw std::runtime_error("device_get");
         if (desc.queue_create(device, PLX_QUEUE_PROFILING, &queue) != PLX_OK)
             throw std::runtime_error("queue_create");

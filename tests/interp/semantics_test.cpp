@@ -175,8 +175,8 @@ template <class T> void check_math(const char* suffix) {
         const std::string& name = info.name;
         const std::string tail = std::string("_") + suffix;
         if (name.size() <= tail.size() || name.compare(name.size() - tail.size(), tail.size(), tail) != 0 ||
-            name.rfind("atomic_", 0) == 0 || name.rfind("subgroup_", 0) == 0)
-            continue; // atomics and subgroup operations have suites of their own
+            name.rfind("atomic_", 0) == 0 || name.rfind("subgroup_", 0) == 0 || name.rfind("matrix_", 0) == 0)
+            continue; // atomics, subgroup operations and fragments have suites of their own
         const std::string base = name.substr(0, name.size() - tail.size());
         if (base == "ldexp" || base == "ilogb") continue; // i32 operands: tests/math checks them
         CAPTURE(name);
