@@ -9,6 +9,7 @@
 #include "cuda_baselines.hpp"
 #include "launch_baselines.hpp"
 #include "plot.hpp"
+#include "matmul_mma.hpp"
 #include "problems.hpp"
 
 #include <algorithm>
@@ -111,7 +112,7 @@ struct HostBaseline {
     std::function<void()> run;
 };
 
-HostBaseline host_baseline(const std::string& kernel, size_t size) {
+HostBaseline host_baseline(const std::string& kernel, size_t size, Shape sh) {
     std::mt19937 g(1);
     std::uniform_real_distribution<float> d(-1, 1);
     auto randv = [&](size_t n) {
@@ -131,7 +132,6 @@ HostBaseline host_baseline(const std::string& kernel, size_t size) {
                     (void)sink;
                 }};
     }
-    Shape sh = matmul_shape(size);
     auto a = randv(size_t(sh.m) * sh.k), b = randv(size_t(sh.k) * sh.n);
     auto c = std::make_shared<std::vector<float>>(size_t(sh.m) * sh.n);
     bool naive = kernel == "matmul_naive";
@@ -186,11 +186,10 @@ Baseline from_figure(const cuda_baseline::Figure& f, double scale) {
     return {f.name, f.value * scale, ""};
 }
 
-Baseline gpu_baseline(cuda_baseline::Session& s, const std::string& kernel, size_t size, int reps) {
+Baseline gpu_baseline(cuda_baseline::Session& s, const std::string& kernel, size_t size, Shape sh, int reps) {
     // The nvcc baseline of vector_add is the float4 kernel: the one to compare float4 with.
     if (kernel == "vector_add" || kernel == "vector_add_float4") return from_figure(s.vector_add(size, reps), 1);
     if (kernel == "reduce" || kernel == "warp_reduce") return from_figure(s.reduce(size, reps), 1);
-    Shape sh = matmul_shape(size);
     for (const char* t : {"f16", "bf16", "tf32"})
         if (kernel == std::string("matmul_") + t) return from_figure(s.gemm_ex(t, sh.m, sh.n, sh.k, reps), 1);
     return from_figure(s.sgemm(sh.m, sh.n, sh.k, reps), 1);
@@ -199,6 +198,7 @@ Baseline gpu_baseline(cuda_baseline::Session& s, const std::string& kernel, size
 struct Options {
     std::string backend, kernel, json_path;
     size_t size = 0;
+    Shape mnk{0, 0, 0}; // --mnk: the matrix-fragment matmuls' m, n, k instead of --size's
     int reps = 10;
     bool first_launch = false;
     bool startup = false;
@@ -223,7 +223,10 @@ nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::str
     bool matmul = kernel.rfind("matmul", 0) == 0;
     size_t size = o.size ? o.size : matmul ? (is_gpu ? 4096 : 1024) : (is_gpu ? size_t(1) << 28 : size_t(1) << 25);
     Target target{b.name(), int(d)};
-    auto p = samples::make_problem(kernel, size, rt, 7);
+    const bool fragments = kernel == "matmul_f16" || kernel == "matmul_bf16" || kernel == "matmul_tf32";
+    const Shape sh = fragments && o.mnk.m ? o.mnk : matmul_shape(size);
+    auto p = fragments && o.mnk.m ? samples::make_mma_problem(kernel, sh.m, sh.n, sh.k, rt, 7)
+                                  : samples::make_problem(kernel, size, rt, 7);
     int reps = matmul && !is_gpu ? std::max(1, o.reps / 3) : o.reps;
     double value = 0;
     Baseline base;
@@ -235,17 +238,17 @@ nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::str
         base = {"plexus softmax_f32, the same kernel in f32", f32->work() / sf / 1e9, f32->check().ok() ? "" : "its output was wrong"};
     } else if (!is_gpu) {
         // The host baseline shares the CPU's memory system: timed alternately with plexus.
-        HostBaseline hb = host_baseline(kernel, size);
+        HostBaseline hb = host_baseline(kernel, size, sh);
         auto [s, sb] = median_seconds_alternating(reps, [&] { p->run(rt, target); }, hb.run);
         value = p->work() / s / 1e9;
         base = {hb.name, hb.work / sb / 1e9, ""};
     } else {
         value = p->work() / median_seconds(reps, [&] { p->run(rt, target); }) / 1e9;
-        std::string key = kernel + "/" + std::to_string(size) + "/" + dev.name;
+        std::string key = kernel + "/" + p->size_text() + "/" + dev.name;
         if (!gpu_baselines.count(key)) {
             std::string why;
             cuda_baseline::Session* session = gpu.session(b.name(), d, dev.name, why);
-            gpu_baselines[key] = session ? gpu_baseline(*session, kernel, size, o.reps) : Baseline{"", 0, why};
+            gpu_baselines[key] = session ? gpu_baseline(*session, kernel, size, sh, o.reps) : Baseline{"", 0, why};
         }
         base = gpu_baselines[key];
     }
@@ -333,7 +336,7 @@ int run_bench(const std::vector<std::string>& args) {
     Options o;
     for (size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--help" || args[i] == "-h") {
-            std::cout << "usage: plexus bench [--backend NAME] [--kernel NAME] [--size N] [--reps N] [--json FILE] [--plot FILE]\n"
+            std::cout << "usage: plexus bench [--backend NAME] [--kernel NAME] [--size N] [--mnk M,N,K] [--reps N] [--json FILE] [--plot FILE]\n"
                          "       plexus bench --first-launch [--json FILE] [--plot FILE]\n"
                          "       plexus bench --startup [--json FILE]\n"
                          "  kernels: vector_add, vector_add_float4, reduce, warp_reduce, matmul_naive, matmul_tiled (matmul: all),\n"
@@ -344,6 +347,8 @@ int run_bench(const std::vector<std::string>& args) {
                          "           multi_device_matmul (all devices of a backend beside its device 0 alone),\n"
                          "           peer_copy (device 0 to 1 through Queue::prefetch, beside cuMemcpyPeer on CUDA)\n"
                          "  the interpreter is left out unless named with --backend\n"
+                         "  --size N: elements, or for matmuls m = N, n = N - N/8, k = N + 3; --mnk: the shape of\n"
+                         "            matmul_f16, matmul_bf16 and matmul_tf32 (8192,8192,8192)\n"
                          "  --plot: an SVG of each row's ratio to its baseline (with --first-launch: the phases)\n"
                          "  --first-launch: vector_add's first launch on the CUDA backend in new processes\n"
                          "  --startup: Runtime construction per backend and for all in new processes, beside\n"
@@ -360,7 +365,11 @@ int run_bench(const std::vector<std::string>& args) {
         else if (args[i] == "--json") o.json_path = args[++i];
         else if (args[i] == "--plot") o.plot_path = args[++i];
         else if (args[i] == "--size") o.size = std::stoul(args[++i]);
-        else if (args[i] == "--reps") o.reps = std::max(1, std::stoi(args[++i]));
+        else if (args[i] == "--mnk") {
+            if (std::sscanf(args[++i].c_str(), "%d,%d,%d", &o.mnk.m, &o.mnk.n, &o.mnk.k) != 3 || o.mnk.m <= 0 ||
+                o.mnk.n <= 0 || o.mnk.k <= 0)
+                return usage_error("--mnk takes three positive sizes M,N,K, not '" + args[i] + "'");
+        } else if (args[i] == "--reps") o.reps = std::max(1, std::stoi(args[++i]));
         else return usage_error("unexpected argument '" + args[i] + "'");
     }
     if (o.first_launch) return run_first_launch(o.json_path, o.plot_path);

@@ -8,7 +8,8 @@
 
 namespace plexus::samples {
 
-// A group is mma_subgroups subgroups, whatever the device's subgroup width; it computes an
+// A group is mma_subgroups subgroups (launched as width x mma_subgroups work-items, width the
+// device's subgroup width: 32 on NVIDIA GPUs, 1 on the host); it computes an
 // mma_block x mma_block block of c.
 inline constexpr int mma_block = 128;
 inline constexpr int mma_subgroups = 8;
@@ -18,6 +19,8 @@ const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tf32();
 
 // The problem of one of those names, or nullptr.
 std::unique_ptr<Problem> make_mma_problem(const std::string& name, size_t size, Runtime& rt, std::mt19937& g);
+// The same for an m x k by k x n product (plexus bench --mnk).
+std::unique_ptr<Problem> make_mma_problem(const std::string& name, int m, int n, int k, Runtime& rt, unsigned seed);
 const std::vector<std::string>& mma_problem_names();
 
 } // namespace plexus::samples

@@ -124,7 +124,9 @@ TEST_CASE("host_local_bytes: shared arrays 64-byte aligned, plus per-work-item c
     auto layout = plexus::codegen::host::analyze(k);
     CHECK(layout.shared_offset == std::vector<uint64_t>{0, 64});
     CHECK(layout.per_item_bytes == 12);
-    CHECK(plexus::codegen::host_local_bytes(k, 100) == 128 + 128 * 12);
+    // Per-item copies come in multiples of 16 work-items (Layout::item_padding).
+    CHECK(plexus::codegen::host_local_bytes(k, 100) == 128 + 112 * 12);
+    CHECK(plexus::codegen::host_local_bytes(k, 8) == 128 + 16 * 12);
     CHECK(plexus::codegen::host_local_bytes(k, 1024) == 128 + 1024 * 12);
 }
 

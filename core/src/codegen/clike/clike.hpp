@@ -157,9 +157,10 @@ public:
     // buffer) and emitted name.
     virtual std::string param_decl(const ir::Param& p, const std::string& type,
                                    const std::string& name) const = 0;
-    // A shared or private array of `count` elements of C type `type`.
+    // A shared or private array of `count` elements of C type `type`; `align` bytes when not
+    // 0 (a shared array that matrix fragments may load from: 32).
     virtual std::string array_decl(ir::Space space, const std::string& type,
-                                   const std::string& name, uint32_t count) const = 0;
+                                   const std::string& name, uint32_t count, uint32_t align = 0) const = 0;
     // A word the language reserves (keyword, type, builtin): user names are renamed around it.
     virtual bool is_reserved(const std::string& word) const = 0;
 

@@ -45,7 +45,8 @@ std::string Emitter::run() {
     std::vector<std::string> arrays;
     for (auto& s : k_.shared) {
         std::string decl =
-            d_.array_decl(ir::Space::Local, storage_type(s.type), name(s.name), s.count);
+            d_.array_decl(ir::Space::Local, storage_type(s.type), name(s.name), s.count,
+                          k_.fragments.empty() ? 0 : 32); // wmma's alignment
         if (!s.dims.empty()) {
             // Loads and stores use the flat index; the shape is for the reader.
             decl += " // ";

@@ -311,9 +311,9 @@ public:
         return (p.access == ir::Access::Read ? "const " : "") + type + "* " + name;
     }
     std::string array_decl(ir::Space space, const std::string& type, const std::string& name,
-                           uint32_t count) const override {
-        // 32-byte aligned: a matrix fragment loads from and stores to shared memory there.
-        return clike::cat(space == ir::Space::Local ? "__shared__ __align__(32) " : "", type, " ", name, "[",
+                           uint32_t count, uint32_t align) const override {
+        return clike::cat(space == ir::Space::Local ? "__shared__ " : "",
+                          align ? "__align__(" + std::to_string(align) + ") " : "", type, " ", name, "[",
                           std::to_string(count), "];");
     }
 

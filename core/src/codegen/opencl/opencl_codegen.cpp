@@ -219,9 +219,10 @@ public:
                "* " + name;
     }
     std::string array_decl(ir::Space space, const std::string& type, const std::string& name,
-                           uint32_t count) const override {
+                           uint32_t count, uint32_t align) const override {
         return clike::cat(space == ir::Space::Local ? "__local " : "__private ", type, " ", name,
-                          "[", std::to_string(count), "];");
+                          "[", std::to_string(count), "]",
+                          align ? " __attribute__((aligned(" + std::to_string(align) + ")))" : "", ";");
     }
 
     bool is_reserved(const std::string& w) const override {
