@@ -7,6 +7,7 @@
 #include "matmul_mma.hpp"
 
 #include "problem_util.hpp"
+#include "queue_problems.hpp"
 
 #include <cmath>
 
@@ -158,32 +159,8 @@ public:
 
 private:
     CheckResult check_rows(std::span<const float> c) const {
-        CheckResult r;
-        std::mt19937 g(99);
-        std::vector<double> x(static_cast<size_t>(n_)), bx(static_cast<size_t>(k_)), babs(static_cast<size_t>(k_));
-        for (int trial = 0; trial < 3; ++trial) {
-            for (double& v : x) v = g() % 2 ? 1.0 : -1.0;
-            for (int p = 0; p < k_; ++p) {
-                double sum = 0, mag = 0;
-                for (int j = 0; j < n_; ++j) {
-                    const double v = double(float(b_[size_t(p) * n_ + j]));
-                    sum += v * x[size_t(j)];
-                    mag += std::fabs(v);
-                }
-                bx[size_t(p)] = sum, babs[size_t(p)] = mag;
-            }
-            for (int i = 0; i < m_; ++i) {
-                double want = 0, mag = 0, got = 0;
-                for (int p = 0; p < k_; ++p) {
-                    const double av = double(float(a_[size_t(i) * k_ + p]));
-                    want += av * bx[size_t(p)];
-                    mag += std::fabs(av) * babs[size_t(p)];
-                }
-                for (int j = 0; j < n_; ++j) got += double(c[size_t(i) * n_ + j]) * x[size_t(j)];
-                record(r, size_t(i), got, want, bound(mag) + 1e-6 * n_);
-            }
-        }
-        return r;
+        const std::vector<float> a(a_.begin(), a_.end()), b(b_.begin(), b_.end());
+        return check_matmul_rows(a, b, c, m_, n_, k_, [this](double mag) { return bound(mag); });
     }
     double bound(double mag) const {
         if constexpr (std::same_as<T, float>) return std::ldexp(mag, -10) + 1e-6;

@@ -204,7 +204,7 @@ CheckResult check_matmul(const std::vector<float>& a, const std::vector<float>& 
 }
 
 CheckResult check_matmul_rows(const std::vector<float>& a, const std::vector<float>& b, std::span<const float> c, int m,
-                              int n, int k) {
+                              int n, int k, std::function<double(double)> tolerance) {
     CheckResult r;
     std::mt19937 g(99);
     std::vector<double> x(static_cast<size_t>(n)), bx(static_cast<size_t>(k)), babs(static_cast<size_t>(k));
@@ -226,7 +226,7 @@ CheckResult check_matmul_rows(const std::vector<float>& a, const std::vector<flo
                 bound += std::fabs(a[size_t(i) * k + p]) * babs[size_t(p)];
             }
             for (int j = 0; j < n; ++j) got += double(c[size_t(i) * n + j]) * x[size_t(j)];
-            record(r, size_t(i), got, want, 1e-5 * bound + 1e-6 * n);
+            record(r, size_t(i), got, want, (tolerance ? tolerance(bound) : 1e-5 * bound) + 1e-6 * n);
         }
     }
     return r;

@@ -3,6 +3,7 @@
 
 #include "problems.hpp"
 
+#include <functional>
 #include <random>
 #include <span>
 
@@ -28,10 +29,10 @@ const std::vector<std::string>& queue_problem_names();
 
 // Freivalds' test of c = a b for sizes whose reference takes hours: for three random vectors x
 // of +-1, every row of c x against a (b x) in double, within 1e-5 sum_pj |a_ip b_pj| + 1e-6 n
-// (each element's own tolerance summed over the row). A wrong element shows in its row's sum
-// unless errors cancel exactly for all three x.
+// (each element's own tolerance summed over the row; `bound`, when given, replaces the 1e-5
+// sum term). A wrong element shows in its row's sum unless errors cancel exactly for all three x.
 CheckResult check_matmul_rows(const std::vector<float>& a, const std::vector<float>& b, std::span<const float> c, int m,
-                              int n, int k);
+                              int n, int k, std::function<double(double)> bound = {});
 
 // Every element of c = a b (m x k times k x n, row-major) against a double reference.
 CheckResult check_matmul(const std::vector<float>& a, const std::vector<float>& b, std::span<const float> c, int m,
