@@ -79,6 +79,7 @@ private:
     void counted_loop(llvm::Value* n, const char* name,
                       const std::function<void(llvm::Value*, llvm::BasicBlock*)>& body);
     void item_loops(const std::function<void()>& body);
+    void mark_parallel(llvm::BasicBlock* after, llvm::BasicBlock* latch);
     void group_body(const ir::Stmt& s, bool in_barrier_loop);
     void group_stmt(const ir::Stmt& s, bool in_barrier_loop);
 };

@@ -3,6 +3,7 @@
 // separate); the statements inside a region are the shared lowering's.
 #include "codegen/host/lowering.hpp"
 
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Intrinsics.h>
 
 #include <cstddef>
@@ -59,6 +60,8 @@ void HostLowering::item_loops(const std::function<void()>& body) {
             Value* zy = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(z, i64), ly, "", true, true),
                                      b_.CreateZExt(y, i64), "", true, true);
             Value* row = b_.CreateMul(zy, lx, "wi.row", true, true);
+            BasicBlock* before = &f_->back();
+            BasicBlock* x_latch = nullptr;
             counted_loop(local_size_[0], "wi.x", [&](Value* x, BasicBlock* latch) {
                 Value* linear = b_.CreateAdd(row, b_.CreateZExt(x, i64), "wi", true, true);
                 Item it{{x, y, z}, linear, latch};
@@ -68,9 +71,38 @@ void HostLowering::item_loops(const std::function<void()>& body) {
                 body();
                 loops_.pop_back();
                 item_ = saved;
+                x_latch = latch;
             });
+            mark_parallel(before, x_latch);
         });
     });
+}
+
+// The x loop's iterations are work-items between two barriers: nothing orders one work-item's
+// memory accesses against another's there (a kernel whose result depended on it would race on
+// a GPU), so the loop is marked parallel (llvm.loop.parallel_accesses) and LoopVectorize needs
+// no dependence proof and no run-time alias checks between buffers, group-local memory
+// included; each vector lane stays in its own program order. Accesses to stack memory (a
+// private array the work-items reuse in turn) and atomics and fences stay unmarked: those do
+// depend on the order of work-items, and one unmarked access leaves the whole loop to
+// LLVM's own dependence analysis. `after`: the last block before the loop's blocks.
+void HostLowering::mark_parallel(BasicBlock* after, BasicBlock* latch) {
+    llvm::MDNode* group = llvm::MDNode::getDistinct(c_, {});
+    for (auto it = std::next(after->getIterator()); it != f_->end(); ++it)
+        for (llvm::Instruction& inst : *it) {
+            Value* address = nullptr;
+            if (auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst); load && load->isSimple())
+                address = load->getPointerOperand();
+            else if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst); store && store->isSimple())
+                address = store->getPointerOperand();
+            if (address && !llvm::isa<llvm::AllocaInst>(llvm::getUnderlyingObject(address, 0)))
+                inst.setMetadata(llvm::LLVMContext::MD_access_group, group);
+        }
+    llvm::MDNode* parallel =
+        llvm::MDNode::get(c_, {llvm::MDString::get(c_, "llvm.loop.parallel_accesses"), group});
+    llvm::MDNode* loop = llvm::MDNode::getDistinct(c_, {nullptr, parallel});
+    loop->replaceOperandWith(0, loop);
+    latch->getTerminator()->setMetadata(llvm::LLVMContext::MD_loop, loop);
 }
 
 // A statement list in group control: maximal runs of ordinary statements become one set of
