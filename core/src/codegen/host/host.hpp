@@ -64,6 +64,10 @@ bool contains_barrier(const ir::Stmt& s);
 // (`in_barrier_loop`: the innermost enclosing loop holds a barrier).
 bool is_group_stmt(const ir::Stmt& s, bool in_barrier_loop);
 
+// The width in bits of the vectors the work-item loops are vectorized for: the CPU's widest
+// registers (512 with AVX-512, 256 with AVX, 128 with SSE or NEON), or 0 where LLVM chooses.
+unsigned vector_bits(const Options& options);
+
 // compile_host with host CPU features switched on or off ("-f16c"): how the tests reach the
 // code that a CPU without them gets. Throws as compile_host does.
 std::unique_ptr<HostKernel> compile_with_features(const ir::Kernel& kernel, const Options& options,

@@ -175,6 +175,8 @@ void HostLowering::prologue() {
     f_->addFnAttr(llvm::Attribute::NoUnwind);
     f_->addFnAttr("target-cpu", target_.cpu);
     f_->addFnAttr("target-features", target_.features);
+    if (target_.vector_bits)
+        f_->addFnAttr("prefer-vector-width", std::to_string(target_.vector_bits));
     for (unsigned i = 0; i < 2; ++i) {
         f_->addParamAttr(i, llvm::Attribute::NoCapture);
         f_->addParamAttr(i, llvm::Attribute::ReadOnly);
