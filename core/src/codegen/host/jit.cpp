@@ -18,6 +18,7 @@
 #include <llvm/IR/PassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
@@ -104,6 +105,35 @@ struct Machine {
     host::Target target;
 };
 
+// A CPU or feature name LLVM does not know would only be warned about on stderr and ignored:
+// a configuration error instead, named as the configuration names it.
+void check_target(const ir::Kernel& kernel, const Options& options, const llvm::Triple& triple) {
+    if (options.host_cpu.empty() && options.host_features.empty()) return;
+    std::string why;
+    const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple.str(), why);
+    if (!t) compile_error(kernel, "no LLVM target for " + triple.str(), llvm::make_error<llvm::StringError>(why, llvm::inconvertibleErrorCode()));
+    std::unique_ptr<llvm::MCSubtargetInfo> sub(t->createMCSubtargetInfo(triple.str(), "", ""));
+    auto bad = [&](const std::string& what) {
+        ErrorContext ctx;
+        if (kernel.body) ctx.kernel = kernel.name; // not the body-less stand-in of target_only
+        throw Error(ErrorCode::InvalidArgument, "host code: " + what, ctx);
+    };
+    if (!options.host_cpu.empty() && !sub->isCPUStringValid(options.host_cpu))
+        bad("LLVM knows no CPU '" + options.host_cpu + "' for " + triple.str() + " (the native backend's \"cpu\")");
+    for (llvm::StringRef rest = options.host_features; !rest.empty();) {
+        auto [one, tail] = rest.split(',');
+        rest = tail;
+        llvm::StringRef name = one.trim();
+        if (name.empty()) continue;
+        if (name.front() == '+' || name.front() == '-') name = name.drop_front();
+        bool known = false;
+        for (const llvm::SubtargetFeatureKV& f : sub->getAllProcessorFeatures()) known = known || name == f.Key;
+        if (!known)
+            bad("LLVM knows no CPU feature '" + name.str() + "' for " + triple.str() +
+                " (the native backend's \"features\": names like +avx2,-avx512f)");
+    }
+}
+
 Machine machine(const ir::Kernel& kernel, const Options& options, const std::vector<std::string>& feature_changes) {
     static std::once_flag once;
     std::call_once(once, [] {
@@ -111,6 +141,7 @@ Machine machine(const ir::Kernel& kernel, const Options& options, const std::vec
         llvm::InitializeNativeTargetAsmPrinter();
     });
     llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(llvm::sys::getProcessTriple())};
+    check_target(kernel, options, jtmb.getTargetTriple());
     jtmb.setCPU(options.host_cpu.empty() ? llvm::sys::getHostCPUName().str() : options.host_cpu);
     llvm::SubtargetFeatures features;
     if (options.host_cpu.empty())
