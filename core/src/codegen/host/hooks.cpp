@@ -32,6 +32,9 @@ Value* HostLowering::read_variable(size_t id) {
     switch (storage_[id]) {
     case Storage::Value: return variables_[id].home;
     case Storage::PerItem: return load(per_item_address(id), variables_[id].type);
+    // Its Let's expression for the work-item being lowered; the names it reads are declared
+    // once in the kernel (Layout), so they still mean what they meant at the Let.
+    case Storage::Recompute: return expr(layout_.recompute.at(id));
     case Storage::Private: case Storage::Group: break;
     }
     return LlvmLowering::read_variable(id);
@@ -40,6 +43,7 @@ Value* HostLowering::read_variable(size_t id) {
 void HostLowering::write_variable(size_t id, Value* v) {
     switch (storage_[id]) {
     case Storage::Value: internal("assignment to a parameter kept as a value");
+    case Storage::Recompute: return; // its Let, the only write: each read evaluates the expression
     case Storage::PerItem:
         // Group control writes for the whole group (a match's payload, which is uniform):
         // every work-item's copy gets the value.

@@ -28,6 +28,12 @@ enum class Storage : uint8_t {
     Private, // one stack slot, reused by each work-item in turn (promoted to registers)
     PerItem, // an array with one element per work-item, in group-local memory
     Group,   // one slot per group: the variable of a loop that contains a barrier
+    // A variable that lives across a barrier but is a cheap pure function of the work-item's
+    // indices, the unassigned scalar parameters and other such variables (`tid / 16`, `row0 +
+    // tid % 2`): evaluated again where it is read instead of stored per work-item, so that in
+    // each region LLVM sees how it depends on the work-item (a contiguous or uniform access
+    // rather than a gather through a reloaded index) and group-local memory holds less.
+    Recompute,
 };
 
 struct Layout {
@@ -36,6 +42,8 @@ struct Layout {
     // each Let and For in pre-order, the order in which the lowering meets them.
     std::vector<Storage> decls;
     std::vector<ir::Type> decl_types;
+    // Per declaration: for a Recompute variable, the expression its Let initializes it with.
+    std::vector<ir::Expr> recompute;
     // PerItem declarations: the offset of the variable's array is prefix * padded group size.
     std::vector<uint64_t> per_item_prefix;
     // Per private array (kernel.privates): Private (one stack array that each work-item uses

@@ -76,10 +76,12 @@ private:
     void bind_params(llvm::Value* args, llvm::Value* group_size);
     // A field of a struct the runtime passes (plx_workgroup_ctx, HostArgs).
     llvm::Value* field(llvm::Value* base, size_t offset, llvm::Type* t, const char* name);
+    // A loop of an i32 counter from `from` (nullptr: 0) while below n.
     void counted_loop(llvm::Value* n, const char* name,
-                      const std::function<void(llvm::Value*, llvm::BasicBlock*)>& body);
+                      const std::function<void(llvm::Value*, llvm::BasicBlock*)>& body,
+                      llvm::Value* from = nullptr);
     void item_loops(const std::function<void()>& body);
-    void mark_parallel(llvm::BasicBlock* after, llvm::BasicBlock* latch);
+    void mark_parallel(llvm::BasicBlock* after, llvm::BasicBlock* latch, bool unroll);
     void group_body(const ir::Stmt& s, bool in_barrier_loop);
     void group_stmt(const ir::Stmt& s, bool in_barrier_loop);
 };

@@ -25,7 +25,7 @@ Value* HostLowering::field(Value* base, size_t offset, llvm::Type* t, const char
 }
 
 void HostLowering::counted_loop(Value* n, const char* name,
-                                const std::function<void(Value*, BasicBlock*)>& body) {
+                                const std::function<void(Value*, BasicBlock*)>& body, Value* from) {
     BasicBlock* pre = b_.GetInsertBlock();
     BasicBlock* header = new_block(std::string(name) + ".head");
     BasicBlock* inside = new_block(std::string(name) + ".body");
@@ -34,7 +34,7 @@ void HostLowering::counted_loop(Value* n, const char* name,
     b_.CreateBr(header);
     b_.SetInsertPoint(header);
     llvm::PHINode* i = b_.CreatePHI(b_.getInt32Ty(), 2, name);
-    i->addIncoming(b_.getInt32(0), pre);
+    i->addIncoming(from ? from : b_.getInt32(0), pre);
     b_.CreateCondBr(b_.CreateICmpULT(i, n), inside, exit);
     b_.SetInsertPoint(inside);
     body(i, latch);
@@ -48,21 +48,28 @@ void HostLowering::counted_loop(Value* n, const char* name,
 }
 
 // z, y, x loops over the work-items of the group, x innermost so that consecutive work-items
-// touch consecutive elements and the x loop vectorizes.
+// touch consecutive elements and the x loop vectorizes. With vectors of W 32-bit lanes, x runs
+// in chunks of W work-items, a loop of exactly W iterations each (which LoopVectorize turns
+// into one vector iteration), then the remaining x % W one by one. Inside a chunk, x is a
+// multiple of W plus a constant lane, so InstCombine sees that `x / 16` is the same in every
+// lane (a broadcast instead of a gather) and `x % 16` is the lane: the indexing of tiles by
+// `tid / cols` and `tid % cols` that GPU kernels use. The region is emitted twice for that
+// (the chunks and the rest), each time with the declarations numbered from the same point.
 void HostLowering::item_loops(const std::function<void()>& body) {
     llvm::Type* i64 = b_.getInt64Ty();
     Value* lx = b_.CreateZExt(local_size_[0], i64);
     Value* ly = b_.CreateZExt(local_size_[1], i64);
+    const unsigned lanes = target_.vector_bits / 32;
     // No-wrap flags: an index within a group is below the group size, which devices bound
-    // far under 2^63.
+    // far under 2^31.
     counted_loop(local_size_[2], "wi.z", [&](Value* z, BasicBlock*) {
         counted_loop(local_size_[1], "wi.y", [&](Value* y, BasicBlock*) {
             Value* zy = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(z, i64), ly, "", true, true),
                                      b_.CreateZExt(y, i64), "", true, true);
             Value* row = b_.CreateMul(zy, lx, "wi.row", true, true);
-            BasicBlock* before = &f_->back();
-            BasicBlock* x_latch = nullptr;
-            counted_loop(local_size_[0], "wi.x", [&](Value* x, BasicBlock* latch) {
+            const size_t decls = next_decl_, scope = scope_.size();
+            // One work-item: the region's statements with x as the local id.
+            auto item = [&](Value* x, BasicBlock* latch) {
                 Value* linear = b_.CreateAdd(row, b_.CreateZExt(x, i64), "wi", true, true);
                 Item it{{x, y, z}, linear, latch};
                 const Item* saved = item_;
@@ -71,9 +78,34 @@ void HostLowering::item_loops(const std::function<void()>& body) {
                 body();
                 loops_.pop_back();
                 item_ = saved;
-                x_latch = latch;
+            };
+            // A parallel x loop from `from` to `n` (nullptr: 0), `unroll`: whether LLVM may
+            // unroll it before LoopVectorize sees it.
+            auto x_loop = [&](const char* name, Value* n, Value* from, const std::function<Value*(Value*)>& id,
+                              bool unroll) {
+                BasicBlock* before = &f_->back();
+                BasicBlock* x_latch = nullptr;
+                counted_loop(n, name, [&](Value* x, BasicBlock* latch) {
+                    item(id(x), latch);
+                    x_latch = latch;
+                }, from);
+                mark_parallel(before, x_latch, unroll);
+            };
+            auto same = [](Value* x) { return x; };
+            if (lanes < 2) {
+                x_loop("wi.x", local_size_[0], nullptr, same, true);
+                return;
+            }
+            const unsigned shift = llvm::Log2_32(lanes);
+            Value* chunks = b_.CreateLShr(local_size_[0], shift, "wi.chunks");
+            counted_loop(chunks, "wi.xc", [&](Value* c, BasicBlock*) {
+                Value* first = b_.CreateShl(c, shift, "wi.first", true, true);
+                x_loop("wi.x", b_.getInt32(lanes), nullptr,
+                       [&](Value* lane) { return b_.CreateAdd(first, lane, "wi.xl", true, true); }, false);
             });
-            mark_parallel(before, x_latch);
+            next_decl_ = decls;
+            scope_.resize(scope);
+            x_loop("wi.xr", local_size_[0], b_.CreateShl(chunks, shift, "", true, true), same, true);
         });
     });
 }
@@ -85,8 +117,9 @@ void HostLowering::item_loops(const std::function<void()>& body) {
 // included; each vector lane stays in its own program order. Accesses to stack memory (a
 // private array the work-items reuse in turn) and atomics and fences stay unmarked: those do
 // depend on the order of work-items, and one unmarked access leaves the whole loop to
-// LLVM's own dependence analysis. `after`: the last block before the loop's blocks.
-void HostLowering::mark_parallel(BasicBlock* after, BasicBlock* latch) {
+// LLVM's own dependence analysis. `after`: the last block before the loop's blocks. A chunk's
+// loop is not unrolled: fully unrolled before LoopVectorize runs, it would be W scalar copies.
+void HostLowering::mark_parallel(BasicBlock* after, BasicBlock* latch, bool unroll) {
     llvm::MDNode* group = llvm::MDNode::getDistinct(c_, {});
     for (auto it = std::next(after->getIterator()); it != f_->end(); ++it)
         for (llvm::Instruction& inst : *it) {
@@ -98,9 +131,9 @@ void HostLowering::mark_parallel(BasicBlock* after, BasicBlock* latch) {
             if (address && !llvm::isa<llvm::AllocaInst>(llvm::getUnderlyingObject(address, 0)))
                 inst.setMetadata(llvm::LLVMContext::MD_access_group, group);
         }
-    llvm::MDNode* parallel =
-        llvm::MDNode::get(c_, {llvm::MDString::get(c_, "llvm.loop.parallel_accesses"), group});
-    llvm::MDNode* loop = llvm::MDNode::getDistinct(c_, {nullptr, parallel});
+    std::vector<llvm::Metadata*> hints = {nullptr, llvm::MDNode::get(c_, {llvm::MDString::get(c_, "llvm.loop.parallel_accesses"), group})};
+    if (!unroll) hints.push_back(llvm::MDNode::get(c_, {llvm::MDString::get(c_, "llvm.loop.unroll.disable")}));
+    llvm::MDNode* loop = llvm::MDNode::getDistinct(c_, hints);
     loop->replaceOperandWith(0, loop);
     latch->getTerminator()->setMetadata(llvm::LLVMContext::MD_loop, loop);
 }
@@ -200,6 +233,12 @@ void HostLowering::prologue() {
             field(ctx, offsetof(plx_workgroup_ctx, num_groups) + 8 * d, i64, "num_groups");
         local_size_[d] =
             field(ctx, offsetof(plx_workgroup_ctx, local_size) + 4 * d, i32, "local_size");
+        // Below 2^31 (devices bound a group far under that): local ids are then non-negative
+        // as i32, so `tid / 16` on an Int is a shift, as on an unsigned id.
+        llvm::cast<llvm::LoadInst>(local_size_[d])
+            ->setMetadata(llvm::LLVMContext::MD_range,
+                          llvm::MDNode::get(c_, {llvm::ConstantAsMetadata::get(b_.getInt32(0)),
+                                                 llvm::ConstantAsMetadata::get(b_.getInt32(1u << 31))}));
     }
     Value* z = b_.CreateZExt(local_size_[2], i64);
     Value* y = b_.CreateZExt(local_size_[1], i64);
