@@ -12,7 +12,7 @@ namespace plexus::app {
 namespace {
 
 int usage(std::ostream& out, int status) {
-    out << "usage: plexus codegen KERNEL --lang LANG [--arch sm_XY] [--optimized]\n"
+    out << "usage: plexus codegen KERNEL --lang LANG [--arch sm_XY] [--optimized] [--cpu NAME] [--features LIST]\n"
            "  KERNEL  a sample kernel (";
     auto names = samples::names();
     for (size_t i = 0; i < names.size(); ++i) out << (i ? ", " : "") << names[i];
@@ -25,7 +25,7 @@ int usage(std::ostream& out, int status) {
 }
 
 int run_codegen(const std::vector<std::string>& args) {
-    std::string kernel, lang, arch;
+    std::string kernel, lang, arch, cpu, features;
     bool optimized = false;
     for (size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--help" || args[i] == "-h") return usage(std::cout, 0);
@@ -33,8 +33,9 @@ int run_codegen(const std::vector<std::string>& args) {
             optimized = true;
             continue;
         }
-        if ((args[i] == "--lang" || args[i] == "--arch") && i + 1 < args.size()) {
-            (args[i] == "--lang" ? lang : arch) = args[i + 1];
+        if ((args[i] == "--lang" || args[i] == "--arch" || args[i] == "--cpu" || args[i] == "--features") &&
+            i + 1 < args.size()) {
+            (args[i] == "--lang" ? lang : args[i] == "--arch" ? arch : args[i] == "--cpu" ? cpu : features) = args[i + 1];
             ++i;
         } else if (kernel.empty() && args[i].rfind("--", 0) != 0) {
             kernel = args[i];
@@ -47,6 +48,8 @@ int run_codegen(const std::vector<std::string>& args) {
     ir::Kernel k = load_kernel(kernel);
     codegen::Options options;
     options.arch = arch;
+    options.host_cpu = cpu;
+    options.host_features = features;
     if (lang == "ir") {
         std::cout << ir::print(k);
     } else if (lang == "json") {
