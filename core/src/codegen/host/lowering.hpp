@@ -81,7 +81,7 @@ private:
                       const std::function<void(llvm::Value*, llvm::BasicBlock*)>& body,
                       llvm::Value* from = nullptr);
     void item_loops(const std::function<void()>& body);
-    void mark_parallel(llvm::BasicBlock* after, llvm::BasicBlock* latch, bool unroll);
+    void mark_parallel(llvm::BasicBlock* after, llvm::BasicBlock* latch, unsigned chunk);
     void group_body(const ir::Stmt& s, bool in_barrier_loop);
     void group_stmt(const ir::Stmt& s, bool in_barrier_loop);
 };
