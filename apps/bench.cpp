@@ -154,9 +154,12 @@ nlohmann::json openblas_row(const Backend& b, const std::string& device, const s
     const double value = row.value("value", 0.0);
     const std::string size_text = row.value("size", ""), unit = row.value("unit", "GFLOP/s");
     const bool verified = row.value("verified", false);
-    if (!blas.error.empty())
-        return result_row(kernel, b, device, size_text, unit.c_str(), value, verified, "OpenBLAS cblas_sgemm", 0,
-                          blas.error);
+    if (!blas.error.empty()) {
+        nlohmann::json out = result_row(kernel, b, device, size_text, unit.c_str(), value, verified,
+                                        "OpenBLAS cblas_sgemm", 0, blas.error);
+        out["against"] = "OpenBLAS";
+        return out;
+    }
     Shape sh = matmul_shape(size);
     std::mt19937 g(3);
     std::uniform_real_distribution<float> d(-1, 1);
@@ -171,6 +174,7 @@ nlohmann::json openblas_row(const Backend& b, const std::string& device, const s
             error = "its output differs from the blocked loop's at element " + std::to_string(i);
     nlohmann::json out = result_row(kernel, b, device, size_text, unit.c_str(), value, verified, blas.name,
                                     error.empty() ? 2.0 * sh.m * sh.n * double(sh.k) / seconds / 1e9 : 0, error);
+    out["against"] = "OpenBLAS";
     std::printf("        baseline of the row above: %s\n", blas.name.c_str());
     return out;
 }

@@ -81,7 +81,10 @@ private:
                       const std::function<void(llvm::Value*, llvm::BasicBlock*)>& body,
                       llvm::Value* from = nullptr);
     void item_loops(const std::function<void()>& body);
-    void mark_parallel(llvm::BasicBlock* after, llvm::BasicBlock* latch, unsigned chunk);
+    // The x loop of every work-item (no vector width known), a chunk of W, or the rest after
+    // the chunks.
+    enum class XLoop { Whole, Chunk, Rest };
+    void mark_parallel(llvm::BasicBlock* after, llvm::BasicBlock* latch, XLoop kind, unsigned lanes);
     void group_body(const ir::Stmt& s, bool in_barrier_loop);
     void group_stmt(const ir::Stmt& s, bool in_barrier_loop);
 };
