@@ -9,7 +9,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 lowered=$("$PLEXUS" codegen vector_add --lang llvm-host) || fail "llvm-host exited $?"
 printf '%s\n' "$lowered" | grep -q '^define void @plx_wg_vector_add(' || fail "no work-group function in the lowered IR"
-printf '%s\n' "$lowered" | grep -q '^wi.x.head' || fail "no work-item x loop in the lowered IR"
+printf '%s\n' "$lowered" | grep -q '^wi.xc.head' || fail "no loop over chunks of work-items in the lowered IR"
 printf '%s\n' "$lowered" | grep -q 'llvm.loop.parallel_accesses' || fail "the x loop is not marked parallel"
 ! printf '%s\n' "$lowered" | grep -q 'x float>' || fail "the lowered IR already has vector types"
 

@@ -21,7 +21,7 @@ using plexus::codegen::Options;
 // work-item, whose blocks keep the lowering's names "while." and "for."). After
 // vectorization a chunk's loop of W work-items is gone, its one vector iteration part of the
 // loop around it, whose header LLVM renames; so loops are told apart by what they are not.
-std::vector<std::string> work_item_loop_code(const std::string& text) {
+std::vector<std::string> work_item_loop_code(const std::string& text, bool kernel_loops_too = false) {
     llvm::LLVMContext context;
     llvm::SMDiagnostic error;
     std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(text, error, context);
@@ -35,7 +35,7 @@ std::vector<std::string> work_item_loop_code(const std::string& text) {
             llvm::Loop* loop = li.getLoopFor(&b);
             if (!loop) continue;
             llvm::StringRef header = loop->getHeader()->getName();
-            if (header.starts_with("while.") || header.starts_with("for.")) continue;
+            if (!kernel_loops_too && (header.starts_with("while.") || header.starts_with("for."))) continue;
             for (llvm::Instruction& i : b) {
                 std::string line;
                 llvm::raw_string_ostream os(line);
@@ -69,7 +69,7 @@ std::vector<std::string> feature_sets() {
 
 } // namespace
 
-TEST_CASE("vector_add, reduce and matmul_tiled: the work-item loops are vectors of the target's width") {
+TEST_CASE("vector_add, reduce, matmul_naive and matmul_tiled: the work-item loops are vectors of the target's width") {
     namespace samples = plexus::samples;
     for (const std::string& features : feature_sets()) {
         Options o;
@@ -101,6 +101,12 @@ TEST_CASE("vector_add, reduce and matmul_tiled: the work-item loops are vectors 
             CHECK(count(red, {"fadd " + floats}) > 0);
             CHECK(count(red, {"@llvm.masked.store.v" + w + "f32"}) > 0);
         }
+
+        // matmul_naive: its k loop is the same for every work-item, so a chunk runs it in lock
+        // step (one scalar counter): W products of a broadcast a and a contiguous row of b.
+        auto naive = work_item_loop_code(plexus::codegen::host_llvm_ir(samples::matmul_naive().ir(), o, true), true);
+        CHECK(count(naive, {"fmul " + floats}) > 0);
+        CHECK(count(naive, {"load " + floats}) > 0);
 
         // matmul_tiled: the step's FMAs are vector FMAs of W work-items.
         auto mm = work_item_loop_code(plexus::codegen::host_llvm_ir(samples::matmul_tiled().ir(), o, true));

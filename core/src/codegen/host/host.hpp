@@ -6,6 +6,7 @@
 #include "plexus/ir.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +63,14 @@ struct Layout {
 };
 
 Layout analyze(const ir::Kernel& kernel);
+
+// Whether an intrinsic is one of the work-item and group indices and sizes ("local_id_x",
+// "num_groups_y", ...): a pure function of where the work-item is.
+bool is_index_call(const std::string& name);
+
+// Whether `pred` holds for the statement or any statement nested in it (blocks, branches,
+// loops, match arms, native fallbacks).
+bool any_nested(const ir::Stmt& s, const std::function<bool(const ir::StmtNode&)>& pred);
 
 // Whether the statement has a barrier anywhere inside it (native fallbacks included).
 bool contains_barrier(const ir::Stmt& s);

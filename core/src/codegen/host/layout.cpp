@@ -6,6 +6,7 @@
 
 #include "plexus/error.hpp"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -22,26 +23,36 @@ template <class F> bool any_arm(const ir::Match& m, F&& f) {
 }
 } // namespace
 
-bool contains_barrier(const ir::Stmt& s) {
+bool is_index_call(const std::string& name) {
+    for (const char* index : {"local_id_", "local_size_", "group_id_", "num_groups_", "global_id_", "global_size_"})
+        if (name.rfind(index, 0) == 0) return true;
+    return false;
+}
+
+bool any_nested(const ir::Stmt& s, const std::function<bool(const ir::StmtNode&)>& pred) {
     using namespace ir;
     if (!s) return false;
+    if (pred(*s)) return true;
     switch (s->kind) {
-    case StmtKind::Barrier: return true;
     case StmtKind::Block:
         for (auto& x : static_cast<const Block&>(*s).body)
-            if (contains_barrier(x)) return true;
+            if (any_nested(x, pred)) return true;
         return false;
     case StmtKind::If: {
         auto& n = static_cast<const If&>(*s);
-        return contains_barrier(n.then_body) || contains_barrier(n.else_body);
+        return any_nested(n.then_body, pred) || any_nested(n.else_body, pred);
     }
-    case StmtKind::For: return contains_barrier(static_cast<const For&>(*s).body);
-    case StmtKind::While: return contains_barrier(static_cast<const While&>(*s).body);
-    case StmtKind::Native: return contains_barrier(static_cast<const Native&>(*s).fallback);
+    case StmtKind::For: return any_nested(static_cast<const For&>(*s).body, pred);
+    case StmtKind::While: return any_nested(static_cast<const While&>(*s).body, pred);
+    case StmtKind::Native: return any_nested(static_cast<const Native&>(*s).fallback, pred);
     case StmtKind::Match:
-        return any_arm(static_cast<const Match&>(*s), [](const Stmt& x) { return contains_barrier(x); });
+        return any_arm(static_cast<const Match&>(*s), [&](const Stmt& x) { return any_nested(x, pred); });
     default: return false;
     }
+}
+
+bool contains_barrier(const ir::Stmt& s) {
+    return any_nested(s, [](const ir::StmtNode& x) { return x.kind == ir::StmtKind::Barrier; });
 }
 
 bool is_group_stmt(const ir::Stmt& s, bool in_barrier_loop) {
@@ -180,12 +191,7 @@ private:
         switch (e->kind) {
         case ExprKind::Var: reads.push_back(find(static_cast<const ir::Var&>(*e).name)); break;
         case ExprKind::Load: case ExprKind::Atomic: return false;
-        case ExprKind::Call: {
-            const std::string& n = static_cast<const Call&>(*e).name;
-            for (const char* index : {"local_id_", "local_size_", "group_id_", "num_groups_", "global_id_", "global_size_"})
-                if (n.rfind(index, 0) == 0) return true;
-            return false;
-        }
+        case ExprKind::Call: return is_index_call(static_cast<const Call&>(*e).name);
         default: break;
         }
         for_each_child(*e, [&](const Expr& c) { ok = ok && pure(c, reads); });

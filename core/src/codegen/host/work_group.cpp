@@ -55,7 +55,7 @@ void HostLowering::counted_loop(Value* n, const char* name,
 // lane (a broadcast instead of a gather) and `x % 16` is the lane: the indexing of tiles by
 // `tid / cols` and `tid % cols` that GPU kernels use. The region is emitted twice for that
 // (the chunks and the rest), each time with the declarations numbered from the same point.
-void HostLowering::item_loops(const std::function<void()>& body) {
+void HostLowering::item_loops(const std::function<void()>& body, const std::vector<const Stmt*>* stmts) {
     llvm::Type* i64 = b_.getInt64Ty();
     Value* lx = b_.CreateZExt(local_size_[0], i64);
     Value* ly = b_.CreateZExt(local_size_[1], i64);
@@ -97,8 +97,19 @@ void HostLowering::item_loops(const std::function<void()>& body) {
             }
             const unsigned shift = llvm::Log2_32(lanes);
             Value* chunks = b_.CreateLShr(local_size_[0], shift, "wi.chunks");
+            const bool in_step = stmts && lockstep_fits(*stmts);
             counted_loop(chunks, "wi.xc", [&](Value* c, BasicBlock*) {
                 Value* first = b_.CreateShl(c, shift, "wi.first", true, true);
+                if (in_step) {
+                    // A region holding loops: its chunks run in lock step (lockstep.cpp).
+                    const Lanes chunk{first, y, z, row, lanes};
+                    lanes_ = &chunk;
+                    region_ = stmts;
+                    for (const Stmt* s : *stmts) lockstep(*s, nullptr);
+                    lanes_ = nullptr;
+                    region_ = nullptr;
+                    return;
+                }
                 x_loop("wi.x", b_.getInt32(lanes), nullptr,
                        [&](Value* lane) { return b_.CreateAdd(first, lane, "wi.xl", true, true); }, XLoop::Chunk);
             });
@@ -114,7 +125,8 @@ void HostLowering::item_loops(const std::function<void()>& body) {
 // a GPU), so the loop is marked parallel (llvm.loop.parallel_accesses) and LoopVectorize needs
 // no dependence proof and no run-time alias checks between buffers, group-local memory
 // included; each vector lane stays in its own program order. Accesses to stack memory (a
-// private array the work-items reuse in turn) and atomics and fences stay unmarked: those do
+// private array the work-items reuse in turn; not a lock-step lane array, whose slots are the
+// lanes' own) and atomics and fences stay unmarked: those do
 // depend on the order of work-items, and one unmarked access leaves the whole loop to
 // LLVM's own dependence analysis. `after`: the last block before the loop's blocks.
 // A chunk's loop (W = `lanes` iterations) is not unrolled (fully unrolled before LoopVectorize
@@ -134,7 +146,8 @@ void HostLowering::mark_parallel(BasicBlock* after, BasicBlock* latch, XLoop kin
                 address = load->getPointerOperand();
             else if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst); store && store->isSimple())
                 address = store->getPointerOperand();
-            if (address && !llvm::isa<llvm::AllocaInst>(llvm::getUnderlyingObject(address, 0)))
+            const Value* object = address ? llvm::getUnderlyingObject(address, 0) : nullptr;
+            if (address && (!llvm::isa<llvm::AllocaInst>(object) || lane_arrays_.count(object)))
                 inst.setMetadata(llvm::LLVMContext::MD_access_group, group);
         }
     std::vector<llvm::Metadata*> hints = {nullptr, llvm::MDNode::get(c_, {llvm::MDString::get(c_, "llvm.loop.parallel_accesses"), group})};
@@ -169,7 +182,7 @@ void HostLowering::group_body(const Stmt& s, bool in_barrier_loop) {
         if (run.empty()) return;
         item_loops([&] {
             for (const Stmt* x : run) stmt(*x);
-        });
+        }, &run);
         run.clear();
     };
     for (auto& x : *list) {
@@ -368,10 +381,11 @@ void HostLowering::run() {
         for (auto& [i, v] : params_init_) write_variable(i, v);
     };
     if (!layout_.barrier) {
+        const std::vector<const Stmt*> body = {&k_.body};
         item_loops([&] {
             init_params();
             nested(k_.body);
-        });
+        }, &body);
     } else {
         if (!params_init_.empty()) item_loops(init_params);
         group_body(k_.body, false);
