@@ -1,6 +1,8 @@
 // The C++ baselines of `plexus bench` (see baselines.hpp); built with -O3 -march=native.
 #include "baselines.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <thread>
 #include <vector>
@@ -75,6 +77,45 @@ void matmul_blocked(const float* a, const float* b, float* c, int m, int n, int 
                 }
             }
     });
+}
+
+namespace {
+// CBLAS's enums, as cblas.h defines them; the header is not needed to build plexus.
+enum { kRowMajor = 101, kNoTrans = 111 };
+using Sgemm = void (*)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a,
+                       int lda, const float* b, int ldb, float beta, float* c, int ldc);
+using Config = const char* (*)();
+} // namespace
+
+const OpenBlas& openblas() {
+    static const OpenBlas lib = [] {
+        OpenBlas t;
+        std::string why;
+        for (const char* name : {"libopenblas.so.0", "libopenblas.so"}) {
+            // RTLD_LOCAL: its BLAS symbols stay out of the way of anything else in the process.
+            void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+            if (!h) {
+                const char* e = dlerror();
+                if (why.empty()) why = e ? e : std::string(name) + ": dlopen failed";
+                continue;
+            }
+            t.fn = dlsym(h, "cblas_sgemm");
+            if (!t.fn) {
+                t.error = std::string(name) + " has no cblas_sgemm";
+                return t;
+            }
+            auto config = reinterpret_cast<Config>(dlsym(h, "openblas_get_config"));
+            t.name = std::string("OpenBLAS cblas_sgemm (") + (config ? config() : name) + ")";
+            return t;
+        }
+        t.error = "OpenBLAS was not found (" + why + "); install libopenblas0 for this row";
+        return t;
+    }();
+    return lib;
+}
+
+void OpenBlas::sgemm(const float* a, const float* b, float* c, int m, int n, int k) const {
+    reinterpret_cast<Sgemm>(fn)(kRowMajor, kNoTrans, kNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
 }
 
 } // namespace plexus::app::baseline

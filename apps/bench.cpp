@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -141,6 +142,41 @@ HostBaseline host_baseline(const std::string& kernel, size_t size, Shape sh) {
                 (naive ? baseline::matmul_naive : baseline::matmul_blocked)(a->data(), b->data(), c->data(), sh.m,
                                                                             sh.n, sh.k);
             }};
+}
+
+// OpenBLAS SGEMM on the host beside a CPU matmul row (`row`, just measured): the same plexus
+// figure against cblas_sgemm of the same shape, median of `reps` runs after an untimed one,
+// its output checked against the blocked loop's. It is timed after the row, not alternately
+// with it: OpenBLAS's threads spin for a while after each call and would slow what ran next.
+nlohmann::json openblas_row(const Backend& b, const std::string& device, const std::string& kernel,
+                            const nlohmann::json& row, size_t size, int reps) {
+    const baseline::OpenBlas& blas = baseline::openblas();
+    const double value = row.value("value", 0.0);
+    const std::string size_text = row.value("size", ""), unit = row.value("unit", "GFLOP/s");
+    const bool verified = row.value("verified", false);
+    if (!blas.error.empty()) {
+        nlohmann::json out = result_row(kernel, b, device, size_text, unit.c_str(), value, verified,
+                                        "OpenBLAS cblas_sgemm", 0, blas.error);
+        out["against"] = "OpenBLAS";
+        return out;
+    }
+    Shape sh = matmul_shape(size);
+    std::mt19937 g(3);
+    std::uniform_real_distribution<float> d(-1, 1);
+    std::vector<float> a(size_t(sh.m) * sh.k), bm(size_t(sh.k) * sh.n), c(size_t(sh.m) * sh.n), want(c.size());
+    for (auto& x : a) x = d(g);
+    for (auto& x : bm) x = d(g);
+    const double seconds = median_seconds(reps, [&] { blas.sgemm(a.data(), bm.data(), c.data(), sh.m, sh.n, sh.k); });
+    baseline::matmul_blocked(a.data(), bm.data(), want.data(), sh.m, sh.n, sh.k);
+    std::string error;
+    for (size_t i = 0; i < c.size() && error.empty(); ++i)
+        if (std::abs(c[i] - want[i]) > 1e-3f * float(sh.k)) // sums of k products of [-1, 1] values
+            error = "its output differs from the blocked loop's at element " + std::to_string(i);
+    nlohmann::json out = result_row(kernel, b, device, size_text, unit.c_str(), value, verified, blas.name,
+                                    error.empty() ? 2.0 * sh.m * sh.n * double(sh.k) / seconds / 1e9 : 0, error);
+    out["against"] = "OpenBLAS";
+    std::printf("        baseline of the row above: %s\n", blas.name.c_str());
+    return out;
 }
 
 // The hand-written CUDA baselines, one session per CUDA device, opened at first use. A cuda
@@ -339,7 +375,8 @@ int run_bench(const std::vector<std::string>& args) {
             std::cout << "usage: plexus bench [--backend NAME] [--kernel NAME] [--size N] [--mnk M,N,K] [--reps N] [--json FILE] [--plot FILE]\n"
                          "       plexus bench --first-launch [--json FILE] [--plot FILE]\n"
                          "       plexus bench --startup [--json FILE]\n"
-                         "  kernels: vector_add, vector_add_float4, reduce, warp_reduce, matmul_naive, matmul_tiled (matmul: all),\n"
+                         "  kernels: vector_add, vector_add_float4, reduce, warp_reduce, matmul_naive, matmul_tiled (matmul: all;\n"
+                         "           on a CPU each also beside OpenBLAS cblas_sgemm, opened at run time where installed),\n"
                          "           matmul_f16, matmul_bf16, matmul_tf32 (matrix fragments; GPU: beside cublasGemmEx),\n"
                          "           softmax_bf16 (beside the same kernel in f32), empty_launch (cuda, opencl, native),\n"
                          "           transfer (Queue::write / read, pageable and pinned, beside the raw copy; --size in bytes),\n"
@@ -403,8 +440,13 @@ int run_bench(const std::vector<std::string>& args) {
             for (std::string kernel :
                  {"vector_add", "vector_add_float4", "reduce", "warp_reduce", "matmul_naive", "matmul_tiled",
                   "matmul_f16", "matmul_bf16", "matmul_tf32", "softmax_bf16"}) {
-                attempt(*b, dev.name, kernel.c_str(),
-                        [&] { results.push_back(bench_row(rt, *b, d, kernel, o, baselines, gpu)); });
+                attempt(*b, dev.name, kernel.c_str(), [&] {
+                    results.push_back(bench_row(rt, *b, d, kernel, o, baselines, gpu));
+                    // --mnk shapes only the fragment matmuls; the OpenBLAS row uses --size's shape.
+                    if (dev.type != DeviceType::GPU && kernel.rfind("matmul", 0) == 0 && !o.mnk.m)
+                        results.push_back(openblas_row(*b, dev.name, kernel, results.back(), o.size ? o.size : 1024,
+                                                       std::max(1, o.reps / 3)));
+                });
             }
             const bool is_gpu = dev.type == DeviceType::GPU;
             // The queue rows: 1 GiB transfers (or --size bytes), the pipeline of 2^28 floats on

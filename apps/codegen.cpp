@@ -1,5 +1,5 @@
 // `plexus codegen KERNEL --lang LANG`: prints a sample kernel (or a JSON IR file) as IR text,
-// JSON, host LLVM IR, OpenCL C, CUDA C or PTX.
+// JSON, host LLVM IR (as lowered, or optimized), host assembly, OpenCL C, CUDA C or PTX.
 #include "app.hpp"
 #include "kernels.hpp"
 #include "plexus/codegen.hpp"
@@ -12,22 +12,30 @@ namespace plexus::app {
 namespace {
 
 int usage(std::ostream& out, int status) {
-    out << "usage: plexus codegen KERNEL --lang LANG [--arch sm_XY]\n"
+    out << "usage: plexus codegen KERNEL --lang LANG [--arch sm_XY] [--optimized] [--cpu NAME] [--features LIST]\n"
            "  KERNEL  a sample kernel (";
     auto names = samples::names();
     for (size_t i = 0; i < names.size(); ++i) out << (i ? ", " : "") << names[i];
     out << ") or the path of a JSON IR file (schema plexus-ir/2 or plexus-ir/1)\n"
-           "  LANG    ir, json, llvm-host, opencl-c, cuda-c, ptx\n"
-           "  --arch  the GPU architecture for ptx (default sm_80)\n";
+           "  LANG    ir, json, llvm-host, asm-host, opencl-c, cuda-c, ptx\n"
+           "  --arch  the GPU architecture for ptx (default sm_80)\n"
+           "  --optimized  llvm-host after LLVM's passes, as the native backend compiles it (without:\n"
+           "               as the lowering builds it, before vectorization); asm-host is always optimized\n";
     return status;
 }
 
 int run_codegen(const std::vector<std::string>& args) {
-    std::string kernel, lang, arch;
+    std::string kernel, lang, arch, cpu, features;
+    bool optimized = false;
     for (size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--help" || args[i] == "-h") return usage(std::cout, 0);
-        if ((args[i] == "--lang" || args[i] == "--arch") && i + 1 < args.size()) {
-            (args[i] == "--lang" ? lang : arch) = args[i + 1];
+        if (args[i] == "--optimized") {
+            optimized = true;
+            continue;
+        }
+        if ((args[i] == "--lang" || args[i] == "--arch" || args[i] == "--cpu" || args[i] == "--features") &&
+            i + 1 < args.size()) {
+            (args[i] == "--lang" ? lang : args[i] == "--arch" ? arch : args[i] == "--cpu" ? cpu : features) = args[i + 1];
             ++i;
         } else if (kernel.empty() && args[i].rfind("--", 0) != 0) {
             kernel = args[i];
@@ -40,13 +48,16 @@ int run_codegen(const std::vector<std::string>& args) {
     ir::Kernel k = load_kernel(kernel);
     codegen::Options options;
     options.arch = arch;
+    options.host_cpu = cpu;
+    options.host_features = features;
     if (lang == "ir") {
         std::cout << ir::print(k);
     } else if (lang == "json") {
         std::cout << ir::to_json(k) << "\n";
-    } else if (lang == "llvm-host") {
+    } else if (lang == "llvm-host" || lang == "asm-host") {
         options.backend = "native";
-        std::cout << codegen::compile_host(k, options)->llvm_ir();
+        std::cout << (lang == "asm-host" ? codegen::host_assembly(k, options)
+                                         : codegen::host_llvm_ir(k, options, optimized));
     } else if (lang == "opencl-c" || lang == "cuda-c" || lang == "ptx") {
         plx_language l = lang == "opencl-c" ? PLX_LANG_OPENCL_C : lang == "cuda-c" ? PLX_LANG_CUDA_C : PLX_LANG_PTX;
         options.backend = lang == "opencl-c" ? "opencl" : "cuda";
@@ -58,7 +69,7 @@ int run_codegen(const std::vector<std::string>& args) {
     return 0;
 }
 
-const Registration reg{{"codegen", run_codegen, "print a kernel as IR, JSON, LLVM host IR, OpenCL C, CUDA C or PTX"}};
+const Registration reg{{"codegen", run_codegen, "print a kernel as IR, JSON, host LLVM IR or assembly, OpenCL C, CUDA C or PTX"}};
 
 } // namespace
 } // namespace plexus::app

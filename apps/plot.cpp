@@ -64,8 +64,11 @@ std::string ratio_chart(const nlohmann::json& rows, const std::string& title) {
     }
     int y = kTop;
     for (const auto& r : rows) {
-        const std::string label = r.value("kernel", std::string("?")) + " - " + r.value("backend", std::string("?")) +
-                                  " (" + r.value("device", std::string("?")).substr(0, 28) + ")";
+        // "against": a second row of the same kernel beside another baseline (OpenBLAS).
+        const std::string against = r.contains("against") ? " vs " + r.value("against", std::string()) : "";
+        const std::string label = r.value("kernel", std::string("?")) + against + " - " +
+                                  r.value("backend", std::string("?")) + " (" +
+                                  r.value("device", std::string("?")).substr(0, 28) + ")";
         s << "<text x=\"" << kLabelWidth - 8 << "\" y=\"" << y + 15 << "\" text-anchor=\"end\">" << escape(label)
           << "</text>\n";
         if (r.contains("ratio") && r["ratio"].is_number()) {

@@ -52,3 +52,17 @@ for r in rows:
 print(sys.argv[2], "empty_launch ok")
 PY
 done
+# A CPU matmul row comes with a second row against OpenBLAS's cblas_sgemm: measured and
+# checked where libopenblas is installed, else a baseline error that says so.
+"$plexus" bench --backend native --kernel matmul_tiled --size 100 --reps 1 --json "$dir/matmul.json"
+python3 - "$dir/matmul.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["results"]
+assert len(rows) == 2 and all(r["kernel"] == "matmul_tiled" and r["verified"] for r in rows), rows
+assert rows[0]["baseline"]["name"].startswith("C++") and rows[0]["ratio"] > 0, rows[0]
+blas = rows[1]["baseline"]
+assert rows[1]["value"] == rows[0]["value"] and rows[1]["against"] == "OpenBLAS" and "against" not in rows[0], rows
+assert blas["name"].startswith("OpenBLAS cblas_sgemm"), blas
+assert (blas["value"] > 0 and rows[1]["ratio"] > 0) or "OpenBLAS was not found" in blas.get("error", ""), blas
+print("matmul_tiled beside OpenBLAS ok:", blas.get("error") or blas["name"])
+PY

@@ -114,15 +114,21 @@ TEST_CASE("2-D and 3-D launches: every index intrinsic of every work-item") {
 
 TEST_CASE("host_local_bytes: shared arrays 64-byte aligned, plus per-work-item copies") {
     CHECK(plexus::codegen::host_local_bytes(vector_add(), 256) == 0);
-    // Two shared arrays of 10 and 3 floats: 64 + 64 bytes; `v` (i32) and `w` (f64) cross the
-    // barrier, `t` does not.
+    // Two shared arrays of 10 and 3 floats: 64 + 64 bytes; `v` (i32, assigned again) and `w`
+    // (f64, a load) cross the barrier, `t` does not; `r` crosses it but is a pure function of
+    // the local id, evaluated again after the barrier instead of stored.
+    using plexus::codegen::host::Storage;
     auto k = kernel("local_rule", {buf("out", Scalar::F64, ir::Access::Write)},
-                    {let("v", cast(Scalar::I32, lid())), let("w", cf(2.0, Scalar::F64)), let("t", ci(1)),
-                     lstore("s1", ci(0), cf(1.0)), barrier(),
-                     store("out", var("v"), add(var("w", Scalar::F64), cast(Scalar::F64, lload("s2", Scalar::F32, ci(0)))))},
+                    {let("v", cast(Scalar::I32, lid())), assign("v", add(var("v"), ci(1))),
+                     let("w", cast(Scalar::F64, lload("s2", Scalar::F32, ci(1)))), let("t", ci(1)),
+                     let("r", mul(cast(Scalar::I32, lid()), ci(2))), lstore("s1", ci(0), cf(1.0)), barrier(),
+                     store("out", add(var("v"), var("r")),
+                           add(var("w", Scalar::F64), cast(Scalar::F64, lload("s2", Scalar::F32, ci(0)))))},
                     {{"s1", Scalar::F32, 10}, {"s2", Scalar::F32, 3}});
     auto layout = plexus::codegen::host::analyze(k);
     CHECK(layout.shared_offset == std::vector<uint64_t>{0, 64});
+    CHECK(layout.decls == std::vector<Storage>{Storage::Value, Storage::PerItem, Storage::PerItem, Storage::Private,
+                                               Storage::Recompute});
     CHECK(layout.per_item_bytes == 12);
     // Per-item copies come in multiples of 16 work-items (Layout::item_padding).
     CHECK(plexus::codegen::host_local_bytes(k, 100) == 128 + 112 * 12);

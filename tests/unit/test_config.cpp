@@ -125,7 +125,7 @@ TEST_CASE("a complete file round-trips") {
         "backends": {
             "cuda":   {"enabled": true, "priority": 120, "compiler": "nvrtc"},
             "opencl": {"devices": "gpu"},
-            "native": {"threads": 8, "priority": -3},
+            "native": {"threads": 8, "priority": -3, "cpu": "x86-64-v3", "features": "-fma"},
             "interp": {"enabled": false},
             "acme":   {"options": {"queue_depth": 4, "mode": "fast"}}
         },
@@ -148,11 +148,15 @@ TEST_CASE("a complete file round-trips") {
     CHECK(!c.backends["cuda"].devices);
     CHECK(c.backends["opencl"].devices == "gpu");
     CHECK(!c.backends["opencl"].enabled);
+    CHECK(c.backends["native"].cpu == "x86-64-v3");
+    CHECK(c.backends["native"].features == "-fma");
+    CHECK(!c.backends["opencl"].cpu);
     CHECK(c.backends["native"].threads == 8u);
     CHECK(c.backends["native"].priority == -3);
     CHECK(c.backends["interp"].enabled == false);
     CHECK(c.backends["acme"].section["options"]["queue_depth"] == 4);
-    CHECK(c.backends["native"].section == nlohmann::json{{"threads", 8}, {"priority", -3}});
+    CHECK(c.backends["native"].section ==
+          nlohmann::json{{"threads", 8}, {"priority", -3}, {"cpu", "x86-64-v3"}, {"features", "-fma"}});
     REQUIRE(c.kernels.size() == 2);
     CHECK(c.kernels["matmul"].prefer == std::vector<std::string>{"cuda", "opencl"});
     CHECK(c.kernels["empty"].prefer.empty());
@@ -213,6 +217,8 @@ TEST_CASE("wrong types at every key") {
                  "expected a string", "null");
     expect_error(R"({"fallback": 1})", "fallback", "expected a boolean", "an integer (1)");
     expect_error(R"({"cache_dir": false})", "cache_dir", "expected a string", "a boolean (false)");
+    expect_error(R"({"backends": {"native": {"features": ["+avx2"]}}})", "backends.native.features", "expected a string",
+                 "an array");
     expect_error(R"({"log_level": 3})", "log_level", "expected one of", "an integer (3)");
 }
 

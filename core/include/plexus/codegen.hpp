@@ -70,7 +70,8 @@ public:
     virtual ~HostKernel() = default;
     // Runs every work-item of one work-group; `user` points at a HostArgs.
     virtual plx_workgroup_fn function() const = 0;
-    // The optimized LLVM IR of the module, for reading (plexus codegen --lang llvm-host).
+    // The optimized LLVM IR of the module, for reading (as plexus codegen --lang llvm-host
+    // --optimized prints it).
     virtual const std::string& llvm_ir() const = 0;
     // The group-local bytes the function wants for a group of this size (the rule of
     // host_local_bytes(), from the layout it was compiled with: no walk of the IR).
@@ -93,5 +94,8 @@ std::unique_ptr<HostKernel> load_host_object(const ir::Kernel& kernel, const Opt
 std::string host_target_id(const Options& options);
 // The kernel's optimized host assembly (plexus codegen --lang asm-host).
 std::string host_assembly(const ir::Kernel& kernel, const Options& options);
+// The kernel's host LLVM IR as the lowering builds it (the work-item loops, before LLVM's
+// passes), or optimized as it is compiled (plexus codegen --lang llvm-host [--optimized]).
+std::string host_llvm_ir(const ir::Kernel& kernel, const Options& options, bool optimized);
 
 } // namespace plexus::codegen

@@ -19,6 +19,9 @@ struct BackendConfig {
     std::optional<std::string> devices; // "all", "gpu", "cpu", "accelerator" or a name substring
     std::optional<unsigned> threads;   // >= 1; meaningful for native
     std::optional<std::string> compiler; // "llvm" or "nvrtc"; meaningful for cuda
+    // The CPU and features host code is compiled for (a Direct backend: native); unset, the
+    // host's own. A CPU name LLVM knows ("znver4", "x86-64-v3") and "+avx2,-avx512f".
+    std::optional<std::string> cpu, features;
     nlohmann::json section = nlohmann::json::object(); // the raw section, given to the plugin
 };
 

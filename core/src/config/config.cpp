@@ -117,7 +117,7 @@ private:
 
 BackendConfig parse_backend(const Reader& r, const json& v, const std::string& path) {
     r.object(v, path);
-    r.check_keys(v, path, {"enabled", "priority", "devices", "threads", "compiler", "options"});
+    r.check_keys(v, path, {"enabled", "priority", "devices", "threads", "compiler", "cpu", "features", "options"});
     BackendConfig b;
     b.section = v;
     for (const auto& [key, value] : v.items()) {
@@ -137,6 +137,8 @@ BackendConfig parse_backend(const Reader& r, const json& v, const std::string& p
                 r.integer(value, at, 1, 65536, "an integer between 1 and 65536"));
         } else if (key == "compiler") {
             b.compiler = r.one_of(value, at, {"llvm", "nvrtc"});
+        } else if (key == "cpu" || key == "features") {
+            (key == "cpu" ? b.cpu : b.features) = r.string(value, at);
         } else if (key == "options") {
             r.object(value, at);
         }

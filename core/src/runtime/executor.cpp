@@ -141,10 +141,14 @@ Compiled::~Compiled() {
 
 namespace {
 
-codegen::Options codegen_options(const Backend& b, const DeviceInfo& d) {
+codegen::Options codegen_options(const Backend& b, const DeviceInfo& d, const Config& config) {
     codegen::Options o;
     o.backend = b.name();
     o.arch = d.arch;
+    if (auto it = config.backends.find(b.name()); it != config.backends.end()) {
+        o.host_cpu = it->second.cpu.value_or("");
+        o.host_features = it->second.features.value_or("");
+    }
     for (const auto& info : intrinsic_catalog())
         if (const plx_intrinsic* i = b.intrinsic(info.name); i && i->spelling)
             o.spellings[info.name] = i->spelling;
@@ -309,7 +313,7 @@ Compiled* Executor::compile(const ir::Kernel& k, uint64_t hash, DeviceContext& c
 std::unique_ptr<codegen::HostKernel> Executor::host_kernel(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx,
                                                            CompileReport& report) {
     const Backend& b = *ctx.backend;
-    codegen::Options options = codegen_options(b, *ctx.info);
+    codegen::Options options = codegen_options(b, *ctx.info, config_);
     auto t0 = std::chrono::steady_clock::now();
     std::optional<CacheKey> key;
     if (disk_.enabled())
@@ -377,7 +381,7 @@ plx_module Executor::load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceC
         report.cache_ms = ms_since(t_cache);
     }
     codegen::Phases phases;
-    codegen::Options options = codegen_options(b, *ctx.info);
+    codegen::Options options = codegen_options(b, *ctx.info, config_);
     options.phases = &phases;
     auto t_gen = std::chrono::steady_clock::now();
     std::string source = codegen::make_codegen(lang)->generate(k, options);

@@ -19,7 +19,20 @@ size_t HostLowering::new_variable(const std::string& name, const Type& t) {
     size_t d = next_decl_++;
     if (d >= variables_.size()) internal("more declarations than the layout found");
     if (variables_[d].type != t) internal("the layout gives '" + name + "' another type");
-    if (storage_[d] == Storage::Private || storage_[d] == Storage::Group)
+    lane_frame_.resize(variables_.size());
+    // In a chunk run in lock step, a region's variable has one slot per lane, unless every
+    // lane shares it (a uniform loop's counter).
+    lane_recomputed_.erase(d);
+    if (auto it = pending_recompute_.find(name); it != pending_recompute_.end()) {
+        if (it->second.value) lane_recomputed_[d] = it->second;
+        pending_recompute_.erase(it);
+    }
+    lane_frame_[d] = lanes_ && storage_[d] == Storage::Private && !uniform_decl_ && !lane_recomputed_.count(d);
+    if (uniform_decl_) uniform_vars_.insert(d);
+    else uniform_vars_.erase(d);
+    uniform_decl_ = false;
+    if (lane_frame_[d]) variables_[d].home = lane_array(reg_type(t), name.c_str());
+    else if (storage_[d] == Storage::Private || storage_[d] == Storage::Group)
         variables_[d].home = entry_alloca(reg_type(t), name);
     return d;
 }
@@ -29,17 +42,25 @@ Value* HostLowering::per_item_address(size_t id) {
 }
 
 Value* HostLowering::read_variable(size_t id) {
+    if (auto it = lane_recomputed_.find(id); it != lane_recomputed_.end()) return it->second.value();
+    if (id < lane_frame_.size() && lane_frame_[id]) return read_lane_frame(id);
     switch (storage_[id]) {
     case Storage::Value: return variables_[id].home;
     case Storage::PerItem: return load(per_item_address(id), variables_[id].type);
+    // Its Let's expression for the work-item being lowered; the names it reads are declared
+    // once in the kernel (Layout), so they still mean what they meant at the Let.
+    case Storage::Recompute: return expr(layout_.recompute.at(id));
     case Storage::Private: case Storage::Group: break;
     }
     return LlvmLowering::read_variable(id);
 }
 
 void HostLowering::write_variable(size_t id, Value* v) {
+    if (lane_recomputed_.count(id)) return; // its Let, the only write
+    if (id < lane_frame_.size() && lane_frame_[id]) return write_lane_frame(id, v);
     switch (storage_[id]) {
     case Storage::Value: internal("assignment to a parameter kept as a value");
+    case Storage::Recompute: return; // its Let, the only write: each read evaluates the expression
     case Storage::PerItem:
         // Group control writes for the whole group (a match's payload, which is uniform):
         // every work-item's copy gets the value.

@@ -6,6 +6,7 @@
 #include "plexus/ir.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,12 @@ enum class Storage : uint8_t {
     Private, // one stack slot, reused by each work-item in turn (promoted to registers)
     PerItem, // an array with one element per work-item, in group-local memory
     Group,   // one slot per group: the variable of a loop that contains a barrier
+    // A variable that lives across a barrier but is a cheap pure function of the work-item's
+    // indices, the unassigned scalar parameters and other such variables (`tid / 16`, `row0 +
+    // tid % 2`): evaluated again where it is read instead of stored per work-item, so that in
+    // each region LLVM sees how it depends on the work-item (a contiguous or uniform access
+    // rather than a gather through a reloaded index) and group-local memory holds less.
+    Recompute,
 };
 
 struct Layout {
@@ -36,6 +43,8 @@ struct Layout {
     // each Let and For in pre-order, the order in which the lowering meets them.
     std::vector<Storage> decls;
     std::vector<ir::Type> decl_types;
+    // Per declaration: for a Recompute variable, the expression its Let initializes it with.
+    std::vector<ir::Expr> recompute;
     // PerItem declarations: the offset of the variable's array is prefix * padded group size.
     std::vector<uint64_t> per_item_prefix;
     // Per private array (kernel.privates): Private (one stack array that each work-item uses
@@ -61,6 +70,14 @@ struct Layout {
 
 Layout analyze(const ir::Kernel& kernel);
 
+// Whether an intrinsic is one of the work-item and group indices and sizes ("local_id_x",
+// "num_groups_y", ...): a pure function of where the work-item is.
+bool is_index_call(const std::string& name);
+
+// Whether `pred` holds for the statement or any statement nested in it (blocks, branches,
+// loops, match arms, native fallbacks).
+bool any_nested(const ir::Stmt& s, const std::function<bool(const ir::StmtNode&)>& pred);
+
 // Whether the statement has a barrier anywhere inside it (native fallbacks included).
 bool contains_barrier(const ir::Stmt& s);
 
@@ -69,6 +86,10 @@ bool contains_barrier(const ir::Stmt& s);
 // barrier, a statement holding one, or a break / continue of a loop holding one
 // (`in_barrier_loop`: the innermost enclosing loop holds a barrier).
 bool is_group_stmt(const ir::Stmt& s, bool in_barrier_loop);
+
+// The width in bits of the vectors the work-item loops are vectorized for: the CPU's widest
+// registers (512 with AVX-512, 256 with AVX, 128 with SSE or NEON), or 0 where LLVM chooses.
+unsigned vector_bits(const Options& options);
 
 // compile_host with host CPU features switched on or off ("-f16c"): how the tests reach the
 // code that a CPU without them gets. Throws as compile_host does.

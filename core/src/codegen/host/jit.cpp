@@ -18,6 +18,7 @@
 #include <llvm/IR/PassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
@@ -104,6 +105,35 @@ struct Machine {
     host::Target target;
 };
 
+// A CPU or feature name LLVM does not know would only be warned about on stderr and ignored:
+// a configuration error instead, named as the configuration names it.
+void check_target(const ir::Kernel& kernel, const Options& options, const llvm::Triple& triple) {
+    if (options.host_cpu.empty() && options.host_features.empty()) return;
+    std::string why;
+    const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple.str(), why);
+    if (!t) compile_error(kernel, "no LLVM target for " + triple.str(), llvm::make_error<llvm::StringError>(why, llvm::inconvertibleErrorCode()));
+    std::unique_ptr<llvm::MCSubtargetInfo> sub(t->createMCSubtargetInfo(triple.str(), "", ""));
+    auto bad = [&](const std::string& what) {
+        ErrorContext ctx;
+        if (kernel.body) ctx.kernel = kernel.name; // not the body-less stand-in of target_only
+        throw Error(ErrorCode::InvalidArgument, "host code: " + what, ctx);
+    };
+    if (!options.host_cpu.empty() && !sub->isCPUStringValid(options.host_cpu))
+        bad("LLVM knows no CPU '" + options.host_cpu + "' for " + triple.str() + " (the native backend's \"cpu\")");
+    for (llvm::StringRef rest = options.host_features; !rest.empty();) {
+        auto [one, tail] = rest.split(',');
+        rest = tail;
+        llvm::StringRef name = one.trim();
+        if (name.empty()) continue;
+        if (name.front() == '+' || name.front() == '-') name = name.drop_front();
+        bool known = false;
+        for (const llvm::SubtargetFeatureKV& f : sub->getAllProcessorFeatures()) known = known || name == f.Key;
+        if (!known)
+            bad("LLVM knows no CPU feature '" + name.str() + "' for " + triple.str() +
+                " (the native backend's \"features\": names like +avx2,-avx512f)");
+    }
+}
+
 Machine machine(const ir::Kernel& kernel, const Options& options, const std::vector<std::string>& feature_changes) {
     static std::once_flag once;
     std::call_once(once, [] {
@@ -111,6 +141,7 @@ Machine machine(const ir::Kernel& kernel, const Options& options, const std::vec
         llvm::InitializeNativeTargetAsmPrinter();
     });
     llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(llvm::sys::getProcessTriple())};
+    check_target(kernel, options, jtmb.getTargetTriple());
     jtmb.setCPU(options.host_cpu.empty() ? llvm::sys::getHostCPUName().str() : options.host_cpu);
     llvm::SubtargetFeatures features;
     if (options.host_cpu.empty())
@@ -126,15 +157,23 @@ Machine machine(const ir::Kernel& kernel, const Options& options, const std::vec
     std::unique_ptr<llvm::TargetMachine> tm = take(kernel, "no target machine for the host", jtmb.createTargetMachine());
     // The subtarget resolves the feature list: a later "-f16c" wins, and turns off what
     // implies it.
+    const llvm::MCSubtargetInfo& sub = *tm->getMCSubtargetInfo();
     host::Target target{tm->getTargetTriple().str(), jtmb.getCPU(), jtmb.getFeatures().getString(),
-                        tm->createDataLayout(), tm->getMCSubtargetInfo()->checkFeatures("+f16c")};
+                        tm->createDataLayout(), sub.checkFeatures("+f16c")};
+    // LLVM's x86 CPU models prefer 256-bit vectors on every AVX-512 CPU but Zen 4 (512-bit
+    // instructions lowered the clock of the first Xeons that had them); a work-item loop is
+    // the long, FMA-dense loop 512 bits pay for, so it gets the widest registers. NEON is 128
+    // bits, which LLVM picks by itself; SVE's scalable vectors are left to LLVM too.
+    if (tm->getTargetTriple().isX86())
+        target.vector_bits = sub.checkFeatures("+avx512f") ? 512 : sub.checkFeatures("+avx") ? 256 : 128;
     return Machine{std::move(jtmb), std::move(tm), std::move(target)};
 }
 
-// The kernel lowered, verified and optimized; LLVM's errors are collected in `diagnostics`.
+// The kernel lowered, verified and (unless `optimize_it` is false) optimized; LLVM's errors
+// are collected in `diagnostics`.
 std::unique_ptr<llvm::Module> optimized_module(const ir::Kernel& kernel, const Options& options, Machine& m,
                                                const host::Layout& layout, llvm::LLVMContext& context,
-                                               std::string& diagnostics) {
+                                               std::string& diagnostics, bool optimize_it = true) {
     // A library must not print LLVM's remarks and warnings ("loop not vectorized"); errors
     // are kept and reported as a Compile error once the code is built.
     context.setDiagnosticHandlerCallBack(
@@ -155,7 +194,7 @@ std::unique_ptr<llvm::Module> optimized_module(const ir::Kernel& kernel, const O
         throw Error(ErrorCode::Internal, "host codegen of kernel '" + kernel.name +
                                              "' made an invalid LLVM module: " + problems, ctx);
     }
-    optimize(*module, *m.tm);
+    if (optimize_it) optimize(*module, *m.tm);
     return module;
 }
 
@@ -235,25 +274,44 @@ std::unique_ptr<HostKernel> load_host_object(const ir::Kernel& written, const Op
     return link(kernel, m, object, "; loaded from the disk cache as object code: no LLVM IR\n", host::analyze(kernel));
 }
 
-std::string host_target_id(const Options& options) {
+// The machine of the options alone, for what does not depend on a kernel.
+static host::Target target_only(const Options& options) {
     static const ir::Kernel none = [] {
         ir::Kernel k;
         k.name = "target";
         return k;
     }();
-    Machine m = machine(none, options, {});
-    return m.target.triple + " " + m.target.cpu + " " + m.target.features + " llvm-" LLVM_VERSION_STRING;
+    return machine(none, options, {}).target;
+}
+
+unsigned host::vector_bits(const Options& options) { return target_only(options).vector_bits; }
+
+std::string host_target_id(const Options& options) {
+    host::Target t = target_only(options);
+    return t.triple + " " + t.cpu + " " + t.features + " llvm-" LLVM_VERSION_STRING;
 }
 
 std::string host_assembly(const ir::Kernel& written, const Options& options) {
     const ir::Kernel kernel = host_form(written);
     Machine m = machine(kernel, options, {});
-    host::Layout layout = host::analyze(kernel);
     llvm::LLVMContext context;
     std::string diagnostics;
-    std::unique_ptr<llvm::Module> module = optimized_module(kernel, options, m, layout, context, diagnostics);
+    std::unique_ptr<llvm::Module> module =
+        optimized_module(kernel, options, m, host::analyze(kernel), context, diagnostics);
     std::vector<unsigned char> text = emit(kernel, *module, *m.tm, llvm::CodeGenFileType::AssemblyFile);
     return {text.begin(), text.end()};
+}
+
+std::string host_llvm_ir(const ir::Kernel& kernel, const Options& options, bool optimized) {
+    ir::validate(kernel);
+    Machine m = machine(kernel, options, {});
+    llvm::LLVMContext context;
+    std::string diagnostics, text;
+    std::unique_ptr<llvm::Module> module =
+        optimized_module(kernel, options, m, host::analyze(kernel), context, diagnostics, optimized);
+    llvm::raw_string_ostream os(text);
+    module->print(os, nullptr);
+    return text;
 }
 
 } // namespace plexus::codegen

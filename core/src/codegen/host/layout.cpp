@@ -6,6 +6,8 @@
 
 #include "plexus/error.hpp"
 
+#include <functional>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -21,26 +23,36 @@ template <class F> bool any_arm(const ir::Match& m, F&& f) {
 }
 } // namespace
 
-bool contains_barrier(const ir::Stmt& s) {
+bool is_index_call(const std::string& name) {
+    for (const char* index : {"local_id_", "local_size_", "group_id_", "num_groups_", "global_id_", "global_size_"})
+        if (name.rfind(index, 0) == 0) return true;
+    return false;
+}
+
+bool any_nested(const ir::Stmt& s, const std::function<bool(const ir::StmtNode&)>& pred) {
     using namespace ir;
     if (!s) return false;
+    if (pred(*s)) return true;
     switch (s->kind) {
-    case StmtKind::Barrier: return true;
     case StmtKind::Block:
         for (auto& x : static_cast<const Block&>(*s).body)
-            if (contains_barrier(x)) return true;
+            if (any_nested(x, pred)) return true;
         return false;
     case StmtKind::If: {
         auto& n = static_cast<const If&>(*s);
-        return contains_barrier(n.then_body) || contains_barrier(n.else_body);
+        return any_nested(n.then_body, pred) || any_nested(n.else_body, pred);
     }
-    case StmtKind::For: return contains_barrier(static_cast<const For&>(*s).body);
-    case StmtKind::While: return contains_barrier(static_cast<const While&>(*s).body);
-    case StmtKind::Native: return contains_barrier(static_cast<const Native&>(*s).fallback);
+    case StmtKind::For: return any_nested(static_cast<const For&>(*s).body, pred);
+    case StmtKind::While: return any_nested(static_cast<const While&>(*s).body, pred);
+    case StmtKind::Native: return any_nested(static_cast<const Native&>(*s).fallback, pred);
     case StmtKind::Match:
-        return any_arm(static_cast<const Match&>(*s), [](const Stmt& x) { return contains_barrier(x); });
+        return any_arm(static_cast<const Match&>(*s), [&](const Stmt& x) { return any_nested(x, pred); });
     default: return false;
     }
+}
+
+bool contains_barrier(const ir::Stmt& s) {
+    return any_nested(s, [](const ir::StmtNode& x) { return x.kind == ir::StmtKind::Barrier; });
 }
 
 bool is_group_stmt(const ir::Stmt& s, bool in_barrier_loop) {
@@ -101,10 +113,15 @@ public:
             // A payload bound by group control is uniform: one slot for the group, unless the
             // case's work-items assign it.
             case Kind::GroupMatch: s = d.assigned ? Storage::PerItem : Storage::Group; break;
-            case Kind::Var: s = d.shared_between_regions ? Storage::PerItem : Storage::Private; break;
+            case Kind::Var:
+                s = !d.shared_between_regions ? Storage::Private
+                    : recomputable(out, d)    ? Storage::Recompute
+                                              : Storage::PerItem;
+                break;
             }
             out.decls.push_back(s);
             out.decl_types.push_back(d.type);
+            out.recompute.push_back(s == Storage::Recompute ? d.init : nullptr);
             out.per_item_prefix.push_back(s == Storage::PerItem ? out.per_item_bytes : 0);
             if (s == Storage::PerItem) out.per_item_bytes += memory_form(d.type).size;
         }
@@ -134,10 +151,15 @@ private:
         bool shared_between_regions = false;
     };
     struct Decl : Use {
-        Decl(Type t, Kind k) : type(std::move(t)), kind(k) {}
+        Decl(Type t, Kind k, std::string n) : type(std::move(t)), kind(k), name(std::move(n)) {}
         Type type;
         Kind kind;
+        std::string name;
         bool assigned = false;
+        int writes = 0;            // its Let or For counts as one
+        Expr init;                 // a Let's
+        std::vector<size_t> reads; // the declarations `init` reads, one entry per read
+        bool pure = false;         // `init` has no load, atomic or call but the index ones
     };
     static constexpr int kGroup = -1; // "touched by group control"
 
@@ -148,10 +170,58 @@ private:
     int region_ = kGroup;
     int next_region_ = 0;
 
+    std::map<std::string, int> declared_; // how many declarations each name has
+
     size_t declare(const std::string& name, const Type& t, Kind kind) {
-        decls_.push_back({t, kind});
+        decls_.push_back({t, kind, name});
         scope_.emplace_back(name, decls_.size() - 1);
+        ++declared_[name];
         return decls_.size() - 1;
+    }
+    size_t find(const std::string& name) const {
+        for (auto it = scope_.rbegin(); it != scope_.rend(); ++it)
+            if (it->first == name) return it->second;
+        throw Error(ErrorCode::Internal, "host codegen: '" + name + "' is not declared in kernel '" +
+                                             k_.name + "' although it validated");
+    }
+    // Whether e can be evaluated again anywhere in its variable's scope with the same result;
+    // notes the declarations it reads.
+    bool pure(const Expr& e, std::vector<size_t>& reads) const {
+        bool ok = true;
+        switch (e->kind) {
+        case ExprKind::Var: reads.push_back(find(static_cast<const ir::Var&>(*e).name)); break;
+        case ExprKind::Load: case ExprKind::Atomic: return false;
+        case ExprKind::Call: return is_index_call(static_cast<const Call&>(*e).name);
+        default: break;
+        }
+        for_each_child(*e, [&](const Expr& c) { ok = ok && pure(c, reads); });
+        return ok;
+    }
+    // The instructions a Recompute variable costs at each read, roughly: its expression's
+    // nodes and those of the Recompute variables it reads, each read counted.
+    size_t cost(const Layout& out, size_t d) const {
+        size_t n = 0;
+        for_each_node(decls_[d].init, n);
+        for (size_t r : decls_[d].reads)
+            if (r < out.decls.size() && out.decls[r] == Storage::Recompute) n += cost(out, r);
+        return n;
+    }
+    static void for_each_node(const Expr& e, size_t& n) {
+        ++n;
+        for_each_child(*e, [&](const Expr& c) { for_each_node(c, n); });
+    }
+    // A Let that is never assigned again, of a scalar, whose expression is pure and reads only
+    // parameters kept as values and Recompute variables (decided before it: they are declared
+    // earlier), none of whose names is declared twice in the kernel (so a later shadowing
+    // declaration cannot change what the expression reads), at most 48 nodes in all.
+    bool recomputable(const Layout& out, const Decl& d) const {
+        if (!d.init || d.writes != 1 || !d.pure || !d.type.is_scalar() || declared_.at(d.name) != 1) return false;
+        for (size_t r : d.reads) {
+            const Decl& x = decls_[r];
+            if (r >= out.decls.size() || declared_.at(x.name) != 1) return false;
+            if (out.decls[r] != Storage::Value && out.decls[r] != Storage::Recompute) return false;
+        }
+        return cost(out, size_t(&d - decls_.data())) <= 48;
     }
     void use(Use& u) const {
         if (region_ == kGroup) u.shared_between_regions = true;
@@ -159,15 +229,10 @@ private:
         else if (u.region != region_) u.shared_between_regions = true;
     }
     void touch(const std::string& name, bool assign) {
-        for (auto it = scope_.rbegin(); it != scope_.rend(); ++it) {
-            if (it->first != name) continue;
-            Decl& d = decls_[it->second];
-            d.assigned = d.assigned || assign;
-            use(d);
-            return;
-        }
-        throw Error(ErrorCode::Internal, "host codegen: '" + name + "' is not declared in kernel '" +
-                                             k_.name + "' although it validated");
+        Decl& d = decls_[find(name)];
+        d.assigned = d.assigned || assign;
+        d.writes += assign;
+        use(d);
     }
     void touch_array(const std::string& name, Space space) {
         if (space != Space::Private) return;
@@ -241,8 +306,13 @@ private:
         case StmtKind::Let: {
             auto& n = static_cast<const Let&>(*s);
             expr(n.init);
+            std::vector<size_t> reads;
+            const bool is_pure = pure(n.init, reads); // before the name is declared: it may shadow one it reads
             declare(n.name, n.type, Kind::Var);
             touch(n.name, true);
+            decls_.back().init = n.init;
+            decls_.back().reads = std::move(reads);
+            decls_.back().pure = is_pure;
             return;
         }
         case StmtKind::Assign: {

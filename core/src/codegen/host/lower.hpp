@@ -18,6 +18,7 @@ struct Target {
     std::string features;
     llvm::DataLayout data_layout;
     bool f16c = false; // the CPU converts f16 itself (vcvtps2ph, vcvtph2ps)
+    unsigned vector_bits = 0; // the widest vector registers (prefer-vector-width); 0: LLVM's choice
 };
 
 // The name of the work-group function of a kernel; the validator keeps user names off plx_.

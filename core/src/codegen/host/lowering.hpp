@@ -8,6 +8,8 @@
 #include "codegen/llvm/lowering.hpp"
 
 #include <functional>
+#include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +29,16 @@ private:
         llvm::Value* lid[3];
         llvm::Value* linear;
         llvm::BasicBlock* next;
+        llvm::Value* lane = nullptr; // i32, in a chunk run in lock step (lockstep.cpp)
+    };
+    // A chunk of W work-items run in lock step: its first x, and y, z and the row's first
+    // linear index.
+    struct Lanes {
+        llvm::Value* first;
+        llvm::Value* y;
+        llvm::Value* z;
+        llvm::Value* row;
+        unsigned w;
     };
 
     const Layout& layout_;
@@ -46,6 +58,18 @@ private:
     llvm::Value* local_base_ = nullptr;
     // Per private array kept per work-item: the first byte of its copies in group-local memory.
     std::vector<llvm::Value*> private_copies_;
+    const Lanes* lanes_ = nullptr;                // set while a chunk is lowered in lock step
+    std::vector<bool> lane_frame_;                // per declaration: its home is a [W x T] array
+    std::set<const llvm::Value*> lane_arrays_;    // allocas indexed by the lane (mark_parallel)
+    std::set<size_t> uniform_vars_;               // lock step: variables every lane shares
+    bool uniform_decl_ = false;                   // the next declaration is one of them
+    // The lane loop being lowered: its entry block (ends in the mask's branch) and the scalar
+    // copies of the lane frames it reads or writes.
+    struct LaneCache {
+        llvm::BasicBlock* entry = nullptr;
+        std::map<size_t, llvm::AllocaInst*> copies;
+    };
+    LaneCache* lane_cache_ = nullptr;
 
     // ---- hooks (hooks.cpp) ----
     size_t new_variable(const std::string& name, const ir::Type& t) override;
@@ -76,10 +100,48 @@ private:
     void bind_params(llvm::Value* args, llvm::Value* group_size);
     // A field of a struct the runtime passes (plx_workgroup_ctx, HostArgs).
     llvm::Value* field(llvm::Value* base, size_t offset, llvm::Type* t, const char* name);
+    // A loop of an i32 counter from `from` (nullptr: 0) while below n.
     void counted_loop(llvm::Value* n, const char* name,
-                      const std::function<void(llvm::Value*, llvm::BasicBlock*)>& body);
-    void item_loops(const std::function<void()>& body);
+                      const std::function<void(llvm::Value*, llvm::BasicBlock*)>& body,
+                      llvm::Value* from = nullptr);
+    // `stmts`: the region's statements, when it may run in lock step (body lowers them).
+    void item_loops(const std::function<void()>& body, const std::vector<const ir::Stmt*>* stmts = nullptr);
+    // The x loop of every work-item (no vector width known), a chunk of W, or the rest after
+    // the chunks.
+    enum class XLoop { Whole, Chunk, Rest };
+    void mark_parallel(llvm::BasicBlock* after, llvm::BasicBlock* latch, XLoop kind, unsigned lanes);
     void group_body(const ir::Stmt& s, bool in_barrier_loop);
+
+    // ---- lock step (lockstep.cpp) ----
+    bool lockstep_fits(const std::vector<const ir::Stmt*>& stmts) const;
+    llvm::AllocaInst* lane_array(llvm::Type* t, const char* name);
+    llvm::Value* lane_slot(llvm::Value* array, llvm::Type* t);
+    void lane_loop(llvm::Value* mask, const std::function<void()>& f);
+    llvm::AllocaInst* lane_copy(size_t id);
+    llvm::Value* read_lane_frame(size_t id);
+    void write_lane_frame(size_t id, llvm::Value* v);
+    Item chunk_item() const;
+    bool uniform(const ir::Expr& e) const;
+    bool uniform_let(const ir::Stmt& s) const;
+    size_t recompute_cost(const ir::Expr& e, bool& ok) const;
+    void lane_recompute(const ir::Stmt& s);
+    // Lock step: a variable evaluated again where it is read (a Let's expression, a For's
+    // begin + trips x step), and what that costs in IR nodes; by declaration, and by name
+    // until it is declared (an empty one: not after all).
+    struct Recomputed {
+        std::function<llvm::Value*()> value;
+        size_t cost = 0;
+    };
+    std::map<size_t, Recomputed> lane_recomputed_;
+    std::map<std::string, Recomputed> pending_recompute_;
+    const std::vector<const ir::Stmt*>* region_ = nullptr; // the statements of the region in lock step
+    llvm::Value* lane_if(llvm::Value* on, const std::function<llvm::Value*()>& f, llvm::Value* otherwise);
+    llvm::Value* lane_bit(llvm::Value* mask);
+    void uniform_control(const std::function<void(const Body&)>& lower, llvm::Value* mask);
+    void split_mask(llvm::Value* mask, const std::function<llvm::Value*()>& cond, llvm::Value* yes, llvm::Value* no);
+    void lockstep_loop(llvm::Value* mask, const std::function<llvm::Value*()>& cond, const ir::Stmt& body,
+                       const std::function<void()>& step, const std::function<void()>& chunk_step);
+    void lockstep(const ir::Stmt& s, llvm::Value* mask);
     void group_stmt(const ir::Stmt& s, bool in_barrier_loop);
 };
 

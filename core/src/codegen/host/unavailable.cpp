@@ -16,7 +16,14 @@ std::unique_ptr<HostKernel> load_host_object(const ir::Kernel& kernel, const Opt
 
 std::string host_target_id(const Options&) { return "none"; }
 
+unsigned host::vector_bits(const Options&) { return 0; }
+
 std::string host_assembly(const ir::Kernel& kernel, const Options& options) {
+    compile_host(kernel, options);
+    return {};
+}
+
+std::string host_llvm_ir(const ir::Kernel& kernel, const Options& options, bool) {
     compile_host(kernel, options);
     return {};
 }

@@ -1,0 +1,98 @@
+// Regions whose For loops run W work-items in lock step (codegen/host/lockstep.cpp): trip
+// counts that differ per work-item, loops nested in branches that differ per work-item, a loop
+// whose step differs per work-item (its variable then lives in a lane frame), branches and
+// loops on values every lane shares, and local sizes that leave a partial chunk, at 512, 256
+// and 128 bits; every output element against a host reference.
+#include "host_test.hpp"
+
+using namespace host_test;
+
+namespace {
+
+using plexus::codegen::Options;
+
+// out[g] for work-item g of a launch of n work-items (local id l, group size L):
+//   acc = 0
+//   for j in [l, 3 l % 17 + 5) step 2:            trip count per work-item, induction visible
+//       acc += in[(g + j) % n] * j
+//   if (g % 3 == 0)                                a branch that differs per work-item
+//       for k in [0, m): acc += k                  a uniform loop under a mask
+//   for q in [0, 12) step l % 4 + 1: acc += q      a step per work-item: a lane frame
+//   if (m > 2) for r in [0, 3): acc += in[r]       uniform control
+//   out[g] = acc
+ir::Kernel divergent() {
+    Expr g = gid(), l = cast(Scalar::I32, lid()), n = var("n"), m = var("m");
+    Stmt first = for_("j", l, add(bin(BinaryOp::Rem, mul(l, ci(3)), ci(17)), ci(5)), ci(2),
+                      block({assign("acc", add(var("acc", Scalar::F32),
+                                               mul(load("in", Scalar::F32, bin(BinaryOp::Rem, add(var("g"), var("j")), n)),
+                                                   cast(Scalar::F32, var("j")))))}));
+    Stmt second = if_(eq(bin(BinaryOp::Rem, var("g"), ci(3)), ci(0)),
+                      for_("k", ci(0), m, ci(1), block({assign("acc", add(var("acc", Scalar::F32), cast(Scalar::F32, var("k"))))})));
+    Stmt third = for_("q", ci(0), ci(12), add(bin(BinaryOp::Rem, l, ci(4)), ci(1)),
+                      block({assign("acc", add(var("acc", Scalar::F32), cast(Scalar::F32, var("q"))))}));
+    Stmt fourth = if_(bin(BinaryOp::Gt, m, ci(2)),
+                      for_("r", ci(0), ci(3), ci(1),
+                           block({assign("acc", add(var("acc", Scalar::F32), load("in", Scalar::F32, var("r"))))})));
+    return kernel("divergent", {buf("in", Scalar::F32), buf("out", Scalar::F32, ir::Access::Write), scalar("n", Scalar::I32), scalar("m", Scalar::I32)},
+                  {let("g", g), if_(lt(var("g"), n), block({let("acc", cf(0.0)), first, second, third, fourth,
+                                                             store("out", var("g"), var("acc", Scalar::F32))}))});
+}
+
+float reference(const std::vector<float>& in, int g, int l, int n, int m) {
+    float acc = 0;
+    for (int j = l; j < l * 3 % 17 + 5; j += 2) acc += in[size_t((g + j) % n)] * float(j);
+    if (g % 3 == 0)
+        for (int k = 0; k < m; ++k) acc += float(k);
+    for (int q = 0; q < 12; q += l % 4 + 1) acc += float(q);
+    if (m > 2)
+        for (int r = 0; r < 3; ++r) acc += in[size_t(r)];
+    return acc;
+}
+
+std::vector<std::string> feature_sets() {
+    std::vector<std::string> sets = {""};
+#if defined(__x86_64__)
+    sets.push_back("-avx512f");
+    sets.push_back("-avx512f,-avx,-avx2,-fma,-f16c");
+#endif
+    return sets;
+}
+
+} // namespace
+
+TEST_CASE("lock step: loops whose trip counts, steps and branches differ per work-item") {
+    const ir::Kernel k = divergent();
+    for (const std::string& features : feature_sets()) {
+        Options o;
+        o.backend = "native";
+        o.host_features = features;
+        auto hk = plexus::codegen::host::compile_with_features(k, o, {});
+        // The paths this is about, as lowered: loops while any lane is active, the induction
+        // of the For with a uniform step, the lane frames of the one whose step varies.
+        const std::string lowered = plexus::codegen::host_llvm_ir(k, o, false);
+        if (plexus::codegen::host::vector_bits(o) >= 64) {
+            CHECK(lowered.find("lockstep.head") != std::string::npos);
+            CHECK(lowered.find("for.trips") != std::string::npos);
+            CHECK(lowered.find("for.step.lanes") != std::string::npos);
+        }
+        for (uint32_t local : {1u, 7u, 16u, 37u, 64u}) {
+            const int n = 301;
+            for (int m : {0, 5}) {
+                CAPTURE(features);
+                CAPTURE(local);
+                CAPTURE(m);
+                std::vector<float> in(static_cast<size_t>(n)), out(static_cast<size_t>(n), -1.0f);
+                for (int i = 0; i < n; ++i) in[size_t(i)] = float(i % 13) * 0.25f - 1.0f;
+                int nn = n, mm = m;
+                run(*hk, k, {in.data(), out.data(), &nn, &mm}, grid1(uint64_t(n), local));
+                int bad = 0;
+                for (int g = 0; g < n; ++g) {
+                    const float want = reference(in, g, g % int(local), n, m);
+                    if (out[size_t(g)] != want && ++bad <= 5)
+                        FAIL_CHECK("out[" << g << "] = " << out[size_t(g)] << ", want " << want);
+                }
+                CHECK(bad == 0);
+            }
+        }
+    }
+}

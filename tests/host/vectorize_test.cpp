@@ -1,0 +1,115 @@
+// The structure of the optimized host code, not its speed: the work-item loops of the sample
+// kernels come out of LLVM as vector code of the width the target's widest registers give
+// (W = vector bits / 32 floats), for the host's own features and, on x86, for 256 and 128 bits.
+// Read with LLVM's own parser and LoopInfo, so that "in a loop" is what LLVM means by it.
+#include "host_test.hpp"
+#include "kernels.hpp"
+
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/AsmParser/Parser.h>
+#include <llvm/IR/Dominators.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/raw_ostream.h>
+
+namespace {
+
+using plexus::codegen::Options;
+
+// The instructions of the work-item loops in the optimized IR `text`, each printed on its own
+// line: those whose innermost loop is not one of the kernel's own (a While or For of a
+// work-item, whose blocks keep the lowering's names "while." and "for."). After
+// vectorization a chunk's loop of W work-items is gone, its one vector iteration part of the
+// loop around it, whose header LLVM renames; so loops are told apart by what they are not.
+std::vector<std::string> work_item_loop_code(const std::string& text, bool kernel_loops_too = false) {
+    llvm::LLVMContext context;
+    llvm::SMDiagnostic error;
+    std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(text, error, context);
+    REQUIRE_MESSAGE(m, "the optimized IR does not parse: " << error.getMessage().str());
+    std::vector<std::string> out;
+    for (llvm::Function& f : *m) {
+        if (f.isDeclaration()) continue;
+        llvm::DominatorTree dt(f);
+        llvm::LoopInfo li(dt);
+        for (llvm::BasicBlock& b : f) {
+            llvm::Loop* loop = li.getLoopFor(&b);
+            if (!loop) continue;
+            llvm::StringRef header = loop->getHeader()->getName();
+            if (!kernel_loops_too && (header.starts_with("while.") || header.starts_with("for."))) continue;
+            for (llvm::Instruction& i : b) {
+                std::string line;
+                llvm::raw_string_ostream os(line);
+                i.print(os);
+                out.push_back(line);
+            }
+        }
+    }
+    return out;
+}
+
+// How many of `code`'s lines hold every one of `parts`.
+size_t count(const std::vector<std::string>& code, std::initializer_list<std::string> parts) {
+    size_t n = 0;
+    for (const std::string& line : code) {
+        bool all = true;
+        for (const std::string& p : parts) all = all && line.find(p) != std::string::npos;
+        n += all;
+    }
+    return n;
+}
+
+std::vector<std::string> feature_sets() {
+    std::vector<std::string> sets = {""};
+#if defined(__x86_64__)
+    sets.push_back("-avx512f");                         // 256 bits
+    sets.push_back("-avx512f,-avx,-avx2,-fma,-f16c");   // 128 bits
+#endif
+    return sets;
+}
+
+} // namespace
+
+TEST_CASE("vector_add, reduce, matmul_naive and matmul_tiled: the work-item loops are vectors of the target's width") {
+    namespace samples = plexus::samples;
+    for (const std::string& features : feature_sets()) {
+        Options o;
+        o.backend = "native";
+        o.host_features = features;
+        const unsigned bits = plexus::codegen::host::vector_bits(o);
+        if (bits == 0) {
+            MESSAGE("LLVM chooses the vector width on this target: nothing to check");
+            continue;
+        }
+        const std::string w = std::to_string(bits / 32);
+        const std::string floats = "<" + w + " x float>";
+        CAPTURE(features);
+        CAPTURE(floats);
+
+        // vector_add: each chunk loads W floats of a and b, adds and stores them at once.
+        auto add = work_item_loop_code(plexus::codegen::host_llvm_ir(samples::vector_add().ir(), o, true));
+        CHECK(count(add, {"fadd " + floats}) > 0);
+        CHECK(count(add, {"load " + floats}) > 0);
+
+        // reduce: after the barrier, each step of the tree adds partial[lid + s] into
+        // partial[lid] for W work-items at once, a masked store under `lid < s` (lid is
+        // recomputed, so the store is contiguous). Before AVX there are no masked stores and
+        // LLVM keeps that loop scalar. The partial sums before the barrier are not checked:
+        // each work-item's loop over its own run of the input is a loop of its own, which
+        // LoopVectorize does not vectorize across work-items (docs/architecture.md).
+        if (bits >= 256) {
+            auto red = work_item_loop_code(plexus::codegen::host_llvm_ir(samples::reduce().ir(), o, true));
+            CHECK(count(red, {"fadd " + floats}) > 0);
+            CHECK(count(red, {"@llvm.masked.store.v" + w + "f32"}) > 0);
+        }
+
+        // matmul_naive: its k loop is the same for every work-item, so a chunk runs it in lock
+        // step (one scalar counter): W products of a broadcast a and a contiguous row of b.
+        auto naive = work_item_loop_code(plexus::codegen::host_llvm_ir(samples::matmul_naive().ir(), o, true), true);
+        CHECK(count(naive, {"fmul " + floats}) > 0);
+        CHECK(count(naive, {"load " + floats}) > 0);
+
+        // matmul_tiled: the step's FMAs are vector FMAs of W work-items.
+        auto mm = work_item_loop_code(plexus::codegen::host_llvm_ir(samples::matmul_tiled().ir(), o, true));
+        CHECK(count(mm, {"@llvm.fma.v" + w + "f32"}) >= 512);
+    }
+}
