@@ -55,30 +55,73 @@ template <class T> Kernel<In<T>, In<T>, Out<float>, Int, Int, Int> make_matmul_m
             px::Fragment<T, 16, 16, K, px::MatrixB> fb[FN];
 
             px::Int slices = (kk + BK - 1) / BK;
-            px::For(0, slices, [&](px::Int t) {
-                px::Int k0 = t * BK;
-                // The slice into shared memory, consecutive work-items on consecutive
-                // elements of a row; out-of-range elements read as 0 from clamped addresses.
-                px::For(tid, BM * BK, items, [&](px::Int e) {
-                    px::Int r = e / BK, col = e % BK;
-                    px::Int gr = row0 + r, gk = k0 + col;
-                    px::Value<T> v = a[px::min(gr, m - 1) * kk + px::min(gk, kk - 1)];
-                    as[r][col] = px::select(gr < m && gk < kk, v, px::Value<T>(T(0.0f)));
-                });
-                px::For(tid, BK * BN, items, [&](px::Int e) {
-                    px::Int r = e / BN, col = e % BN;
-                    px::Int gk = k0 + r, gc = col0 + col;
-                    px::Value<T> v = b[px::min(gk, kk - 1) * n + px::min(gc, n - 1)];
-                    bs[r][col] = px::select(gk < kk && gc < n, v, px::Value<T>(T(0.0f)));
-                });
-                px::barrier();
+            auto compute = [&] {
                 for (int p = 0; p < BK; p += K) {
                     for (int i = 0; i < FM; ++i) px::load_fragment(fa[i], as, wm + 16 * i, p);
                     for (int j = 0; j < FN; ++j) px::load_fragment(fb[j], bs, p, wn + 16 * j);
                     for (int i = 0; i < FM; ++i)
                         for (int j = 0; j < FN; ++j) px::mma(*acc[i * FN + j], fa[i], fb[j]);
                 }
+            };
+            const px::Value<T> zero(T(0.0f));
+
+            // Groups of 256 work-items (8 subgroups of 32: NVIDIA GPUs) copy with a fixed
+            // number of elements per work-item, so the copy is straight-line code: the next
+            // slice is loaded into registers while the tensor cores work on this one, and a
+            // block inside the matrices loads without guards. Elements are consecutive along
+            // the rows of a and b across consecutive work-items.
+            constexpr int G = 256, EA = BM * BK / G, EB = BK * BN / G;
+            px::If(items == G, [&] {
+                px::Int ar = tid / BK, ac = tid % BK, br = tid / BN, bc = tid % BN;
+                std::vector<px::Var<T>> ra(EA), rb(EB);
+                px::Bool inside = row0 + BM <= m && col0 + BN <= n;
+                auto fetch = [&](const px::Value<int32_t>& k0) {
+                    px::If(inside && k0 + BK <= kk, [&] {
+                        for (int j = 0; j < EA; ++j) ra[j] = a[(row0 + ar + j * (G / BK)) * kk + k0 + ac];
+                        for (int j = 0; j < EB; ++j) rb[j] = b[(k0 + br + j * (G / BN)) * n + col0 + bc];
+                    }).Else([&] { // an edge block, or past the last slice: zeros outside
+                        for (int j = 0; j < EA; ++j) {
+                            px::Int gr = row0 + ar + j * (G / BK), gk = k0 + ac;
+                            ra[j] = px::select(gr < m && gk < kk, a[px::min(gr, m - 1) * kk + px::min(gk, kk - 1)], zero);
+                        }
+                        for (int j = 0; j < EB; ++j) {
+                            px::Int gk = k0 + br + j * (G / BN), gc = col0 + bc;
+                            rb[j] = px::select(gk < kk && gc < n, b[px::min(gk, kk - 1) * n + px::min(gc, n - 1)], zero);
+                        }
+                    });
+                };
+                auto stash = [&] {
+                    for (int j = 0; j < EA; ++j) as[ar + j * (G / BK)][ac] = ra[j];
+                    for (int j = 0; j < EB; ++j) bs[br + j * (G / BN)][bc] = rb[j];
+                };
+                fetch(0);
+                stash();
                 px::barrier();
+                px::For(0, slices, [&](px::Int t) {
+                    fetch((t + 1) * BK);
+                    compute();
+                    px::barrier();
+                    stash();
+                    px::barrier();
+                });
+            }).Else([&] {
+                // Any other group size: a loop over the slice's elements, guarded.
+                px::For(0, slices, [&](px::Int t) {
+                    px::Int k0 = t * BK;
+                    px::For(tid, BM * BK, items, [&](px::Int e) {
+                        px::Int r = e / BK, col = e % BK;
+                        px::Int gr = row0 + r, gk = k0 + col;
+                        as[r][col] = px::select(gr < m && gk < kk, a[px::min(gr, m - 1) * kk + px::min(gk, kk - 1)], zero);
+                    });
+                    px::For(tid, BK * BN, items, [&](px::Int e) {
+                        px::Int r = e / BN, col = e % BN;
+                        px::Int gk = k0 + r, gc = col0 + col;
+                        bs[r][col] = px::select(gk < kk && gc < n, b[px::min(gk, kk - 1) * n + px::min(gc, n - 1)], zero);
+                    });
+                    px::barrier();
+                    compute();
+                    px::barrier();
+                });
             });
 
             // Out through shared memory: each subgroup stores one fragment into its own 16 x 16
