@@ -59,6 +59,12 @@ Nvrtc g_nvrtc;
 
 } // namespace
 
+// From the samples' kernels.hpp, whose name this directory's kernels.hpp shadows.
+namespace plexus::samples {
+const ir::Kernel* find(std::string_view name);
+std::vector<std::string> names();
+} // namespace plexus::samples
+
 TEST_CASE("NVRTC compiles the generated CUDA C of every test kernel") {
     auto gen = plexus::codegen::make_cuda_c_codegen();
     for (auto& tk : codegen_test::all_kernels()) {
@@ -70,6 +76,20 @@ TEST_CASE("NVRTC compiles the generated CUDA C of every test kernel") {
             CHECK(status == 0);
             CHECK(log.find("warning") == std::string::npos);
         }
+    }
+}
+
+TEST_CASE("NVRTC compiles the generated CUDA C of every sample kernel") {
+    // The samples use what the test kernels do not: matrix fragments in shared memory (wmma's
+    // .shared form on a 32-bit shared address), subgroups, the math library.
+    auto gen = plexus::codegen::make_cuda_c_codegen();
+    for (const std::string& name : plexus::samples::names()) {
+        const std::string source = gen->generate(*plexus::samples::find(name), {"cuda", {}, ""});
+        std::string log;
+        int status = g_nvrtc.run(source, "sm_90", log);
+        INFO(name << ":\n" << log);
+        CHECK(status == 0);
+        CHECK(log.find("warning") == std::string::npos);
     }
 }
 
