@@ -81,22 +81,17 @@ typedef plx_vec<unsigned short, 8> plx_ushort8;
 typedef plx_vec<signed char, 4> plx_char4;
 typedef plx_vec<float, 8> plx_float8;
 
-// f16 is a 16-bit pattern in memory and a float in registers: these convert exactly as
-// plexus/half.hpp does (round to nearest, ties to even; NaN stays NaN).
+// f16 is a 16-bit pattern in memory and a float in registers; cvt rounds to nearest, ties to
+// even, as plexus/half.hpp does.
 __device__ __forceinline__ unsigned short plx_to_f16(float f) {
-    unsigned x = __float_as_uint(f);
-    const unsigned sign = (x >> 16) & 0x8000u;
-    x &= 0x7fffffffu;
-    if (x > 0x7f800000u) return (unsigned short)(sign | 0x7e00u);
-    if (x >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u);
-    if (x < 0x38800000u) return (unsigned short)(sign | (__float_as_uint(__uint_as_float(x) + 0.5f) - 0x3f000000u));
-    return (unsigned short)(sign | ((x + 0xc8000fffu + ((x >> 13) & 1u)) >> 13));
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
 }
 __device__ __forceinline__ float plx_from_f16(unsigned short h) {
-    const unsigned sign = (unsigned)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-    if (exp == 0x1fu) return __uint_as_float(sign | 0x7f800000u | (mant << 13));
-    if (exp == 0u) return __uint_as_float(sign | __float_as_uint((float)mant * 0x1p-24f));
-    return __uint_as_float(sign | ((exp + 112u) << 23) | (mant << 13));
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
 }
 __device__ __forceinline__ float plx_round_f16(float f) { return plx_from_f16(plx_to_f16(f)); }
 __device__ __forceinline__ plx_float4 plx_from_f16x4(plx_ushort4 v) {
@@ -104,9 +99,15 @@ __device__ __forceinline__ plx_float4 plx_from_f16x4(plx_ushort4 v) {
 }
 // bf16 is the upper half of a float: rounded to nearest, ties to even, as plexus/half.hpp.
 __device__ __forceinline__ unsigned short plx_to_bf16(float f) {
+#if __CUDA_ARCH__ >= 800
+    unsigned short h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
     const unsigned x = __float_as_uint(f);
     if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);
     return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+#endif
 }
 __device__ __forceinline__ float plx_from_bf16(unsigned short b) { return __uint_as_float((unsigned)b << 16); }
 __device__ __forceinline__ float plx_round_bf16(float f) { return plx_from_bf16(plx_to_bf16(f)); }

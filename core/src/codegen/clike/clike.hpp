@@ -132,6 +132,9 @@ public:
     virtual const char* bits_float_function() const = 0;
     // What precedes the return type of a helper function ("", "__device__ __forceinline__ ").
     virtual const char* helper_prefix() const = 0;
+    // The language's own plx_to_f16 / plx_from_f16 (or _bf16) when it has conversion
+    // instructions that round as plexus/half.hpp does; "" for the shared integer code.
+    virtual std::string half_conversions(ir::Scalar) const { return {}; }
 
     // ---- intrinsics and atomics
     virtual const std::string& standard_spelling(const IntrinsicInfo& info) const = 0;

@@ -1,6 +1,7 @@
 // The f16 and bf16 conversions that generated OpenCL C and CUDA C carry: the same integer
 // steps as plexus/half.hpp, so every backend rounds bit for bit alike, and neither language
 // needs its optional half support (cl_khr_fp16, cuda_fp16.h, which NVRTC cannot include).
+// A dialect with conversion instructions that round alike gives its own (CUDA C: cvt).
 #include "clike.hpp"
 
 namespace plexus::codegen::clike {
@@ -77,8 +78,10 @@ std::string half_function_name(HalfFn fn, ir::Scalar format, uint32_t lanes) {
 std::string half_function(const Dialect& d, Prelude& prelude, HalfFn fn, ir::Scalar format,
                           uint32_t lanes) {
     const bool f16 = format == ir::Scalar::F16;
-    if (prelude.first(f16 ? "plx_f16" : "plx_bf16"))
-        prelude.add_function(spell(d, f16 ? f16_text : bf16_text));
+    if (prelude.first(f16 ? "plx_f16" : "plx_bf16")) {
+        std::string own = d.half_conversions(format);
+        prelude.add_function(!own.empty() ? own : spell(d, f16 ? f16_text : bf16_text));
+    }
     const std::string scalar = half_function_name(fn, format, 1);
     if (lanes == 1) return scalar;
     const std::string name = half_function_name(fn, format, lanes);
