@@ -2,8 +2,9 @@
 // computes a 128 x 128 block of c: each subgroup a 64 x 32 part of it, as 4 x 2 accumulator
 // fragments of 16 x 16 that stay in registers (tensor-core registers on CUDA) while the group
 // walks k in slices of 32. Each slice of a and b is copied into shared memory with zeros past
-// the edges, so any m, n, k works and every fragment load is aligned; the results go out
-// through shared memory too, one fragment per subgroup at a time, with the edge guards.
+// the edges, so any m, n, k works and every fragment load is aligned; groups of 256 (NVIDIA)
+// load the next slice into registers while the tensor cores work on this one. The results go
+// out through shared memory too, one fragment per subgroup at a time, with the edge guards.
 #include "matmul_mma.hpp"
 
 #include "problem_util.hpp"
