@@ -110,8 +110,30 @@ private:
         return LlvmLowering::half_from_f32(f, t);
     }
     Value* half_to_f32(Value* bits, Scalar t) override {
-        if (t == Scalar::F16) return half_by_fpext(bits, t);
+        if (t == Scalar::F16 || sm_ >= 80) return half_by_fpext(bits, t);
         return LlvmLowering::half_to_f32(bits, t);
+    }
+
+    // An f16 or bf16 variable keeps its bits: a value copied through it (loaded, maybe
+    // selected against a constant, stored) then converts nothing, where an f32 home made
+    // every copy a cvt pair that LLVM cannot fold through the phis of a branch or a loop
+    // (matmul_f16's copy of a slice carried 64 per work-item). Arithmetic converts as before:
+    // a rounded value's bits are at hand when it is written, and a read widens once.
+    static bool half_home(const Type& t) { return !t.is_aggregate() && is_half(t.scalar()); }
+    size_t new_variable(const std::string& name, const Type& t) override {
+        if (!half_home(t)) return LlvmLowering::new_variable(name, t);
+        variables_.push_back({t, entry_alloca(mem_type(t), name)});
+        return variables_.size() - 1;
+    }
+    Value* read_variable(size_t id) override {
+        const Variable& v = variables_[id];
+        if (!half_home(v.type)) return LlvmLowering::read_variable(id);
+        return from_mem(b_.CreateLoad(mem_type(v.type), v.home), v.type);
+    }
+    void write_variable(size_t id, Value* v) override {
+        const Variable& var = variables_[id];
+        if (!half_home(var.type)) return LlvmLowering::write_variable(id, v);
+        b_.CreateStore(to_mem(v, var.type), var.home);
     }
 
     // A non-overloaded NVVM intrinsic, by name.
