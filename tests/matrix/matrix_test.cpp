@@ -2,14 +2,17 @@
 // tree: each combination of input type, accumulator type and layout, through global and
 // shared memory, checked element by element against a host reference on random inputs; and
 // what must fail: fragments under divergent control flow, operands that differ within a
-// subgroup, mismatched mma operands, and a device that lacks a type.
+// subgroup, mismatched mma operands, and a device that lacks a type; and the samples built on
+// them at shapes that reach each of their copy paths.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include "../every_device.hpp"
 
+#include "matmul_mma.hpp"
 #include "plexus/catalog.hpp"
 #include "plexus/plexus.hpp"
+#include "problems.hpp"
 
 #include <cmath>
 #include <random>
@@ -219,4 +222,34 @@ TEST_CASE("a device without a fragment type is dropped, naming the type") {
     CHECK(px::matrix_feature("matrix_acc_m16n16k16_f32") == (PLX_MATRIX_F16 | PLX_MATRIX_BF16));
     CHECK(px::matrix_feature("matrix_b_m16n16k8_tf32") == PLX_MATRIX_TF32);
     CHECK(px::matrix_feature("sqrt_f32") == 0);
+}
+
+// The samples take a different copy path by shape and group size (on CUDA: 256 work-items and
+// rows of 16 bytes, or 256 work-items, or any group), so each runs at shapes that reach each
+// path and the edges of a block, every element checked by the sample's own host reference.
+TEST_CASE("matmul_f16, matmul_bf16 and matmul_tf32 at aligned, unaligned and edge shapes on every device") {
+    struct Shape { int m, n, k; };
+    const Shape shapes[] = {{256, 224, 256}, {136, 72, 40}, {128, 128, 32}, {130, 70, 37}, {17, 300, 8}};
+    const Shape slow_shapes[] = {{40, 24, 32}, {18, 20, 13}};
+    for (const px::test::TestDevice& dev : px::test::every_device()) {
+        const bool slow = dev.target.backend == "interp";
+        for (const std::string& name : px::samples::mma_problem_names())
+            for (const Shape& s : slow ? std::span<const Shape>(slow_shapes) : std::span<const Shape>(shapes)) {
+                auto& rt = px::test::hermetic_runtime();
+                auto p = px::samples::make_mma_problem(name, s.m, s.n, s.k, rt, 11);
+                INFO(name << " on " << dev.label << ", " << p->size_text());
+                try {
+                    p->run(rt, dev.target);
+                } catch (const px::Error& e) {
+                    const std::string why = px::samples::drop_reason(e, dev.target);
+                    INFO(e.what());
+                    CHECK_FALSE(why.empty()); // only a device the router drops may refuse
+                    MESSAGE("skipped on " << dev.label << ": " << why);
+                    break;
+                }
+                const px::samples::CheckResult r = p->check();
+                INFO(r.first_bad << " (" << r.checked << " checked, " << r.bad << " bad)");
+                CHECK(r.ok());
+            }
+    }
 }
