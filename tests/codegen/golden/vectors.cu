@@ -99,15 +99,9 @@ __device__ __forceinline__ plx_float4 plx_from_f16x4(plx_ushort4 v) {
 }
 // bf16 is the upper half of a float: rounded to nearest, ties to even, as plexus/half.hpp.
 __device__ __forceinline__ unsigned short plx_to_bf16(float f) {
-#if __CUDA_ARCH__ >= 800
-    unsigned short h;
-    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
-    return h;
-#else
     const unsigned x = __float_as_uint(f);
     if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);
     return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-#endif
 }
 __device__ __forceinline__ float plx_from_bf16(unsigned short b) { return __uint_as_float((unsigned)b << 16); }
 __device__ __forceinline__ float plx_round_bf16(float f) { return plx_from_bf16(plx_to_bf16(f)); }

@@ -259,39 +259,25 @@ public:
     const char* float_bits_function() const override { return "__float_as_uint"; }
     const char* bits_float_function() const override { return "__uint_as_float"; }
     const char* helper_prefix() const override { return "__device__ __forceinline__ "; }
-    // The PTX generator's conversions: cvt on every architecture for f16, cvt.rn.bf16.f32
-    // from sm_80 on, a shift to widen a bf16. One instruction instead of the shared integer
-    // code's dozen, which left matmul_f16's copy loop ALU-bound (both round to nearest, ties
-    // to even; a NaN converts to the hardware's canonical NaN, as on the PTX path).
+    // f16 through cvt, as the PTX generator converts it: one instruction instead of the shared
+    // integer code's dozen, which left matmul_f16's copy loop ALU-bound (both round to
+    // nearest, ties to even; a NaN becomes the hardware's canonical NaN, as on the PTX path).
+    // bf16 keeps the shared code: a shift to widen, four integer steps to round.
     std::string half_conversions(ir::Scalar format) const override {
-        if (format == ir::Scalar::F16)
-            return "// f16 is a 16-bit pattern in memory and a float in registers; cvt rounds to nearest, ties to\n"
-                   "// even, as plexus/half.hpp does.\n"
-                   "__device__ __forceinline__ unsigned short plx_to_f16(float f) {\n"
-                   "    unsigned short h;\n"
-                   "    asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
-                   "    return h;\n"
-                   "}\n"
-                   "__device__ __forceinline__ float plx_from_f16(unsigned short h) {\n"
-                   "    float f;\n"
-                   "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h));\n"
-                   "    return f;\n"
-                   "}\n"
-                   "__device__ __forceinline__ float plx_round_f16(float f) { return plx_from_f16(plx_to_f16(f)); }\n";
-        return "// bf16 is the upper half of a float: rounded to nearest, ties to even, as plexus/half.hpp.\n"
-               "__device__ __forceinline__ unsigned short plx_to_bf16(float f) {\n"
-               "#if __CUDA_ARCH__ >= 800\n"
+        if (format != ir::Scalar::F16) return {};
+        return "// f16 is a 16-bit pattern in memory and a float in registers; cvt rounds to nearest, ties to\n"
+               "// even, as plexus/half.hpp does.\n"
+               "__device__ __forceinline__ unsigned short plx_to_f16(float f) {\n"
                "    unsigned short h;\n"
-               "    asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
+               "    asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
                "    return h;\n"
-               "#else\n"
-               "    const unsigned x = __float_as_uint(f);\n"
-               "    if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);\n"
-               "    return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);\n"
-               "#endif\n"
                "}\n"
-               "__device__ __forceinline__ float plx_from_bf16(unsigned short b) { return __uint_as_float((unsigned)b << 16); }\n"
-               "__device__ __forceinline__ float plx_round_bf16(float f) { return plx_from_bf16(plx_to_bf16(f)); }\n";
+               "__device__ __forceinline__ float plx_from_f16(unsigned short h) {\n"
+               "    float f;\n"
+               "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h));\n"
+               "    return f;\n"
+               "}\n"
+               "__device__ __forceinline__ float plx_round_f16(float f) { return plx_from_f16(plx_to_f16(f)); }\n";
     }
 
     const std::string& standard_spelling(const IntrinsicInfo& info) const override {
@@ -376,9 +362,8 @@ public:
             const bool load = n.op == ir::MatrixOp::Load;
             const ir::MatrixLayout layout = f.use == ir::MatrixUse::Acc ? n.layout : f.layout;
             const char* which = !load ? "d" : f.use == ir::MatrixUse::A ? "a" : f.use == ir::MatrixUse::B ? "b" : "c";
-            // Shared memory by its 32-bit shared address and the .shared form: with a generic
-            // address ptxas cannot use ldmatrix and splits the load into eight generic loads
-            // (matmul_f16 ran at a tenth of the speed of the PTX path on the H100).
+            // Shared memory by its 32-bit shared address and the .shared form, as the PTX
+            // generator's intrinsics say it: ptxas then knows the state space of the tile.
             const bool shared = n.space == ir::Space::Local;
             std::string ptx = clike::cat("wmma.", load ? "load." : "store.", which, ".sync.aligned.", ir::to_string(layout),
                                          ".", f.shape(), shared ? ".shared." : ".", wmma_type(f));
