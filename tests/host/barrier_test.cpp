@@ -191,3 +191,22 @@ TEST_CASE("group control: break out of a barrier loop on a uniform condition, co
         REQUIRE(out[i] == mirror + 2 + 4 + 6); // the even steps up to lim
     }
 }
+
+TEST_CASE("a required work-group shape is a constant of the host code; another shape runs nothing") {
+    // out[gid] = lid + local_size_x * 1000 after a barrier through shared memory: the shape
+    // comes from the declaration, and a launch of another shape (possible only through the
+    // plugin's C ABI: the Runtime refuses it) leaves the output alone.
+    Scalar I = Scalar::I32;
+    auto k = kernel("required_shape", {buf("out", I, ir::Access::Write)},
+                    {let("l", cast(I, lid())), lstore("sh", var("l"), var("l")), barrier(),
+                     store("out", gid(), add(lload("sh", I, var("l")), mul(cast(I, call("local_size_x")), ci(1000))))},
+                    {{"sh", I, 64}});
+    k.work_group.required = {64, 1, 1};
+    auto hk = compile(k);
+    std::vector<int32_t> out(256, -1);
+    run(*hk, k, {out.data()}, grid1(out.size(), 64));
+    for (size_t i = 0; i < out.size(); ++i) REQUIRE(out[i] == int32_t(i % 64) + 64000);
+    std::fill(out.begin(), out.end(), -1);
+    run(*hk, k, {out.data()}, grid1(out.size(), 32));
+    for (int32_t v : out) REQUIRE(v == -1);
+}

@@ -270,6 +270,20 @@ void HostLowering::prologue() {
                           llvm::MDNode::get(c_, {llvm::ConstantAsMetadata::get(b_.getInt32(0)),
                                                  llvm::ConstantAsMetadata::get(b_.getInt32(1u << 31))}));
     }
+    // A kernel that requires a work-group shape gets it at every launch (the Runtime refuses
+    // any other), so the shape is a constant here: the work-item loops have constant trip
+    // counts and every per-item array sits at a constant offset from the group-local block,
+    // which x86 addresses as base + offset + index. With the size a runtime value each array's
+    // start was a pointer of its own, and matmul_tiled's 64 accumulators spilled 64 of them.
+    // A launch of another shape through the plugin's C ABI alone runs nothing.
+    const auto& required = k_.work_group.required;
+    Value* shape_ok = b_.getTrue();
+    if (required[0]) {
+        for (unsigned d = 0; d < 3; ++d) {
+            shape_ok = b_.CreateAnd(shape_ok, b_.CreateICmpEQ(local_size_[d], b_.getInt32(required[d])));
+            local_size_[d] = b_.getInt32(required[d]);
+        }
+    }
     Value* z = b_.CreateZExt(local_size_[2], i64);
     Value* y = b_.CreateZExt(local_size_[1], i64);
     Value* x = b_.CreateZExt(local_size_[0], i64);
@@ -282,7 +296,7 @@ void HostLowering::prologue() {
     ret_ = new_block("ret");
     BasicBlock* run_bb = new_block("run");
     // A group without work-items (a zero local size) has nothing to run, group control included.
-    b_.CreateCondBr(b_.CreateICmpEQ(group_size, b_.getInt64(0)), ret_, run_bb);
+    b_.CreateCondBr(b_.CreateAnd(shape_ok, b_.CreateICmpNE(group_size, b_.getInt64(0))), run_bb, ret_);
     b_.SetInsertPoint(run_bb);
     if (layout_.shared_bytes || layout_.per_item_bytes)
         group_size = group_local_memory(ctx, group_size);
