@@ -26,6 +26,16 @@ __device__ __forceinline__ float plx_from_f16(unsigned short h) {
     return f;
 }
 __device__ __forceinline__ float plx_round_f16(float f) { return plx_from_f16(plx_to_f16(f)); }
+#if __CUDA_ARCH__ >= 800
+// bf16 is the upper half of a float; cvt rounds to nearest, ties to even.
+__device__ __forceinline__ unsigned short plx_to_bf16(float f) {
+    unsigned short h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+__device__ __forceinline__ float plx_from_bf16(unsigned short b) { return __uint_as_float((unsigned)b << 16); }
+__device__ __forceinline__ float plx_round_bf16(float f) { return plx_from_bf16(plx_to_bf16(f)); }
+#else
 // bf16 is the upper half of a float: rounded to nearest, ties to even, as plexus/half.hpp.
 __device__ __forceinline__ unsigned short plx_to_bf16(float f) {
     const unsigned x = __float_as_uint(f);
@@ -34,6 +44,7 @@ __device__ __forceinline__ unsigned short plx_to_bf16(float f) {
 }
 __device__ __forceinline__ float plx_from_bf16(unsigned short b) { return __uint_as_float((unsigned)b << 16); }
 __device__ __forceinline__ float plx_round_bf16(float f) { return plx_from_bf16(plx_to_bf16(f)); }
+#endif
 
 extern "C" __global__ void conversions(
     const float* x,

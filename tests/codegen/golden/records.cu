@@ -103,6 +103,16 @@ static_assert(__builtin_offsetof(Cell, p) == 0 &&
               __builtin_offsetof(Cell, flag) == 52, "Cell: the IR's offsets");
 #endif
 
+#if __CUDA_ARCH__ >= 800
+// bf16 is the upper half of a float; cvt rounds to nearest, ties to even.
+__device__ __forceinline__ unsigned short plx_to_bf16(float f) {
+    unsigned short h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+__device__ __forceinline__ float plx_from_bf16(unsigned short b) { return __uint_as_float((unsigned)b << 16); }
+__device__ __forceinline__ float plx_round_bf16(float f) { return plx_from_bf16(plx_to_bf16(f)); }
+#else
 // bf16 is the upper half of a float: rounded to nearest, ties to even, as plexus/half.hpp.
 __device__ __forceinline__ unsigned short plx_to_bf16(float f) {
     const unsigned x = __float_as_uint(f);
@@ -111,6 +121,7 @@ __device__ __forceinline__ unsigned short plx_to_bf16(float f) {
 }
 __device__ __forceinline__ float plx_from_bf16(unsigned short b) { return __uint_as_float((unsigned)b << 16); }
 __device__ __forceinline__ float plx_round_bf16(float f) { return plx_from_bf16(plx_to_bf16(f)); }
+#endif
 // f16 is a 16-bit pattern in memory and a float in registers; cvt rounds to nearest, ties to
 // even, as plexus/half.hpp does.
 __device__ __forceinline__ unsigned short plx_to_f16(float f) {

@@ -97,6 +97,16 @@ __device__ __forceinline__ float plx_round_f16(float f) { return plx_from_f16(pl
 __device__ __forceinline__ plx_float4 plx_from_f16x4(plx_ushort4 v) {
     return plx_float4{plx_from_f16(v.v[0]), plx_from_f16(v.v[1]), plx_from_f16(v.v[2]), plx_from_f16(v.v[3])};
 }
+#if __CUDA_ARCH__ >= 800
+// bf16 is the upper half of a float; cvt rounds to nearest, ties to even.
+__device__ __forceinline__ unsigned short plx_to_bf16(float f) {
+    unsigned short h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+__device__ __forceinline__ float plx_from_bf16(unsigned short b) { return __uint_as_float((unsigned)b << 16); }
+__device__ __forceinline__ float plx_round_bf16(float f) { return plx_from_bf16(plx_to_bf16(f)); }
+#else
 // bf16 is the upper half of a float: rounded to nearest, ties to even, as plexus/half.hpp.
 __device__ __forceinline__ unsigned short plx_to_bf16(float f) {
     const unsigned x = __float_as_uint(f);
@@ -105,6 +115,7 @@ __device__ __forceinline__ unsigned short plx_to_bf16(float f) {
 }
 __device__ __forceinline__ float plx_from_bf16(unsigned short b) { return __uint_as_float((unsigned)b << 16); }
 __device__ __forceinline__ float plx_round_bf16(float f) { return plx_from_bf16(plx_to_bf16(f)); }
+#endif
 __device__ __forceinline__ plx_float8 plx_from_bf16x8(plx_ushort8 v) {
     return plx_float8{plx_from_bf16(v.v[0]), plx_from_bf16(v.v[1]), plx_from_bf16(v.v[2]), plx_from_bf16(v.v[3]), plx_from_bf16(v.v[4]), plx_from_bf16(v.v[5]), plx_from_bf16(v.v[6]), plx_from_bf16(v.v[7])};
 }

@@ -132,9 +132,10 @@ public:
     virtual const char* bits_float_function() const = 0;
     // What precedes the return type of a helper function ("", "__device__ __forceinline__ ").
     virtual const char* helper_prefix() const = 0;
-    // The language's own plx_to_f16 / plx_from_f16 (or _bf16) when it has conversion
-    // instructions that round as plexus/half.hpp does; "" for the shared integer code.
-    virtual std::string half_conversions(ir::Scalar) const { return {}; }
+    // plx_to_f16 / plx_from_f16 / plx_round_f16 (or _bf16) as the language writes them, given
+    // the shared integer code that rounds as plexus/half.hpp does: that code itself, or
+    // conversion instructions that round alike where the language has them.
+    virtual std::string half_conversions(ir::Scalar, const std::string& portable) const { return portable; }
 
     // ---- intrinsics and atomics
     virtual const std::string& standard_spelling(const IntrinsicInfo& info) const = 0;

@@ -79,8 +79,7 @@ std::string half_function(const Dialect& d, Prelude& prelude, HalfFn fn, ir::Sca
                           uint32_t lanes) {
     const bool f16 = format == ir::Scalar::F16;
     if (prelude.first(f16 ? "plx_f16" : "plx_bf16")) {
-        std::string own = d.half_conversions(format);
-        prelude.add_function(!own.empty() ? own : spell(d, f16 ? f16_text : bf16_text));
+        prelude.add_function(d.half_conversions(format, spell(d, f16 ? f16_text : bf16_text)));
     }
     const std::string scalar = half_function_name(fn, format, 1);
     if (lanes == 1) return scalar;

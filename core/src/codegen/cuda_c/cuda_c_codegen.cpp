@@ -259,25 +259,36 @@ public:
     const char* float_bits_function() const override { return "__float_as_uint"; }
     const char* bits_float_function() const override { return "__uint_as_float"; }
     const char* helper_prefix() const override { return "__device__ __forceinline__ "; }
-    // f16 through cvt, as the PTX generator converts it: one instruction instead of the shared
-    // integer code's dozen, which left matmul_f16's copy loop ALU-bound (both round to
-    // nearest, ties to even; a NaN becomes the hardware's canonical NaN, as on the PTX path).
-    // bf16 keeps the shared code: a shift to widen, four integer steps to round.
-    std::string half_conversions(ir::Scalar format) const override {
-        if (format != ir::Scalar::F16) return {};
-        return "// f16 is a 16-bit pattern in memory and a float in registers; cvt rounds to nearest, ties to\n"
-               "// even, as plexus/half.hpp does.\n"
-               "__device__ __forceinline__ unsigned short plx_to_f16(float f) {\n"
+    // cvt, as the PTX generator converts: one instruction instead of the shared integer
+    // code's dozen (f16) or four (bf16), which left matmul_f16's copy of a slice ALU-bound.
+    // Both round to nearest, ties to even; a NaN becomes the hardware's canonical NaN, as on
+    // the PTX path. bf16 rounds by cvt from sm_80 on and widens by a shift everywhere.
+    std::string half_conversions(ir::Scalar format, const std::string& portable) const override {
+        if (format == ir::Scalar::F16)
+            return "// f16 is a 16-bit pattern in memory and a float in registers; cvt rounds to nearest, ties to\n"
+                   "// even, as plexus/half.hpp does.\n"
+                   "__device__ __forceinline__ unsigned short plx_to_f16(float f) {\n"
+                   "    unsigned short h;\n"
+                   "    asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
+                   "    return h;\n"
+                   "}\n"
+                   "__device__ __forceinline__ float plx_from_f16(unsigned short h) {\n"
+                   "    float f;\n"
+                   "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h));\n"
+                   "    return f;\n"
+                   "}\n"
+                   "__device__ __forceinline__ float plx_round_f16(float f) { return plx_from_f16(plx_to_f16(f)); }\n";
+        return "#if __CUDA_ARCH__ >= 800\n"
+               "// bf16 is the upper half of a float; cvt rounds to nearest, ties to even.\n"
+               "__device__ __forceinline__ unsigned short plx_to_bf16(float f) {\n"
                "    unsigned short h;\n"
-               "    asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
+               "    asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
                "    return h;\n"
                "}\n"
-               "__device__ __forceinline__ float plx_from_f16(unsigned short h) {\n"
-               "    float f;\n"
-               "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h));\n"
-               "    return f;\n"
-               "}\n"
-               "__device__ __forceinline__ float plx_round_f16(float f) { return plx_from_f16(plx_to_f16(f)); }\n";
+               "__device__ __forceinline__ float plx_from_bf16(unsigned short b) { return __uint_as_float((unsigned)b << 16); }\n"
+               "__device__ __forceinline__ float plx_round_bf16(float f) { return plx_from_bf16(plx_to_bf16(f)); }\n"
+               "#else\n" +
+               portable + "#endif\n";
     }
 
     const std::string& standard_spelling(const IntrinsicInfo& info) const override {
