@@ -193,7 +193,8 @@ public:
         return r;
     }
     std::string tolerance() const override {
-        return std::same_as<T, float> ? "|got - want| <= 2^-10 sum_p |a b| + 1e-6 (tf32 rounds each input to 11 bits); "
+        return std::same_as<T, float> ? "|got - want| <= (2^-9 + (k + 16) 2^-23) sum_p |a b| + 1e-6 (tensor cores truncate each input to "
+                                        "tf32's 11 bits); "
                                         "past 2^33 multiply-adds, per row of c x for 3 random +-1 vectors x"
                                       : "|got - want| <= (k + 16) 2^-23 sum_p |a b| + 1e-6 (exact products, f32 sums); "
                                         "past 2^33 multiply-adds, per row of c x for 3 random +-1 vectors x";
@@ -207,7 +208,9 @@ private:
         return check_matmul_rows(a, b, c, m_, n_, k_, [this](double mag) { return bound(mag); });
     }
     double bound(double mag) const {
-        if constexpr (std::same_as<T, float>) return std::ldexp(mag, -10) + 1e-6;
+        // Tensor cores truncate each tf32 input (relative error below 2^-10 each, 2^-9 for a
+        // product); k = 8 on the H100 met a product off by more than 2^-10.
+        if constexpr (std::same_as<T, float>) return std::ldexp(mag, -9) + (k_ + 16) * std::ldexp(mag, -23) + 1e-6;
         else return (k_ + 16) * std::ldexp(mag, -23) + 1e-6;
     }
     static const Kernel<In<T>, In<T>, Out<float>, Int, Int, Int>& kernel_() {

@@ -95,7 +95,7 @@ template <class T, class Acc, int K, class LA, class LB, class LC, class LD_> vo
                     mag += std::fabs(prod);
                 }
                 const double want_d = sum + double(float(c[at<LC>(i, j)])), want_e = sum + 0.5;
-                const double bound = (tf32 ? std::ldexp(mag, -10) : (K + 16) * std::ldexp(mag, -23)) +
+                const double bound = (tf32 ? std::ldexp(mag, -9) : (K + 16) * std::ldexp(mag, -23)) +
                                      (half_acc ? std::ldexp(mag + 2.0, -10) : 0.0) + 1e-6;
                 const double got_d = double(float(d[at<LD_>(i, j)])), got_e = double(float(e[at<px::RowMajor>(i, j)]));
                 for (auto [got, want, what] : {std::tuple{got_d, want_d, "d"}, std::tuple{got_e, want_e, "e"}}) {
