@@ -291,6 +291,7 @@ void Machine::exec(uint32_t si, uint8_t* m) {
         return;
     case StmtKind::Match: match(s, m); return;
     case StmtKind::Matrix: matrix(s, si, m); return;
+    case StmtKind::AsyncCopy: async_copy(s, si, m); return;
     }
 }
 

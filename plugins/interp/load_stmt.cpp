@@ -233,6 +233,8 @@ uint32_t Loader::stmt(const json& j, const std::string& jp, const std::string& s
         match(n, j, jp, sp);
     } else if (kind == "Matrix" && v2_) {
         matrix(n, j, jp);
+    } else if (kind == "AsyncCopy" && v2_) {
+        async_copy(n, j, jp);
     } else {
         fail(jp + ".stmt", "unknown statement kind \"" + kind + "\"");
     }

@@ -143,6 +143,9 @@ private:
     void matrix(StmtNode& n, const json& j, const std::string& jp);
     uint32_t fragment(const json& j, const std::string& path, const char* key) const;
     uint32_t leaves(const Val& v); // appends v's leaves to p_.values, returns the first
+
+    // ---- asynchronous copies (load_async_copy.cpp) ----
+    void async_copy(StmtNode& n, const json& j, const std::string& jp);
 };
 
 } // namespace plx_interp

@@ -100,6 +100,9 @@ private:
                 uint32_t first);
     void mma(const MatrixStmt& ms, uint32_t subgroup);
 
+    // async_copy.cpp
+    void async_copy(const StmtNode& s, uint32_t si, const uint8_t* m);
+
     // exec.cpp
     void exec(uint32_t si, uint8_t* m);
     void copy(const StmtNode& s, const uint8_t* m);

@@ -15,18 +15,6 @@ namespace {
 // multiple of 16 bytes.
 constexpr int64_t kFirstAlign = 32, kStrideAlign = 16;
 
-std::string text(__int128 v) {
-    if (v >= INT64_MIN && v <= INT64_MAX) return std::to_string(int64_t(v));
-    return v < 0 ? "below -2^63" : "above 2^63";
-}
-
-// An integer register as a number (a u64 above 2^63 stays positive).
-__int128 integer(Ty t, uint64_t raw) {
-    __int128 v = 0;
-    with_integer(t, [&]<class C>(Tag<C>) { v = get<C>(raw); });
-    return v;
-}
-
 // A register with the bits its type ignores cleared, so equal values compare equal.
 uint64_t canonical(Ty t, uint64_t raw) {
     uint64_t v = 0;
@@ -72,21 +60,21 @@ void Machine::memory(const StmtNode& s, uint32_t si, const uint64_t* index, cons
     const MatrixStmt& ms = p_.matrices[s.first];
     const Fragment& f = p_.fragments[ms.frag];
     const bool load = ms.op == MatrixOp::Load;
-    const __int128 at = integer(p_.exprs[s.e0].type, index[first]);
-    const __int128 step = integer(p_.exprs[s.e1].type, stride[first]);
+    const __int128 at = wide_integer(p_.exprs[s.e0].type, index[first]);
+    const __int128 step = wide_integer(p_.exprs[s.e1].type, stride[first]);
     const int64_t size = ty_size(f.type);
     const std::string where = describe(p_, ms) + (load ? " from \"" : " to \"") + p_.arrays[ms.array].name +
-                              "\"[" + text(at) + "], stride " + text(step) + ", " + (ms.col ? "col" : "row") +
+                              "\"[" + wide_text(at) + "], stride " + wide_text(step) + ", " + (ms.col ? "col" : "row") +
                               " layout";
     if (step < 0) error(si, first, where + ": a negative stride (wmma's stride is unsigned)");
     if (at * size % kFirstAlign != 0)
         error(si, first,
-              where + ": the tile starts at byte " + text(at * size) + " of the array, not a multiple of " +
+              where + ": the tile starts at byte " + wide_text(at * size) + " of the array, not a multiple of " +
                   std::to_string(kFirstAlign) + " (wmma needs its first element " + std::to_string(kFirstAlign) +
                   "-byte aligned: an index that is a multiple of " + std::to_string(kFirstAlign / size) + ")");
     if (step * size % kStrideAlign != 0)
         error(si, first,
-              where + ": a stride of " + text(step * size) + " bytes, not a multiple of " +
+              where + ": a stride of " + wide_text(step * size) + " bytes, not a multiple of " +
                   std::to_string(kStrideAlign) + " (wmma's rule: a multiple of " +
                   std::to_string(kStrideAlign / size) + " elements)");
     const uint32_t minor = ms.col ? f.rows : f.cols;
@@ -100,7 +88,7 @@ void Machine::memory(const StmtNode& s, uint32_t si, const uint64_t* index, cons
     for (uint32_t r = 0; r < f.rows; ++r)
         for (uint32_t c = 0; c < f.cols; ++c)
             if (const __int128 i = address(r, c); i < 0 || i >= __int128(arr.count))
-                out_of_bounds(si, ms.array, text(i), first, load ? "matrix load from" : "matrix store to",
+                out_of_bounds(si, ms.array, wide_text(i), first, load ? "matrix load from" : "matrix store to",
                               ": element (" + std::to_string(r) + ", " + std::to_string(c) + ") of the " +
                                   std::to_string(f.rows) + " x " + std::to_string(f.cols) + " tile of the " +
                                   where);

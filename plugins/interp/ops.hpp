@@ -169,4 +169,16 @@ inline std::string scalar_text(Ty t, uint64_t raw) {
     return s;
 }
 
+// An integer register as a number (a u64 above 2^63 stays positive), for checks that must
+// not wrap (an index plus an offset, times a size).
+inline __int128 wide_integer(Ty t, uint64_t raw) {
+    __int128 v = 0;
+    with_integer(t, [&]<class C>(Tag<C>) { v = get<C>(raw); });
+    return v;
+}
+inline std::string wide_text(__int128 v) {
+    if (v >= INT64_MIN && v <= INT64_MAX) return std::to_string(int64_t(v));
+    return v < 0 ? "below -2^63" : "above 2^63";
+}
+
 } // namespace plx_interp

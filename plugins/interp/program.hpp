@@ -86,7 +86,7 @@ struct ExprNode {
 
 enum class StmtKind : uint8_t {
     Block, Let, Assign, Store, If, For, While, Break, Continue, Return, Barrier, Nop, Eval, Match,
-    Matrix
+    Matrix, AsyncCopy
 };
 
 // One leaf scalar of a Store: the node that computes it, where it goes in the element, and
@@ -115,7 +115,9 @@ struct StmtNode {
                             // Store: array index
     uint32_t s0 = kNone, s1 = kNone; // If: then, else; For / While: body
     uint32_t first = 0, count = 0;   // Block: children; Match: arms; Matrix: first is its
-                                     // MatrixStmt (e0: the fill value or index, e1: stride)
+                                     // MatrixStmt (e0: the fill value or index, e1: stride);
+                                     // AsyncCopy: first is its AsyncCopyStmt (e0: index, e1:
+                                     // src_index, e2: valid)
     uint32_t leaf_first = 0, leaf_count = 0; // Let / Assign / Match / Eval: values[..];
                                              // Store: stores[..]
     uint32_t m0 = kNone, m1 = kNone, m2 = kNone; // masks owned by If and loops
@@ -144,6 +146,15 @@ struct MatrixStmt {
     uint32_t a = kNone, b = kNone, c = kNone; // mma
     uint32_t array = kNone;             // load, store: index in Program::arrays
     bool col = false;                   // load, store: the layout of memory
+};
+
+// An asynchronous copy (docs/ir.md), done at once: `count` elements of `size` bytes from a
+// buffer into a shared array (async_copy.cpp). Commits and waits are Nop.
+struct AsyncCopyStmt {
+    uint32_t array;  // the shared array, in Program::arrays
+    uint32_t buffer; // the buffer parameter, in Program::arrays
+    uint32_t count;
+    uint32_t size;
 };
 
 enum class Space : uint8_t { Global, Local, Private };
@@ -183,6 +194,7 @@ struct Program {
     std::vector<std::string> paths;  // per statement: "body[3].then[0]", as the validator names it
     std::vector<Fragment> fragments;
     std::vector<MatrixStmt> matrices; // Matrix statements
+    std::vector<AsyncCopyStmt> async_copies;
     uint32_t fragment_elements = 0;   // the values of every fragment's tile, per subgroup
     uint32_t root = kNone;
     uint32_t num_slots = 0;

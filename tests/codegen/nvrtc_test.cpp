@@ -3,6 +3,7 @@
 // sm_80 and sm_90. Exits 77 (SKIP) when libnvrtc cannot be opened.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "kernels.hpp"
+#include "../async_copy/async_copy_kernel.hpp"
 
 #include "plexus/codegen.hpp"
 
@@ -90,6 +91,23 @@ TEST_CASE("NVRTC compiles the generated CUDA C of every sample kernel") {
         INFO(name << ":\n" << log);
         CHECK(status == 0);
         CHECK(log.find("warning") == std::string::npos);
+    }
+}
+
+TEST_CASE("NVRTC compiles asynchronous copies: cp.async from sm_80, the copy at once below") {
+    auto gen = plexus::codegen::make_cuda_c_codegen();
+    for (const auto* k : {&async_copy_test::tiles_kernel<plexus::half, 8>().ir(), &async_copy_test::tiles_kernel<float, 1>().ir(),
+                          &async_copy_test::tiles_kernel<int64_t, 1, true>().ir()}) {
+        const std::string source = gen->generate(*k, {"cuda", {}, ""});
+        CHECK(source.find("__align__(16)") != std::string::npos);
+        CHECK(source.find("cp.async.wait_group 1;") != std::string::npos);
+        for (const char* arch : {"sm_75", "sm_80", "sm_90"}) {
+            std::string log;
+            int status = g_nvrtc.run(source, arch, log);
+            INFO(k->name << " for " << arch << ":\n" << log << "\n" << source);
+            CHECK(status == 0);
+            CHECK(log.find("warning") == std::string::npos);
+        }
     }
 }
 

@@ -85,6 +85,34 @@ TEST_CASE("every sample kernel round-trips exactly through JSON") {
     }
 }
 
+TEST_CASE("asynchronous copies round-trip through JSON (schema plexus-ir/2)") {
+    ir::Kernel k;
+    k.name = "copies";
+    k.params = {{"a", ir::Param::Kind::Buffer, Scalar::F16, ir::Access::Read}};
+    k.shared = {{"t", Scalar::F16, 64}};
+    k.body = ir::Block::make({ir::AsyncCopy::copy("t", i32(8), "a", i32(16), 8, i32(5)), ir::AsyncCopy::commit(),
+                              ir::AsyncCopy::wait(3)});
+    ir::validate(k);
+    const std::string text = ir::to_json(k);
+    CHECK(json::parse(text)["schema"] == "plexus-ir/2");
+    const json copy = json::parse(text)["body"]["body"][0];
+    CHECK(copy["op"] == "copy");
+    CHECK(copy["count"] == 8);
+    CHECK(copy["src_index"]["value"] == 16);
+    CHECK(json::parse(text)["body"]["body"][2]["pending"] == 3);
+    const ir::Kernel back = ir::from_json(text);
+    CHECK(ir::to_json(back) == text);
+    CHECK(ir::print(back) == ir::print(k));
+    CHECK(ir::print(k).find("copy_async<8>(local t[8], global a[16], valid 5);") != std::string::npos);
+    CHECK_NOTHROW(ir::validate(back));
+    json bad = json::parse(text);
+    bad["body"]["body"][1]["op"] = "flush";
+    CHECK(std::string(json_error(bad).what()).find("unknown async copy op \"flush\"") != std::string::npos);
+    bad = json::parse(text);
+    bad["body"]["body"][0]["count"] = 17;
+    CHECK(std::string(json_error(bad).what()).find("count") != std::string::npos);
+}
+
 TEST_CASE("special constants survive the round trip") {
     ir::Kernel k;
     k.name = "consts";

@@ -8,6 +8,7 @@
 #include "plexus/ir.hpp"
 #include "plexus/kernel.hpp"
 #include "plexus/subgroup.hpp"
+#include "plexus/async_copy.hpp"
 
 #include <initializer_list>
 #include <optional>
@@ -420,6 +421,33 @@ TEST_CASE("a return in a kernel with a subgroup operation") {
         ir::If::make(lt(var("n"), i32(1)), block({ir::Return::make()})),
         ir::Let::make("s", shuffle_f32(f32(1))),
     }), {"return in a kernel with a subgroup operation", "body[0].then[0]"});
+}
+
+TEST_CASE("asynchronous copies: what cp.async moves, into shared memory only") {
+    auto copy_kernel = [](const std::string& name, Scalar buffer_type, ir::Stmt copy) {
+        ir::Kernel k = kernel(name, {buffer("a", buffer_type, ir::Access::Read)}, {std::move(copy)}, {{"t", Scalar::F16, 64}});
+        k.privates = {{"p", Scalar::F16, 64}};
+        return k;
+    };
+    CHECK_NOTHROW(ir::validate(copy_kernel("good", Scalar::F16, ir::AsyncCopy::copy("t", i32(0), "a", i32(0), 8, i32(3)))));
+    expect_invalid(copy_kernel("twelve", Scalar::F16, ir::AsyncCopy::copy("t", i32(0), "a", i32(0), 6, i32(6))),
+                   {"copy_async<6> from 'a' into 't'", "12 bytes", "4, 8 or 16 bytes"});
+    expect_invalid(copy_kernel("types", Scalar::F32, ir::AsyncCopy::copy("t", i32(0), "a", i32(0), 4, i32(4))),
+                   {"the shared array holds f16, the buffer f32", "one type"});
+    expect_invalid(copy_kernel("into_private", Scalar::F16, ir::AsyncCopy::copy("p", i32(0), "a", i32(0), 8, i32(8))),
+                   {"into 'p'", "must be a shared array, not a private one"});
+    expect_invalid(copy_kernel("to_buffer", Scalar::F16, ir::AsyncCopy::copy("a", i32(0), "a", i32(0), 8, i32(8))),
+                   {"must be a shared array, not a buffer"});
+    // make() refuses a float `valid`; a node built by hand reaches the validator.
+    auto n = std::make_shared<ir::AsyncCopy>();
+    n->array = "t", n->buffer = "a", n->count = 8, n->index = i32(0), n->src_index = i32(0), n->valid = f32(8);
+    expect_invalid(copy_kernel("float_valid", Scalar::F16, n), {"the valid count is f32, not an integer"});
+    CHECK_THROWS_WITH_AS(ir::AsyncCopy::copy("t", i32(0), "a", i32(0), 8, f32(8)),
+                         doctest::Contains("async copy valid count must be an integer, not f32"), px::Error);
+    // The kernel language checks the size at compile time (tests/unit/compile_fail), and a
+    // negative wait count when the kernel is traced.
+    CHECK_THROWS_WITH_AS(px::kernel("negative_wait", {"a"}, [](px::In<float>) { px::copy_async_wait(-1); }),
+                         doctest::Contains("px::copy_async_wait(-1)"), px::Error);
 }
 
 TEST_CASE("a subgroup operation on a type no backend has") {

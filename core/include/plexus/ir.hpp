@@ -34,7 +34,7 @@ const char* to_string(Access a);
     X(Swizzle) X(Broadcast) X(Construct) X(MakeVariant)
 #define PLEXUS_IR_STMTS(X)                                                                     \
     X(Block) X(Let) X(Assign) X(Store) X(If) X(For) X(While) X(Break) X(Continue) X(Return)    \
-    X(Barrier) X(Fence) X(Eval) X(Native) X(Match) X(Matrix)
+    X(Barrier) X(Fence) X(Eval) X(Native) X(Match) X(Matrix) X(AsyncCopy)
 
 enum class ExprKind : uint8_t {
 #define PLEXUS_X(name) name,
@@ -427,6 +427,38 @@ struct Matrix final : StmtNode {
     Matrix() : StmtNode(node_kind) {}
 };
 
+// ---- asynchronous copies into shared memory ------------------------------------------------
+// A work-item copies `count` consecutive elements of a buffer into a shared array without
+// passing them through its registers (cp.async on CUDA from sm_80), and later waits for them.
+// Per work-item, not collective: any control flow may hold them (docs/kernel-language.md,
+// "Asynchronous copies").
+//   Copy:   array[index + i] = i < valid ? buffer[src_index + i] : 0 for i < count; only the
+//           `valid` first elements are read. count * the element size is 4, 8 or 16 bytes, and
+//           both indices times the element size are multiples of it.
+//   Commit: closes the work-item's current group of copies.
+//   Wait:   waits until at most `pending` of the work-item's committed groups are in flight;
+//           the data is then visible to the work-item, and to its group after a barrier.
+// A backend may copy synchronously at Copy (ir::lower_async_copy): that meets the semantics.
+enum class AsyncCopyOp : uint8_t { Copy, Commit, Wait };
+const char* to_string(AsyncCopyOp op); // "copy", "commit", "wait"
+
+struct AsyncCopy final : StmtNode {
+    static constexpr StmtKind node_kind = StmtKind::AsyncCopy;
+    AsyncCopyOp op = AsyncCopyOp::Copy;
+    std::string array;       // Copy: the shared array written
+    Expr index;              // Copy: its first element written (an integer)
+    std::string buffer;      // Copy: the buffer parameter read
+    Expr src_index;          // Copy: its first element read (an integer)
+    uint32_t count = 0;      // Copy: elements copied
+    Expr valid;              // Copy: elements read (an integer, 0 .. count); the rest are 0
+    uint32_t pending = 0;    // Wait: committed groups that may still be in flight
+    static Stmt copy(std::string array, Expr index, std::string buffer, Expr src_index, uint32_t count,
+                     Expr valid);
+    static Stmt commit();
+    static Stmt wait(uint32_t pending);
+    AsyncCopy() : StmtNode(node_kind) {}
+};
+
 // ---- the kernel ----------------------------------------------------------------------------
 
 struct Param {
@@ -494,6 +526,7 @@ struct KernelUses {
     bool barrier = false;
     bool subgroup = false; // a subgroup operation (collective: catalog class SUBGROUP)
     bool matrix = false;   // a matrix-fragment operation (collective too)
+    bool async_copy = false; // an asynchronous copy, commit or wait
     std::vector<std::string> native_backends; // keys of native blocks
     bool native_blocks = false;
     bool native_fallback = true; // every native block has a fallback
@@ -506,6 +539,12 @@ KernelUses collect_uses(const Kernel& k);
 // collective semantics promise): how a backend without matrix units runs fragments. Takes a
 // valid kernel and returns one without fragments.
 Kernel lower_matrix(const Kernel& k);
+
+// Rewrites every asynchronous copy into plain loads and stores done at once (each element read
+// under an if, so nothing past `valid` is read) and drops commits and waits: how a backend
+// without asynchronous copies runs them. Takes a valid kernel; returns it unchanged when it has
+// no AsyncCopy.
+Kernel lower_async_copy(const Kernel& k);
 
 // ---- visitor -------------------------------------------------------------------------------
 // Dispatches on the kind; a generator derives from Visitor<Derived> and defines one visit()
@@ -642,6 +681,11 @@ template <class FE, class FS> void for_each_part(const StmtNode& s, FE&& on_expr
     case StmtKind::Matrix: {
         auto& n = static_cast<const Matrix&>(s);
         e(n.index), e(n.stride), e(n.value);
+        return;
+    }
+    case StmtKind::AsyncCopy: {
+        auto& n = static_cast<const AsyncCopy&>(s);
+        e(n.index), e(n.src_index), e(n.valid);
         return;
     }
     case StmtKind::Break: case StmtKind::Continue: case StmtKind::Return: case StmtKind::Barrier:

@@ -7,4 +7,5 @@
 #include "plexus/launch.hpp"
 #include "plexus/runtime.hpp"
 #include "plexus/matrix.hpp"
+#include "plexus/async_copy.hpp"
 #include "plexus/subgroup.hpp"

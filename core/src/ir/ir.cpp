@@ -572,6 +572,46 @@ Stmt Matrix::mma(std::string d, std::string a, std::string b, std::string c) {
     return n;
 }
 
+// ---- asynchronous copies ---------------------------------------------------------------------
+
+const char* to_string(AsyncCopyOp op) {
+    switch (op) {
+    case AsyncCopyOp::Copy: return "copy";
+    case AsyncCopyOp::Commit: return "commit";
+    case AsyncCopyOp::Wait: return "wait";
+    }
+    return "?";
+}
+
+Stmt AsyncCopy::copy(std::string array, Expr index, std::string buffer, Expr src_index, uint32_t count, Expr valid) {
+    require_name(array, "async copy destination array");
+    require_name(buffer, "async copy source buffer");
+    require_integer(index, "async copy destination index");
+    require_integer(src_index, "async copy source index");
+    require_integer(valid, "async copy valid count");
+    if (count == 0) fail("an async copy of 0 elements into '" + array + "'");
+    auto n = std::make_shared<AsyncCopy>();
+    n->op = AsyncCopyOp::Copy;
+    n->array = std::move(array);
+    n->index = std::move(index);
+    n->buffer = std::move(buffer);
+    n->src_index = std::move(src_index);
+    n->count = count;
+    n->valid = std::move(valid);
+    return n;
+}
+Stmt AsyncCopy::commit() {
+    auto n = std::make_shared<AsyncCopy>();
+    n->op = AsyncCopyOp::Commit;
+    return n;
+}
+Stmt AsyncCopy::wait(uint32_t pending) {
+    auto n = std::make_shared<AsyncCopy>();
+    n->op = AsyncCopyOp::Wait;
+    n->pending = pending;
+    return n;
+}
+
 // ---- the kernel ----------------------------------------------------------------------------
 
 namespace {
@@ -661,7 +701,7 @@ bool needs_ir_v2(const Kernel& k) {
         case StmtKind::Assign: v2 = v2 || !static_cast<const Assign&>(s).path.empty(); break;
         case StmtKind::Store: v2 = v2 || !static_cast<const Store&>(s).path.empty(); break;
         case StmtKind::Let: v2 = v2 || !v1_type(static_cast<const Let&>(s).type); break;
-        case StmtKind::Match: v2 = true; break;
+        case StmtKind::Match: case StmtKind::AsyncCopy: v2 = true; break;
         default: break;
         }
     };
@@ -702,6 +742,8 @@ KernelUses collect_uses(const Kernel& k) {
             for (auto& [backend, code] : n.code) natives.insert(backend);
         } else if (s.kind == StmtKind::Matrix) {
             uses.matrix = true;
+        } else if (s.kind == StmtKind::AsyncCopy) {
+            uses.async_copy = true;
         }
     };
     if (k.body) walk(k.body, on_expr, on_stmt);

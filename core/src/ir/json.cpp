@@ -141,6 +141,18 @@ struct Writer : ExprVisitor<Writer, json>, StmtVisitor<Writer, json> {
         }
         return j;
     }
+    json visit(const AsyncCopy& n) {
+        json j = {{"op", to_string(n.op)}};
+        switch (n.op) {
+        case AsyncCopyOp::Copy:
+            j["array"] = n.array, j["index"] = expr(n.index), j["buffer"] = n.buffer;
+            j["src_index"] = expr(n.src_index), j["count"] = n.count, j["valid"] = expr(n.valid);
+            break;
+        case AsyncCopyOp::Commit: break;
+        case AsyncCopyOp::Wait: j["pending"] = n.pending; break;
+        }
+        return j;
+    }
     json visit(const Match& n) {
         const TypeDecl& d = *n.value->type.decl();
         json cases = json::array();
@@ -547,6 +559,7 @@ struct Reader {
         }
         if (kind == "Match" && v2) return match(j, path);
         if (kind == "Matrix" && v2) return matrix(j, path);
+        if (kind == "AsyncCopy" && v2) return async_copy(j, path);
         fail(path + ".stmt", "unknown statement kind \"" + kind + "\"");
     }
 
@@ -579,6 +592,29 @@ struct Reader {
             return checked(path, [&] { return Matrix::mma(frag, str(j, path, "a"), str(j, path, "b"), str(j, path, "c")); });
         }
         fail(path + ".op", "unknown matrix op \"" + op + "\" (expected fill, load, store or mma)");
+    }
+
+    Stmt async_copy(const json& j, const std::string& path) {
+        const std::string op = str(j, path, "op");
+        if (op == "copy") {
+            keys(j, path, {"stmt", "op", "array", "index", "buffer", "src_index", "count", "valid"});
+            Expr index = expr(field(j, path, "index"), path + ".index");
+            Expr src = expr(field(j, path, "src_index"), path + ".src_index");
+            Expr valid = expr(field(j, path, "valid"), path + ".valid");
+            const auto n = uint32_t(count(j, path, "count", 16));
+            return checked(path, [&] {
+                return AsyncCopy::copy(str(j, path, "array"), index, str(j, path, "buffer"), src, n, valid);
+            });
+        }
+        if (op == "commit") {
+            keys(j, path, {"stmt", "op"});
+            return AsyncCopy::commit();
+        }
+        if (op == "wait") {
+            keys(j, path, {"stmt", "op", "pending"});
+            return AsyncCopy::wait(uint32_t(count(j, path, "pending", UINT32_MAX)));
+        }
+        fail(path + ".op", "unknown async copy op \"" + op + "\" (expected copy, commit or wait)");
     }
 
     std::vector<FragmentDecl> fragments(const json& j) {

@@ -1,59 +1,31 @@
 // lower_matrix: fragments as private arrays of the whole tile, Matrix statements as loops.
-#include "plexus/ir.hpp"
+#include "rewrite.hpp"
 
 #include <functional>
-#include <set>
 
 namespace plexus::ir {
 namespace {
 
-Expr i32(int64_t v) { return Const::make_int(Scalar::I32, v); }
-Expr i64(const Expr& e) { return e->type == Scalar::I64 ? e : Cast::make(Scalar::I64, e); }
-Expr add(Expr a, Expr b) { return Binary::make(BinaryOp::Add, std::move(a), std::move(b)); }
-Expr mul(Expr a, Expr b) { return Binary::make(BinaryOp::Mul, std::move(a), std::move(b)); }
-Expr var(const std::string& n, Scalar t = Scalar::I32) { return Var::make(n, t); }
+using namespace build;
 
 class Lowerer {
 public:
-    explicit Lowerer(const Kernel& k) : k_(k) {
-        collect_names(k);
-    }
+    explicit Lowerer(const Kernel& k) : k_(k), fresh(k, "mx") {}
 
     Kernel run() {
         Kernel out = k_;
         out.fragments.clear();
         for (const FragmentDecl& f : k_.fragments)
             out.privates.push_back(ArrayDecl{f.name, f.type, f.elements(), {}, 0});
-        out.body = stmt(k_.body);
+        out.body = replace_stmts(k_.body, StmtKind::Matrix, [&](const StmtNode& s) {
+            return matrix(static_cast<const Matrix&>(s));
+        });
         return out;
     }
 
 private:
     const Kernel& k_;
-    std::set<std::string> names_;
-    int next_ = 0;
-
-    void collect_names(const Kernel& k) {
-        for (auto& p : k.params) names_.insert(p.name);
-        for (auto& a : k.shared) names_.insert(a.name);
-        for (auto& a : k.privates) names_.insert(a.name);
-        for (auto& f : k.fragments) names_.insert(f.name);
-        std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
-            if (auto n = as<Let>(s)) names_.insert(n->name);
-            if (auto n = as<For>(s)) names_.insert(n->var);
-            if (auto n = as<Match>(s))
-                for (auto& c : n->cases) names_.insert(c.var);
-            for_each_part(*s, [](const Expr&) {}, walk);
-        };
-        if (k.body) walk(k.body);
-    }
-    std::string fresh(const char* what) {
-        std::string n;
-        do n = std::string("mx") + std::to_string(next_++) + "_" + what;
-        while (names_.count(n));
-        names_.insert(n);
-        return n;
-    }
+    FreshNames fresh;
     // for (i32 v = 0; v < n; v += 1) body(v)
     Stmt loop(uint32_t n, const char* what, const std::function<Stmt(const Expr&)>& body) {
         std::string v = fresh(what);
@@ -134,42 +106,6 @@ private:
                 return Block::make({let, sum, set(d, at(i, N, j), Cast::make(d.type, var(s, Scalar::F32)))});
             });
         });
-    }
-
-    // The statement with every Matrix statement inside it replaced.
-    Stmt stmt(const Stmt& s) {
-        if (!s) return s;
-        switch (s->kind) {
-        case StmtKind::Matrix: return matrix(static_cast<const Matrix&>(*s));
-        case StmtKind::Block: {
-            std::vector<Stmt> body;
-            for (auto& x : static_cast<const Block&>(*s).body) body.push_back(stmt(x));
-            return Block::make(std::move(body));
-        }
-        case StmtKind::If: {
-            auto& n = static_cast<const If&>(*s);
-            return If::make(n.cond, stmt(n.then_body), stmt(n.else_body));
-        }
-        case StmtKind::For: {
-            auto& n = static_cast<const For&>(*s);
-            return For::make(n.var, n.begin, n.end, n.step, stmt(n.body));
-        }
-        case StmtKind::While: {
-            auto& n = static_cast<const While&>(*s);
-            return While::make(n.cond, stmt(n.body));
-        }
-        case StmtKind::Native: {
-            auto& n = static_cast<const Native&>(*s);
-            return Native::make(n.code, stmt(n.fallback));
-        }
-        case StmtKind::Match: {
-            auto& n = static_cast<const Match&>(*s);
-            std::vector<MatchCase> cases = n.cases;
-            for (auto& c : cases) c.body = stmt(c.body);
-            return Match::make(n.value, std::move(cases), stmt(n.otherwise));
-        }
-        default: return s;
-        }
     }
 };
 

@@ -163,6 +163,16 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
         case MatrixOp::Mma: line("mma(" + n.frag + ", " + n.a + ", " + n.b + ", " + n.c + ");"); break;
         }
     }
+    void visit(const AsyncCopy& n) {
+        switch (n.op) {
+        case AsyncCopyOp::Copy:
+            line("copy_async<" + std::to_string(n.count) + ">(local " + n.array + "[" + expr(n.index) + "], global " +
+                 n.buffer + "[" + expr(n.src_index) + "], valid " + expr(n.valid) + ");");
+            break;
+        case AsyncCopyOp::Commit: line("copy_async_commit();"); break;
+        case AsyncCopyOp::Wait: line("copy_async_wait(" + std::to_string(n.pending) + ");"); break;
+        }
+    }
     void visit(const Match& n) {
         const TypeDecl& d = *n.value->type.decl();
         line("match " + expr(n.value) + " {");

@@ -244,6 +244,35 @@ private:
         }
     }
 
+    // An asynchronous copy: per work-item, so no uniformity rule; what cp.async can copy.
+    void async_copy(const AsyncCopy& n, const std::string& where) {
+        if (n.op != AsyncCopyOp::Copy) return; // Wait's pending is a constant by construction
+        const std::string what = "copy_async<" + std::to_string(n.count) + "> from '" + n.buffer + "' into '" + n.array + "'";
+        if (!k_.shared_array(n.array))
+            fail(where, what + ": the destination must be a shared array" +
+                            (k_.private_array(n.array) ? std::string(", not a private one")
+                             : k_.param(n.array)       ? std::string(", not a buffer")
+                                                       : std::string(", and '" + n.array + "' is not declared")));
+        const Type dst = array_type(n.array, Space::Local, where);
+        const Type src = array_type(n.buffer, Space::Global, where);
+        if (!(dst == src))
+            fail(where, what + ": the shared array holds " + to_string(dst) + ", the buffer " + to_string(src) +
+                            " (an async copy moves elements of one type)");
+        const uint64_t size = dst.is_scalar() ? size_of(dst) : 0;
+        if (size != 2 && size != 4 && size != 8)
+            fail(where, what + ": elements of " + to_string(dst) + " (async copies move scalars of 2, 4 or 8 bytes)");
+        const uint64_t bytes = size * n.count;
+        if (bytes != 4 && bytes != 8 && bytes != 16)
+            fail(where, what + ": " + std::to_string(n.count) + " elements of " + to_string(dst) + " are " +
+                            std::to_string(bytes) + " bytes (an async copy moves 4, 8 or 16 bytes)");
+        expr(n.index, where + ".index");
+        expr(n.src_index, where + ".src_index");
+        expr(n.valid, where + ".valid");
+        for (const auto& [e, role] : {std::pair{n.index, "destination index"}, {n.src_index, "source index"}, {n.valid, "valid count"}})
+            if (!is_integer(e->type))
+                fail(where, what + ": the " + role + " is " + to_string(e->type) + ", not an integer");
+    }
+
     void check_work_group() const {
         const WorkGroupBound& w = k_.work_group;
         const bool some = w.required[0] || w.required[1] || w.required[2];
@@ -513,6 +542,7 @@ private:
             return;
         case StmtKind::Fence: return;
         case StmtKind::Matrix: matrix(static_cast<const Matrix&>(*s), where); return;
+        case StmtKind::AsyncCopy: async_copy(static_cast<const AsyncCopy&>(*s), where); return;
         case StmtKind::Eval: expr(static_cast<const Eval&>(*s).value, where + ".value"); return;
         case StmtKind::Native: {
             auto& n = static_cast<const Native&>(*s);

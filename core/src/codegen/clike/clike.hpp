@@ -62,6 +62,15 @@ struct MatrixCode {
     std::string value, address, stride;
 };
 
+// The operands of an AsyncCopy as code: the C type of the elements (their memory form) and
+// their bytes, the addresses of the first element written and read, the buffer itself, and
+// `valid`.
+struct AsyncCopyCode {
+    std::string type;
+    uint32_t size = 0;
+    std::string dst, src, buffer, valid;
+};
+
 // A record or variant as the emitter names it: the type's C name and each member's.
 struct DeclNames {
     std::string type;
@@ -162,7 +171,7 @@ public:
     virtual std::string param_decl(const ir::Param& p, const std::string& type,
                                    const std::string& name) const = 0;
     // A shared or private array of `count` elements of C type `type`; `align` bytes when not
-    // 0 (a shared array that matrix fragments may load from: 32).
+    // 0 (a shared array that matrix fragments may load from: 32; that async copies write: 16).
     virtual std::string array_decl(ir::Space space, const std::string& type,
                                    const std::string& name, uint32_t count, uint32_t align = 0) const = 0;
     // A word the language reserves (keyword, type, builtin): user names are renamed around it.
@@ -174,6 +183,14 @@ public:
     virtual bool matrix_units() const { return false; }
     virtual std::string fragment_decl(const ir::FragmentDecl&, const std::string& /*name*/) const { return {}; }
     virtual std::vector<std::string> matrix_statement(const ir::Kernel&, const ir::Matrix&, const MatrixCode&) const {
+        return {};
+    }
+
+    // ---- asynchronous copies: a dialect whose language has them (CUDA C, through PTX's
+    // cp.async) writes each AsyncCopy statement; emit_kernel gives any other a kernel that
+    // ir::lower_async_copy has rewritten into plain loads and stores.
+    virtual bool async_copies() const { return false; }
+    virtual std::vector<std::string> async_copy_statement(const ir::AsyncCopy&, const AsyncCopyCode&) const {
         return {};
     }
 };

@@ -43,10 +43,10 @@ std::string Emitter::run() {
         width += params.back().size() + 2;
     }
     std::vector<std::string> arrays;
+    // wmma's alignment, cp.async's
+    const uint32_t align = !k_.fragments.empty() ? 32 : ir::collect_uses(k_).async_copy ? 16 : 0;
     for (auto& s : k_.shared) {
-        std::string decl =
-            d_.array_decl(ir::Space::Local, storage_type(s.type), name(s.name), s.count,
-                          k_.fragments.empty() ? 0 : 32); // wmma's alignment
+        std::string decl = d_.array_decl(ir::Space::Local, storage_type(s.type), name(s.name), s.count, align);
         if (!s.dims.empty()) {
             // Loads and stores use the flat index; the shape is for the reader.
             decl += " // ";
@@ -160,11 +160,12 @@ const ir::Type& Emitter::variable_type(const std::string& var) const {
 }
 
 std::string emit_kernel(const ir::Kernel& kernel, const Options& options, const Dialect& dialect) {
-    if (!kernel.fragments.empty() && !dialect.matrix_units()) {
-        ir::validate(kernel); // the divergence rules hold for the fragments, not their loops
-        return Emitter(ir::lower_matrix(kernel), options, dialect).run();
-    }
-    return Emitter(kernel, options, dialect).run();
+    const bool fragments = !kernel.fragments.empty() && !dialect.matrix_units();
+    const bool copies = !dialect.async_copies() && ir::collect_uses(kernel).async_copy;
+    if (!fragments && !copies) return Emitter(kernel, options, dialect).run();
+    ir::validate(kernel); // the divergence rules hold for the fragments, not their loops
+    const ir::Kernel k = fragments ? ir::lower_matrix(kernel) : kernel;
+    return Emitter(copies ? ir::lower_async_copy(k) : k, options, dialect).run();
 }
 
 } // namespace plexus::codegen::clike

@@ -70,6 +70,25 @@ void Emitter::visit(const ir::Matrix& n) {
         line(l);
 }
 
+void Emitter::visit(const ir::AsyncCopy& n) {
+    if (!d_.async_copies())
+        throw Error(ErrorCode::Internal, "kernel '" + k_.name + "': an async copy reached the " +
+                                             d_.language_name() + " emitter unlowered (a bug in plexus)");
+    AsyncCopyCode code;
+    if (n.op == ir::AsyncCopyOp::Copy) {
+        const ir::Type& t = k_.param(n.buffer)->type;
+        code.type = storage_type(t);
+        code.size = uint32_t(ir::size_of(t));
+        code.dst = cat("&", element(n.array, n.index));
+        code.src = cat("&", element(n.buffer, n.src_index));
+        code.buffer = name(n.buffer);
+        code.valid = expr(n.valid);
+    }
+    flush();
+    for (const std::string& l : d_.async_copy_statement(n, code))
+        line(l);
+}
+
 // Each field step leads into memory form (fields are stored like buffer elements); a lane
 // step keeps the form of its vector. A value of f16 or bf16 in memory form is converted.
 std::string Emitter::assignment(std::string root, ir::Type type, bool stored, const ir::Path& path,

@@ -56,6 +56,7 @@ public:
     void visit(const ir::Native& n);
     void visit(const ir::Match& n);
     void visit(const ir::Matrix& n);
+    void visit(const ir::AsyncCopy& n);
 
 private:
     const ir::Kernel& k_;

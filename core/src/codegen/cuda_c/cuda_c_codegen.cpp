@@ -407,6 +407,34 @@ public:
         return {};
     }
 
+    // ---- asynchronous copies: PTX's cp.async from sm_80 (its src-size operand zero-fills what
+    // is past `valid`), the same copy done at once below it. With nothing to read the copy still
+    // names an address: the buffer's start stands in for one that may lie outside the buffer.
+    bool async_copies() const override { return true; }
+    std::vector<std::string> async_copy_statement(const ir::AsyncCopy& n, const clike::AsyncCopyCode& code) const override {
+        if (n.op != ir::AsyncCopyOp::Copy) {
+            const std::string ptx = n.op == ir::AsyncCopyOp::Commit ? "cp.async.commit_group;"
+                                                                     : "cp.async.wait_group " + std::to_string(n.pending) + ";";
+            return {"#if __CUDA_ARCH__ >= 800", clike::cat("asm volatile(\"", ptx, "\" ::: \"memory\");"), "#endif"};
+        }
+        const uint32_t bytes = n.count * code.size;
+        const std::string ptx = clike::cat("cp.async.", bytes == 16 ? "cg" : "ca", ".shared.global [%0], [%1], ",
+                                           std::to_string(bytes), ", %2;");
+        return {"{",
+                clike::cat("    ", code.type, "* plx_dst = ", code.dst, ";"),
+                clike::cat("    const ", code.type, "* plx_src = ", code.src, ";"),
+                clike::cat("    const long long plx_valid = (long long)(", code.valid, ");"),
+                "#if __CUDA_ARCH__ >= 800",
+                clike::cat("    asm volatile(\"", ptx, "\"\n        :\n        : \"r\"((unsigned)__cvta_generic_to_shared(plx_dst)), ",
+                           "\"l\"(plx_valid > 0 ? plx_src : ", code.buffer, "), \"r\"((unsigned)plx_valid * ",
+                           std::to_string(code.size), "u)\n        : \"memory\");"),
+                "#else",
+                clike::cat("    for (int plx_i = 0; plx_i < ", std::to_string(n.count), "; ++plx_i) plx_dst[plx_i] = plx_i < plx_valid ? plx_src[plx_i] : (",
+                           code.type, ")0;"),
+                "#endif",
+                "}"};
+    }
+
     bool is_reserved(const std::string& w) const override {
         static const std::set<std::string> words = {
             // C++ keywords (the alternative tokens `and`, `or`, `not` ... included)

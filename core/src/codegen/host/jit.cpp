@@ -243,11 +243,14 @@ std::unique_ptr<HostKernel> compile_host(const ir::Kernel& kernel, const Options
 }
 
 // The kernel the host code is generated from: the host has no matrix units, so fragments
-// become private arrays and loops (ir::lower_matrix). Validates the kernel as written first:
-// the lowering relies on the validator's guarantees (declared names, uniform barriers).
+// become private arrays and loops (ir::lower_matrix), nor asynchronous copies, which it does at
+// once (ir::lower_async_copy).
+static ir::Kernel lowered(const ir::Kernel& kernel) { return ir::lower_async_copy(ir::lower_matrix(kernel)); }
+// Validates the kernel as written first: the lowerings rely on the validator's guarantees
+// (declared names, uniform barriers).
 static ir::Kernel host_form(const ir::Kernel& kernel) {
     ir::validate(kernel);
-    return ir::lower_matrix(kernel);
+    return lowered(kernel);
 }
 
 std::unique_ptr<HostKernel> host::compile_with_features(
@@ -269,7 +272,7 @@ std::unique_ptr<HostKernel> host::compile_with_features(
 
 std::unique_ptr<HostKernel> load_host_object(const ir::Kernel& written, const Options& options,
                                              const std::vector<unsigned char>& object) {
-    const ir::Kernel kernel = ir::lower_matrix(written);
+    const ir::Kernel kernel = lowered(written);
     Machine m = machine(kernel, options, {});
     return link(kernel, m, object, "; loaded from the disk cache as object code: no LLVM IR\n", host::analyze(kernel));
 }

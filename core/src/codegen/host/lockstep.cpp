@@ -9,6 +9,8 @@
 // vectorizers' technique), with LLVM's own LoopVectorize doing the widening.
 #include "codegen/host/lowering.hpp"
 
+#include <algorithm>
+
 namespace plexus::codegen::host {
 
 using namespace ir;
@@ -133,6 +135,23 @@ void HostLowering::lane_recompute(const Stmt& s) {
     Recomputed r{[this, init] { return expr(init); }, cost};
     // Two pending Lets of one name (a shadowing one in the same run): neither, to be safe.
     if (!pending_recompute_.emplace(n.name, r).second) pending_recompute_[n.name] = Recomputed{};
+}
+
+// Whether the Let s reads a variable that a Let of `run` declares: one not lowered yet, which
+// will hold one value per lane.
+bool HostLowering::reads_run(const Stmt& s, const std::vector<const Stmt*>& run) {
+    if (s->kind != StmtKind::Let) return false;
+    std::vector<std::string> declared;
+    for (const Stmt* x : run)
+        if ((*x)->kind == StmtKind::Let) declared.push_back(static_cast<const Let&>(**x).name);
+    bool found = false;
+    auto walk = [&](const Expr& e, auto& self) -> void {
+        if (e->kind == ExprKind::Var)
+            found = found || std::count(declared.begin(), declared.end(), static_cast<const ir::Var&>(*e).name);
+        for_each_child(*e, [&](const Expr& c) { self(c, self); });
+    };
+    walk(static_cast<const Let&>(*s).init, walk);
+    return found;
 }
 
 bool HostLowering::uniform_let(const Stmt& s) const {
@@ -332,7 +351,7 @@ void HostLowering::lockstep(const Stmt& s, Value* mask) {
             if (holds_loop(x, ok)) {
                 flush();
                 lockstep(x, mask);
-            } else if (!mask && uniform_let(x)) {
+            } else if (!mask && !reads_run(x, run) && uniform_let(x)) {
                 // Under no mask, a Let every lane computes alike and nobody assigns again is
                 // one scalar for the chunk (`base` and `s` in vector_add): its branches and
                 // loops stay scalar control.

@@ -122,6 +122,7 @@ private:
     void write_lane_frame(size_t id, llvm::Value* v);
     Item chunk_item() const;
     bool uniform(const ir::Expr& e) const;
+    static bool reads_run(const ir::Stmt& s, const std::vector<const ir::Stmt*>& run);
     bool uniform_let(const ir::Stmt& s) const;
     size_t recompute_cost(const ir::Expr& e, bool& ok) const;
     void lane_recompute(const ir::Stmt& s);

@@ -62,6 +62,10 @@ void LlvmLowering::matrix(const Matrix& n) {
     internal("the matrix fragment '" + n.frag + "' reached " + generator_ + " unlowered");
 }
 
+void LlvmLowering::async_copy(const AsyncCopy& n) {
+    internal("an async copy (" + std::string(to_string(n.op)) + ") reached " + generator_ + " unlowered");
+}
+
 void LlvmLowering::visit(const Match& n) { match_stmt(n, [&](const Stmt& s) { nested(s); }); }
 
 void LlvmLowering::visit(const Native& n) {

@@ -59,6 +59,7 @@ public:
     llvm::Value* visit(const ir::MakeVariant& n);
     void visit(const ir::Match& n);
     void visit(const ir::Matrix& n) { matrix(n); }
+    void visit(const ir::AsyncCopy& n) { async_copy(n); }
 
 protected:
     // `generator` names the generator in error messages ("PTX generation").
@@ -144,6 +145,9 @@ protected:
     // A matrix-fragment statement. The default refuses it: a target without matrix units gets
     // kernels that ir::lower_matrix has rewritten (the host's compile does).
     virtual void matrix(const ir::Matrix& n);
+    // An asynchronous copy, commit or wait. The default refuses it: a target without
+    // asynchronous copies gets kernels that ir::lower_async_copy has rewritten.
+    virtual void async_copy(const ir::AsyncCopy& n);
 
     // ---- for the targets ---------------------------------------------------------------------
     // The address of element `index` of an array (a buffer: addrspace of the target's

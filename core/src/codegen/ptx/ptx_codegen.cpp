@@ -75,7 +75,9 @@ public:
         llvm::Module module(kernel.name, context);
         module.setTargetTriple(ptx::nvptx_triple);
         module.setDataLayout(target.data_layout());
-        ptx::lower_kernel(kernel, options, module, lib.bitcode != nullptr, target.sm());
+        // cp.async exists from sm_80; below it the copies are done at once.
+        const int sm = target.sm();
+        ptx::lower_kernel(sm >= 80 ? kernel : ir::lower_async_copy(kernel), options, module, lib.bitcode != nullptr, sm);
         if (calls_libdevice(module)) {
             // libdevice branches on __nvvm_reflect("__CUDA_FTZ"); 0 keeps denormals, as the
             // rest of the generated code does.

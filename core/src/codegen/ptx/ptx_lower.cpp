@@ -269,6 +269,30 @@ private:
         }
     }
 
+    // ---- asynchronous copies (sm_80 on; below it ir::lower_async_copy has run): cp.async with
+    // its src-size operand, `valid` elements in bytes, so the rest is zero-filled and not read.
+    // 4 and 8 bytes go through L1 (.ca), 16 bytes bypass it (.cg), as cuBLAS's tiles do.
+    void async_copy(const AsyncCopy& n) override {
+        switch (n.op) {
+        case AsyncCopyOp::Commit: nvvm("llvm.nvvm.cp.async.commit.group"); return;
+        case AsyncCopyOp::Wait: nvvm("llvm.nvvm.cp.async.wait.group", {b_.getInt32(n.pending)}); return;
+        case AsyncCopyOp::Copy: {
+            const uint32_t size = size_of(k_.param(n.buffer)->type.scalar()), bytes = size * n.count;
+            Value* dst = element_address(n.array, Space::Local, n.index);
+            Value* src = element_address(n.buffer, Space::Global, n.src_index);
+            Value* valid = b_.CreateIntCast(expr(n.valid), b_.getInt32Ty(), is_signed(n.valid->type));
+            // Reading nothing, the copy still names an address: the buffer's start, which is
+            // valid and aligned, stands in for one that may lie outside the buffer.
+            Value* base = buffers_[size_t(k_.param(n.buffer) - k_.params.data())];
+            src = b_.CreateSelect(b_.CreateICmpSGT(valid, b_.getInt32(0)), src, base);
+            const std::string name = std::string("llvm.nvvm.cp.async.") + (bytes == 16 ? "cg" : "ca") +
+                                     ".shared.global." + std::to_string(bytes) + ".s";
+            nvvm(name, {dst, src, b_.CreateMul(valid, b_.getInt32(size))});
+            return;
+        }
+        }
+    }
+
     void barrier() override { catalog("barrier"); }
     void fence(const Fence& n) override { catalog(n.intrinsic()); }
     void return_from_item() override {

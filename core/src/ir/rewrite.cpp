@@ -1,0 +1,83 @@
+// The shared parts of the IR-to-IR lowerings (rewrite.hpp).
+#include "rewrite.hpp"
+
+namespace plexus::ir {
+
+FreshNames::FreshNames(const Kernel& k, std::string prefix) : prefix_(std::move(prefix)) {
+    for (auto& p : k.params) names_.insert(p.name);
+    for (auto& a : k.shared) names_.insert(a.name);
+    for (auto& a : k.privates) names_.insert(a.name);
+    for (auto& f : k.fragments) names_.insert(f.name);
+    std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
+        if (auto n = as<Let>(s)) names_.insert(n->name);
+        if (auto n = as<For>(s)) names_.insert(n->var);
+        if (auto n = as<Match>(s))
+            for (auto& c : n->cases) names_.insert(c.var);
+        for_each_part(*s, [](const Expr&) {}, walk);
+    };
+    if (k.body) walk(k.body);
+}
+
+std::string FreshNames::operator()(const char* what) {
+    std::string n;
+    do n = prefix_ + std::to_string(next_++) + "_" + what;
+    while (names_.count(n));
+    names_.insert(n);
+    return n;
+}
+
+bool contains_stmt(const Stmt& s, StmtKind kind) {
+    bool found = s->kind == kind;
+    for_each_part(*s, [](const Expr&) {}, [&](const Stmt& c) { found = found || contains_stmt(c, kind); });
+    return found;
+}
+
+Stmt replace_stmts(const Stmt& s, StmtKind kind, const std::function<Stmt(const StmtNode&)>& replace) {
+    if (!s) return s;
+    auto sub = [&](const Stmt& x) { return replace_stmts(x, kind, replace); };
+    if (s->kind == kind) {
+        Stmt r = replace(*s);
+        return r ? r : Block::make({});
+    }
+    switch (s->kind) {
+    case StmtKind::Block: {
+        std::vector<Stmt> body;
+        for (auto& x : static_cast<const Block&>(*s).body) {
+            if (x->kind != kind) {
+                body.push_back(sub(x));
+            } else if (Stmt r = replace(*x); r && r->kind == StmtKind::Block) {
+                auto& inner = static_cast<const Block&>(*r).body;
+                body.insert(body.end(), inner.begin(), inner.end());
+            } else if (r) {
+                body.push_back(std::move(r));
+            }
+        }
+        return Block::make(std::move(body));
+    }
+    case StmtKind::If: {
+        auto& n = static_cast<const If&>(*s);
+        return If::make(n.cond, sub(n.then_body), sub(n.else_body));
+    }
+    case StmtKind::For: {
+        auto& n = static_cast<const For&>(*s);
+        return For::make(n.var, n.begin, n.end, n.step, sub(n.body));
+    }
+    case StmtKind::While: {
+        auto& n = static_cast<const While&>(*s);
+        return While::make(n.cond, sub(n.body));
+    }
+    case StmtKind::Native: {
+        auto& n = static_cast<const Native&>(*s);
+        return Native::make(n.code, sub(n.fallback));
+    }
+    case StmtKind::Match: {
+        auto& n = static_cast<const Match&>(*s);
+        std::vector<MatchCase> cases = n.cases;
+        for (auto& c : cases) c.body = sub(c.body);
+        return Match::make(n.value, std::move(cases), sub(n.otherwise));
+    }
+    default: return s;
+    }
+}
+
+} // namespace plexus::ir

@@ -1,0 +1,44 @@
+// What the IR-to-IR lowerings share (lower_matrix, lower_async_copy): names that collide with
+// nothing in the kernel, and a walk that replaces the statements of one kind.
+#pragma once
+
+#include "plexus/ir.hpp"
+
+#include <functional>
+#include <set>
+#include <string>
+
+namespace plexus::ir {
+
+// Small builders of plain IR.
+namespace build {
+inline Expr i32(int64_t v) { return Const::make_int(Scalar::I32, v); }
+inline Expr i64(const Expr& e) { return e->type == Scalar::I64 ? e : Cast::make(Scalar::I64, e); }
+inline Expr add(Expr a, Expr b) { return Binary::make(BinaryOp::Add, std::move(a), std::move(b)); }
+inline Expr mul(Expr a, Expr b) { return Binary::make(BinaryOp::Mul, std::move(a), std::move(b)); }
+inline Expr var(const std::string& n, Scalar t = Scalar::I32) { return Var::make(n, t); }
+} // namespace build
+
+// Fresh names "<prefix><n>_<what>" that no parameter, array, fragment or variable of the
+// kernel uses.
+class FreshNames {
+public:
+    FreshNames(const Kernel& k, std::string prefix);
+    std::string operator()(const char* what);
+
+private:
+    std::string prefix_;
+    std::set<std::string> names_;
+    int next_ = 0;
+};
+
+// Whether s is, or holds, a statement of `kind`.
+bool contains_stmt(const Stmt& s, StmtKind kind);
+
+// s with every statement of `kind` inside it (s included) replaced by replace(node); a null
+// result drops it from its block (an empty block where it stood alone), and a Block's
+// statements go into the enclosing block (the names are fresh): the host's lock-stepped
+// regions lose a Let of the enclosing block that a nested block's Let reads.
+Stmt replace_stmts(const Stmt& s, StmtKind kind, const std::function<Stmt(const StmtNode&)>& replace);
+
+} // namespace plexus::ir
