@@ -503,7 +503,14 @@ const char* to_string(MatrixOp op) {
 }
 
 std::string FragmentDecl::shape() const {
-    return "m" + std::to_string(m) + "n" + std::to_string(n) + "k" + std::to_string(k);
+    // Appended piece by piece: GCC 12's -Wrestrict misreads `"m" + std::to_string(m)` here.
+    std::string s = "m";
+    s += std::to_string(m);
+    s += 'n';
+    s += std::to_string(n);
+    s += 'k';
+    s += std::to_string(k);
+    return s;
 }
 std::string FragmentDecl::intrinsic() const {
     const char* t = use != MatrixUse::Acc && type == Scalar::F32 ? "tf32" : ir::to_string(type);
