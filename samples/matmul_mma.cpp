@@ -2,8 +2,9 @@
 // computes a 128 x 128 block of c: each subgroup a 64 x 32 part of it, as 4 x 2 accumulator
 // fragments of 16 x 16 that stay in registers (tensor-core registers on CUDA) while the group
 // walks k in slices of 32. Each slice of a and b is copied into shared memory with zeros past
-// the edges, so any m, n, k works and every fragment load is aligned; groups of 256 (NVIDIA)
-// load the next slice into registers while the tensor cores work on this one. The results go
+// the edges, so any m, n, k works and every fragment load is aligned. f16 and bf16 with k and
+// n multiples of 8 copy with px::copy_async into two stages (cp.async on NVIDIA); otherwise
+// groups of 256 (NVIDIA) load the next slice into registers while the tensor cores work. The results go
 // out through shared memory too, one fragment per subgroup at a time, with the edge guards.
 #include "matmul_mma.hpp"
 
@@ -35,8 +36,11 @@ template <class T> Kernel<In<T>, In<T>, Out<float>, Int, Int, Int> make_matmul_m
             // Rows padded by 16 bytes: fragment loads of consecutive rows then start in
             // different banks, and every row stays 16-byte aligned (what wmma asks).
             constexpr uint32_t pad = 16 / sizeof(T);
-            auto as = px::shared<T>(BM, BK, px::Pad{pad});
-            auto bs = px::shared<T>(BK, BN, px::Pad{pad});
+            // f16 and bf16 keep two slices (stages) where rows are 16-byte aligned (below); tf32
+            // one, as two would pass the 48 KiB of static shared memory.
+            constexpr int stages = sizeof(T) == 2 ? 2 : 1;
+            auto as = px::shared<T>(stages * BM, BK, px::Pad{pad});
+            auto bs = px::shared<T>(stages * BK, BN, px::Pad{pad});
             auto cs = px::shared<float>(mma_subgroups * 16, 16, px::Pad{4});
 
             px::Int tid = px::local_id(1) * px::local_size(0) + px::local_id(0);
@@ -56,10 +60,11 @@ template <class T> Kernel<In<T>, In<T>, Out<float>, Int, Int, Int> make_matmul_m
             px::Fragment<T, 16, 16, K, px::MatrixB> fb[FN];
 
             px::Int slices = (kk + BK - 1) / BK;
-            auto compute = [&] {
+            // The tensor-core work on the slice in stage `stage` of as and bs.
+            auto compute = [&](const px::Value<int32_t>& stage) {
                 for (int p = 0; p < BK; p += K) {
-                    for (int i = 0; i < FM; ++i) px::load_fragment(fa[i], as, wm + 16 * i, p);
-                    for (int j = 0; j < FN; ++j) px::load_fragment(fb[j], bs, p, wn + 16 * j);
+                    for (int i = 0; i < FM; ++i) px::load_fragment(fa[i], as, stage * BM + wm + 16 * i, p);
+                    for (int j = 0; j < FN; ++j) px::load_fragment(fb[j], bs, stage * BK + p, wn + 16 * j);
                     for (int i = 0; i < FM; ++i)
                         for (int j = 0; j < FN; ++j) px::mma(*acc[i * FN + j], fa[i], fb[j]);
                 }
@@ -72,6 +77,7 @@ template <class T> Kernel<In<T>, In<T>, Out<float>, Int, Int, Int> make_matmul_m
             // block inside the matrices loads without guards. Elements are consecutive along
             // the rows of a and b across consecutive work-items.
             constexpr int G = 256, EA = BM * BK / G, EB = BK * BN / G;
+            auto register_copies = [&] {
             px::If(items == G, [&] {
                 px::Int ar = tid / BK, ac = tid % BK, br = tid / BN, bc = tid % BN;
                 std::vector<px::Var<T>> ra(EA), rb(EB);
@@ -100,7 +106,7 @@ template <class T> Kernel<In<T>, In<T>, Out<float>, Int, Int, Int> make_matmul_m
                 px::barrier();
                 px::For(0, slices, [&](px::Int t) {
                     fetch((t + 1) * BK);
-                    compute();
+                    compute(0);
                     px::barrier();
                     stash();
                     px::barrier();
@@ -120,10 +126,49 @@ template <class T> Kernel<In<T>, In<T>, Out<float>, Int, Int, Int> make_matmul_m
                         bs[r][col] = px::select(gk < kk && gc < n, b[px::min(gk, kk - 1) * n + px::min(gc, n - 1)], zero);
                     });
                     px::barrier();
-                    compute();
+                    compute(0);
                     px::barrier();
                 });
             });
+            };
+
+            if constexpr (stages == 2) {
+                // Rows of a and b that start on 16 bytes (k and n multiples of 8): each slice
+                // goes straight into shared memory in copies of 8 elements (cp.async on
+                // sm_80 and up, a plain copy elsewhere), the next one in flight while the
+                // tensor cores work on this one. Past the edges the copies read nothing and
+                // write zeros.
+                constexpr int V = 8;
+                auto issue = [&](const px::Value<int32_t>& t, const px::Value<int32_t>& stage) {
+                    px::Int k0 = t * BK;
+                    px::For(tid, BM * BK / V, items, [&](px::Int c) {
+                        px::Int r = c / (BK / V), col = c % (BK / V) * V;
+                        px::Int gr = row0 + r, gk = k0 + col;
+                        px::Int valid = px::select(gr < m && gk < kk, px::Int(V), px::Int(0));
+                        px::copy_async<V>(as, stage * BM + r, col, a, px::select(valid > 0, gr * kk + gk, 0), valid);
+                    });
+                    px::For(tid, BK * BN / V, items, [&](px::Int c) {
+                        px::Int r = c / (BN / V), col = c % (BN / V) * V;
+                        px::Int gk = k0 + r, gc = col0 + col;
+                        px::Int valid = px::select(gk < kk && gc < n, px::Int(V), px::Int(0));
+                        px::copy_async<V>(bs, stage * BK + r, col, b, px::select(valid > 0, gk * n + gc, 0), valid);
+                    });
+                };
+                px::If(kk % V == 0 && n % V == 0, [&] {
+                    issue(0, 0);
+                    px::copy_async_commit();
+                    px::For(0, slices, [&](px::Int t) {
+                        px::If(t + 1 < slices, [&] { issue(t + 1, (t + 1) % 2); });
+                        px::copy_async_commit();
+                        px::copy_async_wait(1); // this work-item's copies of slice t are in
+                        px::barrier();          // and everyone's
+                        compute(t % 2);
+                        px::barrier();          // before slice t + 2 overwrites this stage
+                    });
+                }).Else(register_copies);
+            } else {
+                register_copies();
+            }
 
             // Out through shared memory: each subgroup stores one fragment into its own 16 x 16
             // tile of cs, then the whole group copies the 8 tiles to c, guarded.
