@@ -96,3 +96,37 @@ TEST_CASE("lock step: loops whose trip counts, steps and branches differ per wor
         }
     }
 }
+
+TEST_CASE("lock step: a Let that reads another Let of the same lock-stepped run") {
+    // for i in [0, 4):
+    //     if (i + 1 < 4) { a = l + i; b = a * 2; for e in [0, 2): sh[b + e] = in[e] + i }
+    //     barrier
+    //     if (i < 3) out[3 g + i] = sh[2 (l + i)]
+    //     barrier
+    // b reads a before the run that declares both is lowered: it holds one value per lane
+    // (host codegen once threw "'a' is not declared here" on it).
+    Scalar I = Scalar::I32, F = Scalar::F32;
+    Expr l = cast(I, lid()), i = var("i");
+    Stmt fill = block({let("a", add(l, i)), let("b", mul(var("a"), ci(2))),
+                       for_("e", ci(0), ci(2), ci(1),
+                            block({lstore("sh", add(var("b"), var("e")), add(load("in", F, var("e")), cast(F, i)))}))});
+    const ir::Kernel k = kernel(
+        "let_reads_let", {buf("in", F), buf("out", F, ir::Access::Write)},
+        {for_("i", ci(0), ci(4), ci(1),
+              block({if_(lt(add(i, ci(1)), ci(4)), fill), barrier(),
+                     if_(lt(i, ci(3)), store("out", add(mul(gid(), ci(3)), i), lload("sh", F, mul(add(l, i), ci(2))))),
+                     barrier()}))},
+        {{"sh", F, 80}});
+    for (const std::string& features : feature_sets()) {
+        CAPTURE(features);
+        Options o;
+        o.backend = "native";
+        o.host_features = features;
+        auto hk = plexus::codegen::host::compile_with_features(k, o, {});
+        const uint32_t local = 32, n = 64;
+        std::vector<float> in = {1.5f, -2.0f}, out(3 * n, -1.0f);
+        run(*hk, k, {in.data(), out.data()}, grid1(n, local));
+        for (uint32_t g = 0; g < n; ++g)
+            for (int it = 0; it < 3; ++it) REQUIRE(out[3 * g + uint32_t(it)] == 1.5f + float(it));
+    }
+}
