@@ -20,15 +20,18 @@ void Machine::async_copy(const StmtNode& s, uint32_t si, const uint8_t* m) {
         const __int128 d = wide_integer(p_.exprs[s.e0].type, dst[l]);
         const __int128 from_index = wide_integer(p_.exprs[s.e1].type, src[l]);
         const __int128 v = wide_integer(p_.exprs[s.e2].type, valid[l]);
-        const std::string where = "async copy of " + std::to_string(c.count) + " elements from \"" +
-                                  p_.arrays[c.buffer].name + "\"[" + wide_text(from_index) + "] into \"" +
-                                  p_.arrays[c.array].name + "\"[" + wide_text(d) + "], valid " + wide_text(v);
+        // What an error names, spelled only when one is raised: this runs for every lane.
+        auto where = [&] {
+            return "async copy of " + std::to_string(c.count) + " elements from \"" + p_.arrays[c.buffer].name +
+                   "\"[" + wide_text(from_index) + "] into \"" + p_.arrays[c.array].name + "\"[" + wide_text(d) +
+                   "], valid " + wide_text(v);
+        };
         if (v < 0 || v > c.count)
-            error(si, l, where + ": valid must be from 0 to " + std::to_string(c.count) +
+            error(si, l, where() + ": valid must be from 0 to " + std::to_string(c.count) +
                              " (the elements read; the rest of the copy is zero)");
         auto aligned = [&](__int128 index, const char* side, const char* array) {
             if (index * c.size % bytes == 0) return;
-            error(si, l, where + ": the " + side + " starts at byte " + wide_text(index * c.size) + " of the " + array +
+            error(si, l, where() + ": the " + side + " starts at byte " + wide_text(index * c.size) + " of the " + array +
                              ", not a multiple of " + std::to_string(bytes) + " (cp.async's alignment: the " + side +
                              " index must be a multiple of " + std::to_string(c.count) + ")");
         };
@@ -37,11 +40,11 @@ void Machine::async_copy(const StmtNode& s, uint32_t si, const uint8_t* m) {
         for (uint32_t i = 0; i < c.count; ++i)
             if (d + i < 0 || d + i >= __int128(to.count))
                 out_of_bounds(si, c.array, wide_text(d + i), l, "async copy into",
-                              ": element " + std::to_string(i) + " of the " + where);
+                              ": element " + std::to_string(i) + " of the " + where());
         for (uint32_t i = 0; i < v; ++i)
             if (from_index + i < 0 || from_index + i >= __int128(from.count))
                 out_of_bounds(si, c.buffer, wide_text(from_index + i), l, "async copy from",
-                              ": element " + std::to_string(i) + " of the " + where);
+                              ": element " + std::to_string(i) + " of the " + where());
         for (uint32_t i = 0; i < c.count; ++i) {
             std::byte* q = element(to, l, uint64_t(d + i));
             if (i < v) std::memcpy(q, element(from, l, uint64_t(from_index + i)), c.size);
