@@ -4,8 +4,9 @@
 // walks k in slices of 32. Each slice of a and b is copied into shared memory with zeros past
 // the edges, so any m, n, k works and every fragment load is aligned. f16 and bf16 with k and
 // n multiples of 8 copy with px::copy_async into two stages (cp.async on NVIDIA); otherwise
-// groups of 256 (NVIDIA) load the next slice into registers while the tensor cores work. The results go
-// out through shared memory too, one fragment per subgroup at a time, with the edge guards.
+// groups of 256 (NVIDIA) load the next slice into registers while the tensor cores work. The
+// results go out through shared memory too, one fragment per subgroup at a time, with the edge
+// guards.
 #include "matmul_mma.hpp"
 
 #include "problem_util.hpp"
@@ -69,7 +70,14 @@ template <class T> Kernel<In<T>, In<T>, Out<float>, Int, Int, Int> make_matmul_m
                         for (int j = 0; j < FN; ++j) px::mma(*acc[i * FN + j], fa[i], fb[j]);
                 }
             };
+            // a[gr][gk] and b[gk][gc], or 0 outside the matrices, read from clamped addresses.
             const px::Value<T> zero(T(0.0f));
+            auto a_at = [&](const px::Int& gr, const px::Int& gk) {
+                return px::select(gr < m && gk < kk, a[px::min(gr, m - 1) * kk + px::min(gk, kk - 1)], zero);
+            };
+            auto b_at = [&](const px::Int& gk, const px::Int& gc) {
+                return px::select(gk < kk && gc < n, b[px::min(gk, kk - 1) * n + px::min(gc, n - 1)], zero);
+            };
 
             // Groups of 256 work-items (8 subgroups of 32: NVIDIA GPUs) copy with a fixed
             // number of elements per work-item, so the copy is straight-line code: the next
@@ -78,58 +86,58 @@ template <class T> Kernel<In<T>, In<T>, Out<float>, Int, Int, Int> make_matmul_m
             // the rows of a and b across consecutive work-items.
             constexpr int G = 256, EA = BM * BK / G, EB = BK * BN / G;
             auto register_copies = [&] {
-            px::If(items == G, [&] {
-                px::Int ar = tid / BK, ac = tid % BK, br = tid / BN, bc = tid % BN;
-                std::vector<px::Var<T>> ra(EA), rb(EB);
-                px::Bool inside = row0 + BM <= m && col0 + BN <= n;
-                auto fetch = [&](const px::Value<int32_t>& k0) {
-                    px::If(inside && k0 + BK <= kk, [&] {
-                        for (int j = 0; j < EA; ++j) ra[j] = a[(row0 + ar + j * (G / BK)) * kk + k0 + ac];
-                        for (int j = 0; j < EB; ++j) rb[j] = b[(k0 + br + j * (G / BN)) * n + col0 + bc];
-                    }).Else([&] { // an edge block, or past the last slice: zeros outside
-                        for (int j = 0; j < EA; ++j) {
-                            px::Int gr = row0 + ar + j * (G / BK), gk = k0 + ac;
-                            ra[j] = px::select(gr < m && gk < kk, a[px::min(gr, m - 1) * kk + px::min(gk, kk - 1)], zero);
-                        }
-                        for (int j = 0; j < EB; ++j) {
-                            px::Int gk = k0 + br + j * (G / BN), gc = col0 + bc;
-                            rb[j] = px::select(gk < kk && gc < n, b[px::min(gk, kk - 1) * n + px::min(gc, n - 1)], zero);
-                        }
-                    });
-                };
-                auto stash = [&] {
-                    for (int j = 0; j < EA; ++j) as[ar + j * (G / BK)][ac] = ra[j];
-                    for (int j = 0; j < EB; ++j) bs[br + j * (G / BN)][bc] = rb[j];
-                };
-                fetch(0);
-                stash();
-                px::barrier();
-                px::For(0, slices, [&](px::Int t) {
-                    fetch((t + 1) * BK);
-                    compute(0);
-                    px::barrier();
+                px::If(items == G, [&] {
+                    px::Int ar = tid / BK, ac = tid % BK, br = tid / BN, bc = tid % BN;
+                    std::vector<px::Var<T>> ra(EA), rb(EB);
+                    px::Bool inside = row0 + BM <= m && col0 + BN <= n;
+                    auto fetch = [&](const px::Value<int32_t>& k0) {
+                        px::If(inside && k0 + BK <= kk, [&] {
+                            for (int j = 0; j < EA; ++j) ra[j] = a[(row0 + ar + j * (G / BK)) * kk + k0 + ac];
+                            for (int j = 0; j < EB; ++j) rb[j] = b[(k0 + br + j * (G / BN)) * n + col0 + bc];
+                        }).Else([&] { // an edge block, or past the last slice: zeros outside
+                            for (int j = 0; j < EA; ++j) {
+                                px::Int gr = row0 + ar + j * (G / BK), gk = k0 + ac;
+                                ra[j] = a_at(gr, gk);
+                            }
+                            for (int j = 0; j < EB; ++j) {
+                                px::Int gk = k0 + br + j * (G / BN), gc = col0 + bc;
+                                rb[j] = b_at(gk, gc);
+                            }
+                        });
+                    };
+                    auto stash = [&] {
+                        for (int j = 0; j < EA; ++j) as[ar + j * (G / BK)][ac] = ra[j];
+                        for (int j = 0; j < EB; ++j) bs[br + j * (G / BN)][bc] = rb[j];
+                    };
+                    fetch(0);
                     stash();
                     px::barrier();
-                });
-            }).Else([&] {
-                // Any other group size: a loop over the slice's elements, guarded.
-                px::For(0, slices, [&](px::Int t) {
-                    px::Int k0 = t * BK;
-                    px::For(tid, BM * BK, items, [&](px::Int e) {
-                        px::Int r = e / BK, col = e % BK;
-                        px::Int gr = row0 + r, gk = k0 + col;
-                        as[r][col] = px::select(gr < m && gk < kk, a[px::min(gr, m - 1) * kk + px::min(gk, kk - 1)], zero);
+                    px::For(0, slices, [&](px::Int t) {
+                        fetch((t + 1) * BK);
+                        compute(0);
+                        px::barrier();
+                        stash();
+                        px::barrier();
                     });
-                    px::For(tid, BK * BN, items, [&](px::Int e) {
-                        px::Int r = e / BN, col = e % BN;
-                        px::Int gk = k0 + r, gc = col0 + col;
-                        bs[r][col] = px::select(gk < kk && gc < n, b[px::min(gk, kk - 1) * n + px::min(gc, n - 1)], zero);
+                }).Else([&] {
+                    // Any other group size: a loop over the slice's elements, guarded.
+                    px::For(0, slices, [&](px::Int t) {
+                        px::Int k0 = t * BK;
+                        px::For(tid, BM * BK, items, [&](px::Int e) {
+                            px::Int r = e / BK, col = e % BK;
+                            px::Int gr = row0 + r, gk = k0 + col;
+                            as[r][col] = a_at(gr, gk);
+                        });
+                        px::For(tid, BK * BN, items, [&](px::Int e) {
+                            px::Int r = e / BN, col = e % BN;
+                            px::Int gk = k0 + r, gc = col0 + col;
+                            bs[r][col] = b_at(gk, gc);
+                        });
+                        px::barrier();
+                        compute(0);
+                        px::barrier();
                     });
-                    px::barrier();
-                    compute(0);
-                    px::barrier();
                 });
-            });
             };
 
             if constexpr (stages == 2) {
