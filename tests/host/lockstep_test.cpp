@@ -58,6 +58,14 @@ std::vector<std::string> feature_sets() {
     return sets;
 }
 
+// k compiled for the native backend with these host features ("" for the host's own).
+std::unique_ptr<plexus::codegen::HostKernel> compile_native(const ir::Kernel& k, const std::string& features) {
+    Options o;
+    o.backend = "native";
+    o.host_features = features;
+    return plexus::codegen::host::compile_with_features(k, o, {});
+}
+
 } // namespace
 
 TEST_CASE("lock step: loops whose trip counts, steps and branches differ per work-item") {
@@ -119,14 +127,56 @@ TEST_CASE("lock step: a Let that reads another Let of the same lock-stepped run"
         {{"sh", F, 80}});
     for (const std::string& features : feature_sets()) {
         CAPTURE(features);
-        Options o;
-        o.backend = "native";
-        o.host_features = features;
-        auto hk = plexus::codegen::host::compile_with_features(k, o, {});
+        auto hk = compile_native(k, features);
         const uint32_t local = 32, n = 64;
         std::vector<float> in = {1.5f, -2.0f}, out(3 * n, -1.0f);
         run(*hk, k, {in.data(), out.data()}, grid1(n, local));
         for (uint32_t g = 0; g < n; ++g)
             for (int it = 0; it < 3; ++it) REQUIRE(out[3 * g + uint32_t(it)] == 1.5f + float(it));
+    }
+}
+
+TEST_CASE("lock step: a short loop in a barrier loop stores through a group-level let") {
+    // for i in [0, 6):
+    //     s = i % 2
+    //     for e in [0, 4): sh[(1 - s) 128 + 4 l + e] = in[4 (i n + g) + e]
+    //     barrier
+    //     for e in [0, 4): out[4 (i n + g) + e] = sh[(1 - s) 128 + 4 ((l + 1) % 32) + e]
+    //     barrier
+    // s lives across the barrier (one copy per work-item), yet the lock-stepped fill region
+    // recomputed it per lane and never stored it: the drain read garbage and crashed.
+    Scalar I = Scalar::I32, F = Scalar::F32;
+    Expr l = cast(I, lid()), i = var("i"), n = var("n");
+    Expr half = mul(sub(ci(1), var("s")), ci(128));
+    Expr item = add(mul(i, n), gid());
+    Stmt fill = for_("e", ci(0), ci(4), ci(1),
+                     block({lstore("sh", add(add(half, mul(l, ci(4))), var("e")),
+                                   load("in", F, add(mul(item, ci(4)), var("e"))))}));
+    Stmt drain = for_("e", ci(0), ci(4), ci(1),
+                      block({store("out", add(mul(item, ci(4)), var("e")),
+                                   lload("sh", F, add(add(half, mul(bin(BinaryOp::Rem, add(l, ci(1)), ci(32)), ci(4))), var("e"))))}));
+    const ir::Kernel k = kernel(
+        "double_buffer", {buf("in", F), buf("out", F, ir::Access::Write), scalar("n", I)},
+        {for_("i", ci(0), ci(6), ci(1),
+              block({let("s", bin(BinaryOp::Rem, i, ci(2))), fill, barrier(), drain, barrier()}))},
+        {{"sh", F, 256}});
+    for (const std::string& features : feature_sets()) {
+        CAPTURE(features);
+        auto hk = compile_native(k, features);
+        const int local = 32, nn = 128;
+        std::vector<float> in = random_vec<float>(size_t(6 * nn * 4), -1.f, 1.f), out(in.size(), -7.f);
+        int n_arg = nn;
+        run(*hk, k, {in.data(), out.data(), &n_arg}, grid1(uint64_t(nn), uint32_t(local)));
+        int bad = 0;
+        for (int it = 0; it < 6; ++it)
+            for (int g = 0; g < nn; ++g)
+                for (int e = 0; e < 4; ++e) {
+                    const int from = g / local * local + (g % local + 1) % local;
+                    const float want = in[size_t((it * nn + from) * 4 + e)];
+                    const float got = out[size_t((it * nn + g) * 4 + e)];
+                    if (got != want && ++bad <= 5)
+                        FAIL_CHECK("i " << it << " g " << g << " e " << e << ": " << got << ", want " << want);
+                }
+        CHECK(bad == 0);
     }
 }

@@ -11,9 +11,8 @@ Expr zero(Scalar t) { return is_float(t) ? Const::make_float(t, 0.0) : Const::ma
 // { i64 d = index; i64 s = src_index; i64 v = valid;
 //   if (0 < v) array[d + 0] = buffer[s + 0]; else array[d + 0] = 0; ... up to count - 1 }
 // The operands are evaluated once, as the statement evaluates them; the ifs keep every read
-// inside the `valid` elements the semantics allow to be read. Unrolled (count is at most 8): the
-// native backend's lock-stepped regions gave wrong results for a loop here (docs/architecture.md,
-// "Asynchronous copies").
+// inside the `valid` elements the semantics allow to be read. Unrolled: count is at most 8, and
+// each element's test is then against a constant.
 Stmt copy(const Kernel& k, const AsyncCopy& n, FreshNames& fresh) {
     const Scalar t = k.param(n.buffer)->type.scalar();
     const std::string d = fresh("dst"), s = fresh("src"), v = fresh("valid");

@@ -24,7 +24,8 @@ size_t HostLowering::new_variable(const std::string& name, const Type& t) {
     // lane shares it (a uniform loop's counter).
     lane_recomputed_.erase(d);
     if (auto it = pending_recompute_.find(name); it != pending_recompute_.end()) {
-        if (it->second.value) lane_recomputed_[d] = it->second;
+        // A variable another region reads (PerItem) is stored whatever its lanes recompute.
+        if (it->second.value && storage_[d] != Storage::PerItem) lane_recomputed_[d] = it->second;
         pending_recompute_.erase(it);
     }
     lane_frame_[d] = lanes_ && storage_[d] == Storage::Private && !uniform_decl_ && !lane_recomputed_.count(d);
