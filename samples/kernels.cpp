@@ -44,7 +44,10 @@ namespace {
 // The sum of `lanes` independent partial sums over elements i, i + step, ... below end: lanes
 // loads in flight per GPU thread, and a CPU work-item that does not wait on the latency of one
 // chain of additions.
-px::Value<float> partial_sums(px::In<float>& in, px::Int& i, const px::Int& end, const px::Int& step, int lanes) {
+// Step is px::Int, or int where it is a constant (the elements of one trip are then in[i],
+// in[i + 1], ...: addresses the compiler sees are consecutive).
+template <class Step>
+px::Value<float> partial_sums(px::In<float>& in, px::Int& i, const px::Int& end, const Step& step, int lanes) {
     std::vector<px::Float> acc;
     for (int q = 0; q < lanes; ++q) acc.emplace_back(0.0f);
     px::While(i + (lanes - 1) * step < end, [&] {
@@ -70,7 +73,7 @@ px::Value<float> reduce_share(px::In<float>& in, const px::Int& n, const px::Int
     px::Int i = px::select(step == 1, g * run, g);
     px::Int end = px::min(i + run * step, n);
     px::Float sum = 0.0f;
-    px::If(step == 1, [&] { sum = partial_sums(in, i, end, step, 8); }).Else([&] { sum = partial_sums(in, i, end, step, 4); });
+    px::If(step == 1, [&] { sum = partial_sums(in, i, end, 1, 8); }).Else([&] { sum = partial_sums(in, i, end, step, 4); });
     return sum;
 }
 } // namespace

@@ -21,7 +21,9 @@ using plexus::codegen::Options;
 // work-item, whose blocks keep the lowering's names "while." and "for."). After
 // vectorization a chunk's loop of W work-items is gone, its one vector iteration part of the
 // loop around it, whose header LLVM renames; so loops are told apart by what they are not.
-std::vector<std::string> work_item_loop_code(const std::string& text, bool kernel_loops_too = false) {
+// With `kernel_loops_only`, the instructions of those loops of the kernel's own instead.
+std::vector<std::string> work_item_loop_code(const std::string& text, bool kernel_loops_too = false,
+                                             bool kernel_loops_only = false) {
     llvm::LLVMContext context;
     llvm::SMDiagnostic error;
     std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(text, error, context);
@@ -35,7 +37,8 @@ std::vector<std::string> work_item_loop_code(const std::string& text, bool kerne
             llvm::Loop* loop = li.getLoopFor(&b);
             if (!loop) continue;
             llvm::StringRef header = loop->getHeader()->getName();
-            if (!kernel_loops_too && (header.starts_with("while.") || header.starts_with("for."))) continue;
+            const bool kernels = header.starts_with("while.") || header.starts_with("for.");
+            if ((!kernel_loops_too && kernels) || (kernel_loops_only && !kernels)) continue;
             for (llvm::Instruction& i : b) {
                 std::string line;
                 llvm::raw_string_ostream os(line);
@@ -95,12 +98,16 @@ TEST_CASE("vector_add, reduce, matmul_naive and matmul_tiled: the work-item loop
         // recomputed, so the store is contiguous). Before AVX there are no masked stores and
         // LLVM keeps that loop scalar. The partial sums before the barrier are not checked:
         // each work-item's loop over its own run of the input is a loop of its own, which
-        // LoopVectorize does not vectorize across work-items (docs/architecture.md).
+        // LoopVectorize does not vectorize across work-items (docs/architecture.md); but its
+        // elements in[i], in[i + 1], ... are addressed from one base, so the SLP vectorizer
+        // loads neighbours together (with wrapped i32 sums as addresses it loaded each alone).
+        const std::string reduce_ir = plexus::codegen::host_llvm_ir(samples::reduce().ir(), o, true);
         if (bits >= 256) {
-            auto red = work_item_loop_code(plexus::codegen::host_llvm_ir(samples::reduce().ir(), o, true));
+            auto red = work_item_loop_code(reduce_ir);
             CHECK(count(red, {"fadd " + floats}) > 0);
             CHECK(count(red, {"@llvm.masked.store.v" + w + "f32"}) > 0);
         }
+        CHECK(count(work_item_loop_code(reduce_ir, true, true), {"load <", " x float>"}) > 0);
 
         // matmul_naive: its k loop is the same for every work-item, so a chunk runs it in lock
         // step (one scalar counter): W products of a broadcast a and a contiguous row of b.

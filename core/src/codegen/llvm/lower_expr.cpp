@@ -56,8 +56,18 @@ Value* LlvmLowering::element_address(const std::string& array, Space space, cons
             if (k_.privates[i].name == array) base = private_array(i);
     }
     if (!base) internal("no array '" + array + "' in the " + to_string(space) + " space");
-    Value* i = expr(index);
     llvm::Type* i64 = b_.getInt64Ty();
+    // x + c with a constant c >= 0 on a signed index: the element c past x's. Where the i32 sum
+    // wraps, the index it gives is negative and the access undefined, so this is exact wherever
+    // the access is defined, and consecutive constants are then visibly consecutive addresses
+    // (`in[i + 1]` next to `in[i]`: one vector load instead of a wrapped sum per element).
+    auto* sum = as<Binary>(index);
+    auto* c = sum && sum->op == BinaryOp::Add && is_signed(index->type) ? as<Const>(sum->b) : nullptr;
+    if (c && c->i >= 0) {
+        base = b_.CreateInBoundsGEP(stride_type(array_type(array, space)), base, b_.CreateSExt(expr(sum->a), i64));
+        return b_.CreateInBoundsGEP(stride_type(array_type(array, space)), base, b_.getInt64(c->i), array + ".elem");
+    }
+    Value* i = expr(index);
     i = is_signed(index->type) ? b_.CreateSExt(i, i64) : b_.CreateZExt(i, i64);
     return b_.CreateInBoundsGEP(stride_type(array_type(array, space)), base, i, array + ".elem");
 }
