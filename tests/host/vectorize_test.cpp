@@ -100,14 +100,16 @@ TEST_CASE("vector_add, reduce, matmul_naive and matmul_tiled: the work-item loop
         // each work-item's loop over its own run of the input is a loop of its own, which
         // LoopVectorize does not vectorize across work-items (docs/architecture.md); but its
         // elements in[i], in[i + 1], ... are addressed from one base, so the SLP vectorizer
-        // loads neighbours together (with wrapped i32 sums as addresses it loaded each alone).
+        // makes its sixteen partial sums one vector, which instruction selection splits into
+        // registers of the target's width (with wrapped i32 sums as addresses it loaded each
+        // element alone, or pairs of them).
         const std::string reduce_ir = plexus::codegen::host_llvm_ir(samples::reduce().ir(), o, true);
         if (bits >= 256) {
             auto red = work_item_loop_code(reduce_ir);
             CHECK(count(red, {"fadd " + floats}) > 0);
             CHECK(count(red, {"@llvm.masked.store.v" + w + "f32"}) > 0);
         }
-        CHECK(count(work_item_loop_code(reduce_ir, true, true), {"load <", " x float>"}) > 0);
+        CHECK(count(work_item_loop_code(reduce_ir, true, true), {"load <16 x float>"}) > 0);
 
         // matmul_naive: its k loop is the same for every work-item, so a chunk runs it in lock
         // step (one scalar counter): W products of a broadcast a and a contiguous row of b.
