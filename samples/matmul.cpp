@@ -21,7 +21,6 @@ const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tiled() {
             // FMAs are explicit because the generators never contract a * b + c.
             constexpr int BM = matmul_block, BN = matmul_block, BK = 8;
             constexpr int TM = 8, TN = 8;
-            constexpr int GM = 4, GN = 4; // a block of the micro-tile (see the step)
             constexpr int cols = BN / TN; // work-items along a row of the block: 16
             static_assert((BM / TM) * cols == matmul_group_size);
             px::require_work_group_size(matmul_group_size);
@@ -95,29 +94,19 @@ const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tiled() {
                 // The step sums into copies of the accumulators that live only inside it. A
                 // CPU backend keeps the variables that live across a barrier in per-work-item
                 // memory, where every FMA would load and store its accumulator; the copies
-                // are registers there, and on a GPU they cost nothing. It takes the micro-tile
-                // in blocks of GM x GN accumulators, each through the whole slice before the
-                // next: every sum sees the same FMAs in the same order as without blocks (the
-                // results are bit for bit the same), a GPU's compiler schedules straight-line
-                // code as it likes, and a CPU, which runs W work-items as one vector per
-                // value, keeps 16 sums of a block in registers instead of spilling 64
-                // (16-core Xeon: 0.23 - 0.35 -> 0.44 - 0.51 of OpenBLAS; docs/benchmarks.md).
-                for (int bi = 0; bi < TM; bi += GM)
-                    for (int bj = 0; bj < TN; bj += GN) {
-                        std::vector<px::Float> sum;
-                        for (int i = 0; i < GM; ++i)
-                            for (int j = 0; j < GN; ++j) sum.emplace_back(acc[(bi + i) * TN + bj + j]);
-                        for (int p = 0; p < BK; ++p) {
-                            std::vector<px::Float> fa, fb;
-                            for (int i = 0; i < GM; ++i) fa.emplace_back(as[ar + (p * AS + offset(bi + i))]);
-                            for (int j = 0; j < GN; ++j) fb.emplace_back(bs[br + (p * BN + offset(bj + j))]);
-                            for (int i = 0; i < GM; ++i)
-                                for (int j = 0; j < GN; ++j)
-                                    sum[i * GN + j] = px::fma(fa[i], fb[j], sum[i * GN + j]);
-                        }
-                        for (int i = 0; i < GM; ++i)
-                            for (int j = 0; j < GN; ++j) acc[(bi + i) * TN + bj + j] = sum[i * GN + j];
-                    }
+                // are registers there, and on a GPU they cost nothing. The FMAs are written in
+                // the order p, i, j; the native backend computes them in 4 x 4 blocks of sums
+                // so that a block's sums fit its vector registers (host::schedule_by_output).
+                std::vector<px::Float> sum(acc.begin(), acc.end());
+                for (int p = 0; p < BK; ++p) {
+                    std::vector<px::Float> fa, fb;
+                    for (int i = 0; i < TM; ++i) fa.emplace_back(as[ar + (p * AS + offset(i))]);
+                    for (int j = 0; j < TN; ++j) fb.emplace_back(bs[br + (p * BN + offset(j))]);
+                    for (int i = 0; i < TM; ++i)
+                        for (int j = 0; j < TN; ++j)
+                            sum[i * TN + j] = px::fma(fa[i], fb[j], sum[i * TN + j]);
+                }
+                for (int i = 0; i < TM * TN; ++i) acc[i] = sum[i];
                 stash(1 - stage);
                 px::barrier();
             });

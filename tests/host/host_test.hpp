@@ -127,6 +127,17 @@ inline std::unique_ptr<plexus::codegen::HostKernel> compile(const ir::Kernel& k)
 inline float ir_min(float x, float y) { return std::isnan(x) ? y : std::isnan(y) ? x : std::fmin(x, y); }
 inline float ir_max(float x, float y) { return std::isnan(x) ? y : std::isnan(y) ? x : std::fmax(x, y); }
 
+// The host's own CPU features, and on x86 the same host with 256-bit and 128-bit vectors
+// (AVX-512 off; then AVX, FMA and F16C off too).
+inline std::vector<std::string> feature_sets() {
+    std::vector<std::string> sets = {""};
+#if defined(__x86_64__)
+    sets.push_back("-avx512f");
+    sets.push_back("-avx512f,-avx,-avx2,-fma,-f16c");
+#endif
+    return sets;
+}
+
 inline std::mt19937_64& rng() {
     static std::mt19937_64 r(20240601);
     return r;

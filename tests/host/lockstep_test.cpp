@@ -49,15 +49,6 @@ float reference(const std::vector<float>& in, int g, int l, int n, int m) {
     return acc;
 }
 
-std::vector<std::string> feature_sets() {
-    std::vector<std::string> sets = {""};
-#if defined(__x86_64__)
-    sets.push_back("-avx512f");
-    sets.push_back("-avx512f,-avx,-avx2,-fma,-f16c");
-#endif
-    return sets;
-}
-
 // k compiled for the native backend with these host features ("" for the host's own).
 std::unique_ptr<plexus::codegen::HostKernel> compile_native(const ir::Kernel& k, const std::string& features) {
     Options o;

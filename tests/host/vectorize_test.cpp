@@ -12,6 +12,8 @@
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/raw_ostream.h>
 
+using host_test::feature_sets;
+
 namespace {
 
 using plexus::codegen::Options;
@@ -59,15 +61,6 @@ size_t count(const std::vector<std::string>& code, std::initializer_list<std::st
         n += all;
     }
     return n;
-}
-
-std::vector<std::string> feature_sets() {
-    std::vector<std::string> sets = {""};
-#if defined(__x86_64__)
-    sets.push_back("-avx512f");                         // 256 bits
-    sets.push_back("-avx512f,-avx,-avx2,-fma,-f16c");   // 128 bits
-#endif
-    return sets;
 }
 
 } // namespace

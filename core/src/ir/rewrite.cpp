@@ -32,28 +32,8 @@ bool contains_stmt(const Stmt& s, StmtKind kind) {
     return found;
 }
 
-Stmt replace_stmts(const Stmt& s, StmtKind kind, const std::function<Stmt(const StmtNode&)>& replace) {
-    if (!s) return s;
-    auto sub = [&](const Stmt& x) { return replace_stmts(x, kind, replace); };
-    if (s->kind == kind) {
-        Stmt r = replace(*s);
-        return r ? r : Block::make({});
-    }
+Stmt with_children(const Stmt& s, const std::function<Stmt(const Stmt&)>& sub) {
     switch (s->kind) {
-    case StmtKind::Block: {
-        std::vector<Stmt> body;
-        for (auto& x : static_cast<const Block&>(*s).body) {
-            if (x->kind != kind) {
-                body.push_back(sub(x));
-            } else if (Stmt r = replace(*x); r && r->kind == StmtKind::Block) {
-                auto& inner = static_cast<const Block&>(*r).body;
-                body.insert(body.end(), inner.begin(), inner.end());
-            } else if (r) {
-                body.push_back(std::move(r));
-            }
-        }
-        return Block::make(std::move(body));
-    }
     case StmtKind::If: {
         auto& n = static_cast<const If&>(*s);
         return If::make(n.cond, sub(n.then_body), sub(n.else_body));
@@ -78,6 +58,28 @@ Stmt replace_stmts(const Stmt& s, StmtKind kind, const std::function<Stmt(const 
     }
     default: return s;
     }
+}
+
+Stmt replace_stmts(const Stmt& s, StmtKind kind, const std::function<Stmt(const StmtNode&)>& replace) {
+    if (!s) return s;
+    auto sub = [&](const Stmt& x) { return replace_stmts(x, kind, replace); };
+    if (s->kind == kind) {
+        Stmt r = replace(*s);
+        return r ? r : Block::make({});
+    }
+    if (s->kind != StmtKind::Block) return with_children(s, sub);
+    std::vector<Stmt> body;
+    for (auto& x : static_cast<const Block&>(*s).body) {
+        if (x->kind != kind) {
+            body.push_back(sub(x));
+        } else if (Stmt r = replace(*x); r && r->kind == StmtKind::Block) {
+            auto& inner = static_cast<const Block&>(*r).body;
+            body.insert(body.end(), inner.begin(), inner.end());
+        } else if (r) {
+            body.push_back(std::move(r));
+        }
+    }
+    return Block::make(std::move(body));
 }
 
 } // namespace plexus::ir

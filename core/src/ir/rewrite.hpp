@@ -35,6 +35,11 @@ private:
 // Whether s is, or holds, a statement of `kind`.
 bool contains_stmt(const Stmt& s, StmtKind kind);
 
+// s rebuilt with each statement directly inside it (an If's arms, a loop's body, a Native's
+// fallback, a Match's cases and otherwise; null ones passed as null) replaced by sub(child); a
+// Block, whose list is the caller's to walk, and a statement without bodies come back as they are.
+Stmt with_children(const Stmt& s, const std::function<Stmt(const Stmt&)>& sub);
+
 // s with every statement of `kind` inside it (s included) replaced by replace(node); a null
 // result drops it from its block (an empty block where it stood alone), and a Block's
 // statements go into the enclosing block (the names are fresh): the host's lock-stepped

@@ -244,8 +244,10 @@ std::unique_ptr<HostKernel> compile_host(const ir::Kernel& kernel, const Options
 
 // The kernel the host code is generated from: the host has no matrix units, so fragments
 // become private arrays and loops (ir::lower_matrix), nor asynchronous copies, which it does at
-// once (ir::lower_async_copy).
-static ir::Kernel lowered(const ir::Kernel& kernel) { return ir::lower_async_copy(ir::lower_matrix(kernel)); }
+// once (ir::lower_async_copy); long straight-line runs in blocks of outputs (schedule_by_output).
+static ir::Kernel lowered(const ir::Kernel& kernel) {
+    return host::schedule_by_output(ir::lower_async_copy(ir::lower_matrix(kernel)));
+}
 // Validates the kernel as written first: the lowerings rely on the validator's guarantees
 // (declared names, uniform barriers).
 static ir::Kernel host_form(const ir::Kernel& kernel) {
@@ -305,8 +307,8 @@ std::string host_assembly(const ir::Kernel& written, const Options& options) {
     return {text.begin(), text.end()};
 }
 
-std::string host_llvm_ir(const ir::Kernel& kernel, const Options& options, bool optimized) {
-    ir::validate(kernel);
+std::string host_llvm_ir(const ir::Kernel& written, const Options& options, bool optimized) {
+    const ir::Kernel kernel = host_form(written);
     Machine m = machine(kernel, options, {});
     llvm::LLVMContext context;
     std::string diagnostics, text;
