@@ -67,9 +67,9 @@ px::Value<float> partial_sums(px::In<float>& in, px::Int& i, const px::Int& end,
 // Work-item g's share of a reduction: `run` elements `step` apart. step 1: the contiguous run
 // starting at g * run, which a CPU streams with sixteen partial sums (0.85 of the C++ loop with
 // four on the 2-core EPYC, 0.95 - 1.01 with eight, before the constant step); step = global
-// size: elements a grid apart
-// starting at g, so that a GPU's loads stay coalesced, with four partial sums (the H100 read
-// 0.95 - 0.96 of the nvcc baseline with four, 0.91 - 0.93 with eight). The branch is uniform.
+// size: elements a grid apart starting at g, so that a GPU's loads stay coalesced, with four
+// partial sums (the H100 read 0.95 - 0.96 of the nvcc baseline with four, 0.91 - 0.93 with
+// eight). The branch is uniform.
 px::Value<float> reduce_share(px::In<float>& in, const px::Int& n, const px::Int& run, const px::Int& step) {
     px::Int g = px::global_id(0);
     px::Int i = px::select(step == 1, g * run, g);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
 
 namespace plexus::codegen::host {
 
@@ -40,11 +41,6 @@ struct Bits {
     }
 };
 
-void read_names(const Expr& e, std::vector<std::string>& out) {
-    if (auto* v = as<Var>(e)) out.push_back(v->name);
-    for_each_child(*e, [&](const Expr& c) { read_names(c, out); });
-}
-
 bool has_atomic(const Expr& e) {
     bool found = e->kind == ExprKind::Atomic;
     for_each_child(*e, [&](const Expr& c) { found = found || has_atomic(c); });
@@ -65,7 +61,7 @@ const std::string& defined(const Stmt& s) {
 }
 
 // The names read anywhere in s, into `out` (a part of a variable assigned reads the rest).
-void read_names_in(const Stmt& s, std::set<std::string>& out) {
+void read_names(const Stmt& s, std::set<std::string>& out) {
     std::function<void(const Expr&)> expr = [&](const Expr& e) {
         if (auto* v = as<Var>(e)) out.insert(v->name);
         for_each_child(*e, expr);
@@ -77,22 +73,26 @@ void read_names_in(const Stmt& s, std::set<std::string>& out) {
     stmt(s);
 }
 
-// run[0 .. n) reordered; `after` is what follows the run in its block (its Lets' readers).
-std::vector<Stmt> schedule_run(const std::vector<Stmt>& run, const std::vector<Stmt>& after) {
+// The run reordered; `after` is what follows it in its block (its Lets' readers).
+std::vector<Stmt> schedule_run(std::span<const Stmt> run, std::span<const Stmt> after) {
     const size_t n = run.size();
+    // The names the run defines, how often, and whether first by a Let. Outputs are some of
+    // those names: with few of them there is nothing to gain, and most runs end here.
+    std::map<std::string, size_t> definitions;
+    std::map<std::string, bool> let_first;
+    for (const Stmt& x : run) {
+        if (!definitions[defined(x)]++) let_first[defined(x)] = x->kind == StmtKind::Let;
+    }
+    if (definitions.size() <= block_outputs) return {run.begin(), run.end()};
+    std::vector<std::set<std::string>> reads(n);
+    for (size_t i = 0; i < n; ++i) read_names(run[i], reads[i]);
     // Dependences: a read after the write it reads (the run's last definition before it), a
     // write after the previous write of the name and after every read of it in between.
     std::vector<std::vector<size_t>> deps(n);
     std::map<std::string, size_t> last_def;
     std::map<std::string, std::vector<size_t>> readers; // since the last definition
     for (size_t i = 0; i < n; ++i) {
-        std::vector<std::string> names;
-        if (auto* l = as<Let>(run[i])) read_names(l->init, names);
-        if (auto* a = as<Assign>(run[i])) {
-            read_names(a->value, names);
-            if (!a->path.empty()) names.push_back(a->name); // a part written: the rest kept
-        }
-        for (const std::string& v : names) {
+        for (const std::string& v : reads[i]) {
             if (auto it = last_def.find(v); it != last_def.end()) deps[i].push_back(it->second);
             readers[v].push_back(i);
         }
@@ -105,19 +105,12 @@ std::vector<Stmt> schedule_run(const std::vector<Stmt>& run, const std::vector<S
     }
     // stable[i]: a Let of a name nothing else in the run defines, reading only such names or
     // names the run does not define: evaluated again anywhere in the run, it gives its value.
-    std::map<std::string, size_t> definitions;
-    std::map<std::string, bool> let_first; // the run's first definition of the name is a Let
-    for (const Stmt& x : run) {
-        if (!definitions[defined(x)]++) let_first[defined(x)] = x->kind == StmtKind::Let;
-    }
     std::vector<bool> stable(n, false);
     for (size_t i = 0; i < n; ++i) {
         auto* l = as<Let>(run[i]);
         if (!l || definitions[l->name] != 1) continue;
-        std::vector<std::string> names;
-        read_names(l->init, names);
         bool ok = true;
-        for (const std::string& v : names) {
+        for (const std::string& v : reads[i]) {
             auto it = definitions.find(v);
             ok = ok && (it == definitions.end() || (it->second == 1 && let_first[v]));
         }
@@ -126,7 +119,7 @@ std::vector<Stmt> schedule_run(const std::vector<Stmt>& run, const std::vector<S
     // The outputs: each name's last definition where something after the run may read it (a
     // variable declared before the run, or a Let of the run read after it).
     std::set<std::string> read_later;
-    for (const Stmt& x : after) read_names_in(x, read_later);
+    for (const Stmt& x : after) read_names(x, read_later);
     std::vector<size_t> outputs;
     for (auto& [name, i] : last_def)
         if (!let_first[name] || read_later.count(name)) outputs.push_back(i);
@@ -135,7 +128,7 @@ std::vector<Stmt> schedule_run(const std::vector<Stmt>& run, const std::vector<S
     for (size_t i : outputs) is_output[i] = true;
     // Few outputs: nothing to gain. Very long runs: left as written, to bound the cost of the
     // greedy choice below (outputs^3 x run length / 64 word operations).
-    if (outputs.size() <= block_outputs || outputs.size() > 256 || n > 8192) return run;
+    if (outputs.size() <= block_outputs || outputs.size() > 256 || n > 8192) return {run.begin(), run.end()};
 
     // What each output needs (its statement and their dependences, transitively), and of that
     // what it shares with another output: the inputs a block of outputs keeps live together.
@@ -238,9 +231,8 @@ Stmt schedule(const Stmt& s) {
             out.push_back(body[i++]);
             continue;
         }
-        std::vector<Stmt> run(body.begin() + long(i), body.begin() + long(j));
-        std::vector<Stmt> after(body.begin() + long(j), body.end());
-        for (Stmt& x : schedule_run(run, after)) out.push_back(std::move(x));
+        const std::span<const Stmt> all(body);
+        for (Stmt& x : schedule_run(all.subspan(i, j - i), all.subspan(j))) out.push_back(std::move(x));
         i = j;
     }
     return Block::make(std::move(out));

@@ -63,13 +63,14 @@ Value* LlvmLowering::element_address(const std::string& array, Space space, cons
     // (`in[i + 1]` next to `in[i]`: one vector load instead of a wrapped sum per element).
     auto* sum = as<Binary>(index);
     auto* c = sum && sum->op == BinaryOp::Add && is_signed(index->type) ? as<Const>(sum->b) : nullptr;
+    llvm::Type* element = stride_type(array_type(array, space));
     if (c && c->i >= 0) {
-        base = b_.CreateInBoundsGEP(stride_type(array_type(array, space)), base, b_.CreateSExt(expr(sum->a), i64));
-        return b_.CreateInBoundsGEP(stride_type(array_type(array, space)), base, b_.getInt64(c->i), array + ".elem");
+        base = b_.CreateInBoundsGEP(element, base, b_.CreateSExt(expr(sum->a), i64));
+        return b_.CreateInBoundsGEP(element, base, b_.getInt64(c->i), array + ".elem");
     }
     Value* i = expr(index);
     i = is_signed(index->type) ? b_.CreateSExt(i, i64) : b_.CreateZExt(i, i64);
-    return b_.CreateInBoundsGEP(stride_type(array_type(array, space)), base, i, array + ".elem");
+    return b_.CreateInBoundsGEP(element, base, i, array + ".elem");
 }
 
 Value* LlvmLowering::visit(const Const& n) {
