@@ -450,8 +450,8 @@ int run_bench(const std::vector<std::string>& args) {
             }
             const bool is_gpu = dev.type == DeviceType::GPU;
             // The queue rows: 1 GiB transfers (or --size bytes), the pipeline of 2^28 floats on
-            // a GPU and 2^25 on a CPU (or --size), and once per backend the matmul split across
-            // its devices (16384, a size at which one GPU works for about 200 ms, on a GPU).
+            // a GPU and 2^25 on a CPU (or --size), and once per backend the matmuls split across
+            // its devices (f32 at 16384, a size at which one GPU works for about 200 ms).
             attempt(*b, dev.name, "transfer", [&] {
                 std::string why;
                 cuda_baseline::Session* session = b->name() == "cuda" ? gpu.session(b->name(), d, dev.name, why) : nullptr;
@@ -461,8 +461,10 @@ int run_bench(const std::vector<std::string>& args) {
             attempt(*b, dev.name, "pipeline", [&] {
                 std::string why;
                 cuda_baseline::Session* session = b->name() == "cuda" ? gpu.session(b->name(), d, dev.name, why) : nullptr;
-                results.push_back(pipeline_row(rt, *b, d, o.size ? o.size : is_gpu ? size_t(1) << 28 : size_t(1) << 25,
-                                               o.reps, session));
+                const size_t n = o.size ? o.size : is_gpu ? size_t(1) << 28 : size_t(1) << 25;
+                results.push_back(pipeline_row(rt, *b, int(d), n, o.reps, session));
+                // Once per backend with several devices: the chunks dealt out to all of them.
+                if (d == 0 && b->devices().size() > 1) results.push_back(pipeline_row(rt, *b, -1, n, o.reps, session));
             });
             if (d == 0)
                 attempt(*b, dev.name, "peer_copy", [&] {
@@ -473,11 +475,14 @@ int run_bench(const std::vector<std::string>& args) {
                         !row.is_null())
                         results.push_back(std::move(row));
                 });
+            // f16 and bf16 at 20480, where one H100 or H200 works for about 130 ms on tensor cores.
             if (d == 0)
-                attempt(*b, dev.name, "multi_device_matmul", [&] {
-                    results.push_back(multi_device_row(rt, *b, o.size ? o.size : is_gpu ? 16384 : 512,
-                                                       is_gpu ? std::max(1, o.reps / 3) : 1));
-                });
+                for (const char* kernel : {"multi_device_matmul", "multi_device_matmul_f16", "multi_device_matmul_bf16"})
+                    attempt(*b, dev.name, kernel, [&] {
+                        const size_t gpu_size = std::string(kernel) == "multi_device_matmul" ? 16384 : 20480;
+                        results.push_back(multi_device_row(rt, *b, kernel, o.size ? o.size : is_gpu ? gpu_size : 512,
+                                                           is_gpu ? std::max(1, o.reps / 3) : 1));
+                    });
             attempt(*b, dev.name, "empty_launch", [&] {
                 if (nlohmann::json row = launch_row(rt, *b, d, gpu); !row.is_null()) results.push_back(std::move(row));
             });

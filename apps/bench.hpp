@@ -49,13 +49,16 @@ class Session;
 }
 std::vector<nlohmann::json> transfer_rows(Runtime& rt, const Backend& b, size_t d, size_t bytes, int reps,
                                           cuda_baseline::Session* cuda, const std::string& cuda_why);
-// `cuda`: the device's CUDA session, for the raw duplex copy beside the row; may be null.
-nlohmann::json pipeline_row(Runtime& rt, const Backend& b, size_t d, size_t n, int reps, cuda_baseline::Session* cuda);
+// Device d, or with d < 0 every device of the backend (each with its own queues, beside the
+// same run on device 0 alone). `cuda`: device d's (or 0's) CUDA session, for the raw duplex
+// copy beside the row; may be null.
+nlohmann::json pipeline_row(Runtime& rt, const Backend& b, int d, size_t n, int reps, cuda_baseline::Session* cuda);
 // Device 0 -> 1 of a backend with two devices or more, through Queue::prefetch, beside
 // cuMemcpyPeer (`cuda`: the session of device 1); null for a backend with one device.
 nlohmann::json peer_copy_row(Runtime& rt, const Backend& b, size_t bytes, int reps, cuda_baseline::Session* cuda,
                              const std::string& cuda_why);
-nlohmann::json multi_device_row(Runtime& rt, const Backend& b, size_t size, int reps);
+// `kernel`: multi_device_matmul, multi_device_matmul_f16 or multi_device_matmul_bf16.
+nlohmann::json multi_device_row(Runtime& rt, const Backend& b, const std::string& kernel, size_t size, int reps);
 
 // `plexus bench --startup`: Runtime construction in fresh processes, per backend and for all,
 // beside the vendors' own start-up calls. `child` measures one and prints it as JSON.

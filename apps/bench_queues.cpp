@@ -156,9 +156,9 @@ nlohmann::json peer_copy_row(Runtime& rt, const Backend& b, size_t bytes, int re
                     double(bytes) / seconds / 1e9, verified, base_name, base_value, base_error);
 }
 
-nlohmann::json pipeline_row(Runtime& rt, const Backend& b, size_t d, size_t n, int reps, cuda_baseline::Session* cuda) {
-    const DeviceInfo& dev = b.devices()[d];
-    const Target target{b.name(), int(d)};
+nlohmann::json pipeline_row(Runtime& rt, const Backend& b, int d, size_t n, int reps, cuda_baseline::Session* cuda) {
+    const Target target{b.name(), d};
+    const std::string device = d >= 0 ? b.devices()[size_t(d)].name : std::to_string(b.devices().size()) + " devices";
     auto p = samples::make_problem("pipeline", n, rt, 7);
     auto& staged = dynamic_cast<samples::StagedProblem&>(*p);
     const double together = median_seconds(reps, [&] { p->run(rt, target); });
@@ -166,11 +166,23 @@ nlohmann::json pipeline_row(Runtime& rt, const Backend& b, size_t d, size_t n, i
     double slowest = 0;
     for (int stage = 0; stage < samples::StagedProblem::stages; ++stage)
         slowest = std::max(slowest, median_seconds(reps, [&] { staged.run_stage(rt, target, stage); }));
-    nlohmann::json row = result_row("pipeline", b, dev.name, p->size_text(), p->unit(), p->work() / together / 1e9,
+    nlohmann::json row = result_row("pipeline", b, device, p->size_text(), p->unit(), p->work() / together / 1e9,
                                   verified, "its slowest stage alone (upload, kernel or download)",
                                   p->work() / slowest / 1e9, "");
-    // What the link gives when uploads and downloads overlap, raw: the bound for the overlap.
-    if (cuda) {
+    if (d < 0) { // every device, each with its own queues: beside the same pipeline on device 0
+        const double one = median_seconds(reps, [&] { p->run(rt, {b.name(), 0}); });
+        row["one_device"] = {{"value", p->work() / one / 1e9}, {"speedup", one / together}};
+        std::printf("        the same on device 0 alone: %.2f GB/s (every device: %.2f x)\n", p->work() / one / 1e9,
+                    one / together);
+    }
+    // What the links give when uploads and downloads overlap, raw: the bound for the overlap.
+    if (cuda && d < 0) {
+        cuda_baseline::Figure f =
+            cuda_baseline::duplex_every_device_gbps(int(b.devices().size()), n * sizeof(float), reps);
+        row["raw_duplex"] = {{"name", f.name}, {"value", f.value}, {"error", f.error}};
+        if (f.error.empty())
+            std::printf("        raw %s: %.2f GB/s up and down together\n", f.name.c_str(), f.value);
+    } else if (cuda) {
         cuda_baseline::Figure f = cuda->duplex_gbps(n * sizeof(float), reps);
         row["raw_duplex"] = {{"name", f.name}, {"value", f.value}, {"error", f.error}};
         if (f.error.empty())
@@ -180,14 +192,15 @@ nlohmann::json pipeline_row(Runtime& rt, const Backend& b, size_t d, size_t n, i
     return row;
 }
 
-nlohmann::json multi_device_row(Runtime& rt, const Backend& b, size_t size, int reps) {
-    auto p = samples::make_problem("multi_device_matmul", size, rt, 7);
+nlohmann::json multi_device_row(Runtime& rt, const Backend& b, const std::string& kernel, size_t size, int reps) {
+    auto p = samples::make_problem(kernel, size, rt, 7);
     const Target all{b.name()}, first{b.name(), 0};
     auto [s_all, s_one] = median_seconds_alternating(reps, [&] { p->run(rt, all); }, [&] { p->run(rt, first); });
     p->run(rt, all);
     const bool verified = p->check().ok();
-    const std::string devices = std::to_string(b.devices().size()) + " device(s)";
-    return result_row("multi_device_matmul", b, devices, p->size_text(), p->unit(), p->work() / s_all / 1e9, verified,
+    const size_t used = dynamic_cast<samples::MultiDeviceProblem&>(*p).devices_used().size();
+    const std::string devices = std::to_string(used) + (used == 1 ? " device" : " devices");
+    return result_row(kernel, b, devices, p->size_text(), p->unit(), p->work() / s_all / 1e9, verified,
                     "the same on device 0 alone (" + b.devices()[0].name + ")", p->work() / s_one / 1e9, "");
 }
 

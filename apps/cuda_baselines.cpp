@@ -65,7 +65,8 @@ double ms_since(clock_type::time_point t0) {
     X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD32Async) X(cuStreamCreate)        \
     X(cuStreamDestroy) X(cuStreamSynchronize) X(cuModuleLoadData) X(cuModuleUnload)           \
     X(cuModuleGetFunction) X(cuLaunchKernel) X(cuMemAllocHost) X(cuMemFreeHost) X(cuMemcpyPeer)    \
-    X(cuDeviceCanAccessPeer) X(cuCtxEnablePeerAccess) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)
+    X(cuDeviceCanAccessPeer) X(cuCtxEnablePeerAccess) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)   \
+    X(cuCtxSynchronize)
 #define CB_CUBLAS_FUNCTIONS(X)                                                                  \
     X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasSetMathMode)         \
     X(cublasSgemm_v2)
@@ -639,13 +640,70 @@ Figure Session::peer_copy_gbps(int other, size_t bytes, int reps) {
             if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) check(r, "cuCtxEnablePeerAccess");
         }
         DeviceBuffer dst(n);
+        // A copy between devices returns before it ends: the context is synchronized too.
         const double sec = median_seconds(reps, [&] {
             CB_CU(cuMemcpyPeer, dst.ptr, s.ctx.context(), src.ptr, peer.context(), n * sizeof(float));
+            CB_CU(cuCtxSynchronize);
         });
         f.value = double(n * sizeof(float)) / sec / 1e9;
         if (dst.download(n) != words) throw Failure{"peer_copy_gbps: the copy differs from the source"};
         f.verified = true;
         peer.make_current(); // src is freed in its own context
+    });
+}
+
+Figure duplex_every_device_gbps(int devices, size_t bytes, int reps) {
+    return measure("cuMemcpyHtoDAsync and cuMemcpyDtoHAsync at once on two streams of every device, page-locked memory",
+                   [&](Figure& f) {
+        if (devices < 1 || reps < 1 || bytes < sizeof(float) * size_t(devices))
+            throw Failure{"duplex_every_device_gbps needs devices, reps > 0 and bytes for every device"};
+        // Each device's share of the bytes, both ways, its memory allocated in its own context.
+        const size_t n = bytes / sizeof(float) / size_t(devices);
+        struct Lane {
+            explicit Lane(int ordinal, size_t n) : ctx(ordinal), to(n), from(n) {
+                CB_CU(cuMemAllocHost, &up, n * sizeof(float));
+                CB_CU(cuMemAllocHost, &down, n * sizeof(float));
+            }
+            ~Lane() {
+                drv().cuMemFreeHost(up);
+                drv().cuMemFreeHost(down);
+            }
+            PrimaryContext ctx;
+            DeviceBuffer to, from;
+            Stream s1, s2;
+            void* up = nullptr;
+            void* down = nullptr;
+        };
+        std::vector<std::unique_ptr<Lane>> lanes;
+        for (int d = 0; d < devices; ++d) {
+            lanes.push_back(std::make_unique<Lane>(d, n));
+            auto* words = static_cast<float*>(lanes.back()->up);
+            for (size_t i = 0; i < n; ++i) words[i] = float((i + size_t(d)) % 991);
+        }
+        const double sec = median_seconds(reps, [&] {
+            for (auto& l : lanes) {
+                l->ctx.make_current();
+                CB_CU(cuMemcpyHtoDAsync, l->to.ptr, l->up, n * sizeof(float), l->s1.s);
+                CB_CU(cuMemcpyDtoHAsync, l->down, l->from.ptr, n * sizeof(float), l->s2.s);
+            }
+            for (auto& l : lanes) {
+                l->s1.sync();
+                l->s2.sync();
+            }
+        });
+        f.value = 2.0 * double(n * sizeof(float)) * devices / sec / 1e9;
+        for (auto& l : lanes) {
+            l->ctx.make_current();
+            const auto* words = static_cast<const float*>(l->up);
+            if (l->to.download(n) != std::vector<float>(words, words + n))
+                throw Failure{"duplex_every_device_gbps: an upload differs"};
+        }
+        f.verified = true;
+        // Each lane's memory is freed in its own context: the last made current first.
+        while (!lanes.empty()) {
+            lanes.back()->ctx.make_current();
+            lanes.pop_back();
+        }
     });
 }
 
@@ -702,6 +760,7 @@ Figure Session::empty_launch_round_us(int) { return absent(); }
 Figure Session::memcpy_gbps(size_t, bool, int) { return absent(); }
 Figure Session::peer_copy_gbps(int, size_t, int) { return absent(); }
 Figure Session::duplex_gbps(size_t, int) { return absent(); }
+Figure duplex_every_device_gbps(int, size_t, int) { return absent(); }
 RawFirstLaunch raw_first_launch(int) {
     RawFirstLaunch r;
     r.error = kNoCudaH;

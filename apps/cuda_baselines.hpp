@@ -43,8 +43,9 @@ public:
     // GB/s of one blocking cuMemcpyHtoD (upload) or cuMemcpyDtoH of `bytes` between page-locked
     // host memory (cuMemAllocHost) and the device: the median of `reps`; the words checked.
     Figure memcpy_gbps(size_t bytes, bool upload, int reps);
-    // GB/s of a blocking cuMemcpyPeer of `bytes` from device `other` into this one, peer access
-    // enabled where the pair allows it; the copy checked word by word.
+    // GB/s of cuMemcpyPeer of `bytes` from device `other` into this one, then cuCtxSynchronize
+    // (a copy between devices returns before it ends), peer access enabled where the pair
+    // allows it; the copy checked word by word.
     Figure peer_copy_gbps(int other, size_t bytes, int reps);
     // GB/s of `bytes` up and `bytes` down at once, on two streams from and to page-locked host
     // memory (both directions counted): what the host link carries when a pipeline overlaps them.
@@ -55,6 +56,11 @@ private:
     explicit Session(std::unique_ptr<State> state);
     std::unique_ptr<State> state_;
 };
+
+// GB/s of duplex_gbps on devices 0 .. devices-1 at once, `bytes` split evenly among them (each
+// device's share up and down, both directions of every device counted): the bound for a
+// pipeline that deals its chunks out to every device.
+Figure duplex_every_device_gbps(int devices, size_t bytes, int reps);
 
 // The cost of a first launch by hand, meant for a fresh process run with CUDA_CACHE_DISABLE=1:
 // init_ms is loading the driver (if not yet loaded), cuInit and setting up the primary context;

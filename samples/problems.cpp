@@ -294,7 +294,7 @@ std::string drop_reason(const Error& e, const Target& target) {
 }
 
 std::vector<size_t> test_sizes(const std::string& name, bool slow) {
-    if (name.rfind("matmul_", 0) == 0 || name == "multi_device_matmul") return slow ? std::vector<size_t>{1, 17, 50} : std::vector<size_t>{1, 17, 70, 256};
+    if (name.rfind("matmul_", 0) == 0 || name.rfind("multi_device_matmul", 0) == 0) return slow ? std::vector<size_t>{1, 17, 50} : std::vector<size_t>{1, 17, 70, 256};
     if (name == "transpose") return slow ? std::vector<size_t>{1, 17, 100} : std::vector<size_t>{1, 17, 300};
     if (name == "scan") return slow ? std::vector<size_t>{1, 255, 256, 1000, 20000} : std::vector<size_t>{1, 255, 256, 1000, 70000};
     if (name == "particles") return slow ? std::vector<size_t>{1, 70, 130} : std::vector<size_t>{1, 70, 200, 1000};
@@ -305,7 +305,8 @@ std::vector<size_t> test_sizes(const std::string& name, bool slow) {
 }
 
 size_t run_size(const std::string& name, bool slow) {
-    if (name.rfind("matmul", 0) == 0 || name == "multi_device_matmul" || name == "transpose") return slow ? 48 : 256;
+    if (name.rfind("matmul", 0) == 0 || name.rfind("multi_device_matmul", 0) == 0 || name == "transpose")
+        return slow ? 48 : 256;
     if (name == "particles") return slow ? 200 : 2000;
     if (name == "math_catalog") return slow ? 1024 : 4096; // inputs per function
     if (name.rfind("softmax", 0) == 0) return slow ? 16000 : 1000000;

@@ -1,4 +1,5 @@
-// The samples of px::Queue: multi_device_matmul and pipeline (see queue_problems.cpp).
+// The samples of px::Queue: multi_device_matmul (f32, f16, bf16) and pipeline (see
+// queue_problems.cpp).
 #pragma once
 
 #include "problems.hpp"
@@ -34,8 +35,9 @@ const std::vector<std::string>& queue_problem_names();
 CheckResult check_matmul_rows(const std::vector<float>& a, const std::vector<float>& b, std::span<const float> c, int m,
                               int n, int k, std::function<double(double)> bound = {});
 
-// Every element of c = a b (m x k times k x n, row-major) against a double reference.
+// Every element of c = a b (m x k times k x n, row-major) against a double reference, within
+// 1e-5 sum_p |a_ip b_pj| + 1e-6, or bound(sum_p |a_ip b_pj|) when given.
 CheckResult check_matmul(const std::vector<float>& a, const std::vector<float>& b, std::span<const float> c, int m,
-                         int n, int k);
+                         int n, int k, std::function<double(double)> bound = {});
 
 } // namespace plexus::samples

@@ -5,12 +5,15 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <thread>
 
 #include "int_axpy.hpp"
 #include "plexus/plexus.hpp"
+#include "kernels.hpp"
+#include "matmul_mma.hpp"
 #include "queue_problems.hpp"
 
 namespace px = plexus;
@@ -322,7 +325,7 @@ TEST_CASE("wrapping host memory on the native backend, and a native handle writt
     CHECK_THROWS_AS(fresh.modified_on({"native"}), px::Error);
 }
 
-TEST_CASE("multi_device_matmul uses all devices of the backend; pipeline overlaps three queues") {
+TEST_CASE("multi_device_matmul (f32, f16, bf16) and pipeline use all devices of the backend; pipeline overlaps three queues") {
     px::Runtime rt(config());
     const bool two = two_device_backend(rt) != nullptr;
     if (!two && std::getenv("PLEXUS_TEST_REQUIRE_TWO_OPENCL_DEVICES"))
@@ -335,23 +338,50 @@ TEST_CASE("multi_device_matmul uses all devices of the backend; pipeline overlap
             return size_t(0);
         }();
         // Sizes with ragged edges: rows not a multiple of the tile, several tiles per device.
-        for (size_t size : backend == "interp" ? std::vector<size_t>{50} : std::vector<size_t>{70, 300}) {
-            std::mt19937 g(static_cast<unsigned>(size));
-            auto p = px::samples::make_queue_problem("multi_device_matmul", size, rt, g);
-            p->run(rt, {backend});
-            auto r = p->check();
-            CHECK_MESSAGE(r.ok(), p->size_text() << ": " << r.bad << " bad of " << r.checked << ", " << r.first_bad);
-            auto used = dynamic_cast<px::samples::MultiDeviceProblem&>(*p).devices_used();
-            const size_t tiles = (size + 127) / 128;
-            std::vector<int> want;
-            for (size_t d = 0; d < std::min(devices, tiles); ++d) want.push_back(int(d));
-            CHECK_MESSAGE(used == want, "devices used: " << used.size() << " of " << devices);
+        for (const std::string name : {"multi_device_matmul", "multi_device_matmul_f16", "multi_device_matmul_bf16"}) {
+            CAPTURE(name);
+            // The devices the router keeps for the band's kernel (an OpenCL device without
+            // cl_khr_subgroups is dropped for the fragment kernels), one band each.
+            const px::ir::Kernel& band = name == "multi_device_matmul"       ? px::samples::matmul_tiled().ir()
+                                         : name == "multi_device_matmul_f16" ? px::samples::matmul_f16().ir()
+                                                                             : px::samples::matmul_bf16().ir();
+            std::vector<int> able;
+            for (const px::Candidate& c : rt.explain(band))
+                if (c.kept && c.backend == backend) able.push_back(int(c.device_index));
+            std::sort(able.begin(), able.end());
+            // Sizes with ragged edges: rows not a multiple of the tile, several tiles per device.
+            for (size_t size : backend == "interp" ? std::vector<size_t>{50} : std::vector<size_t>{70, 300}) {
+                std::mt19937 g(static_cast<unsigned>(size));
+                auto p = px::samples::make_queue_problem(name, size, rt, g);
+                if (able.empty()) { // routed around: a clear error naming the backend and sample
+                    CHECK_THROWS_WITH_AS(p->run(rt, {backend}), doctest::Contains(name.c_str()), px::Error);
+                    MESSAGE(name << ": no device of " << backend << " runs it");
+                    break;
+                }
+                p->run(rt, {backend});
+                auto r = p->check();
+                CHECK_MESSAGE(r.ok(), p->size_text() << ": " << r.bad << " bad of " << r.checked << ", " << r.first_bad);
+                const size_t tiles = (size + 127) / 128;
+                std::vector<int> want(able.begin(), able.begin() + std::ptrdiff_t(std::min(able.size(), tiles)));
+                auto used = dynamic_cast<px::samples::MultiDeviceProblem&>(*p).devices_used();
+                CHECK_MESSAGE(used == want, "devices used: " << used.size() << " of " << devices);
+            }
         }
         std::mt19937 g(5);
         auto p = px::samples::make_queue_problem("pipeline", backend == "interp" ? 20000 : 1000003, rt, g);
         p->run(rt, {backend});
         auto r = p->check();
         CHECK_MESSAGE(r.ok(), p->size_text() << ": " << r.bad << " bad of " << r.checked << ", " << r.first_bad);
+        // No device named: the chunks go to every device in turn, each with its own queues.
+        std::vector<int> every;
+        for (size_t d = 0; d < devices; ++d) every.push_back(int(d));
+        const auto used = dynamic_cast<px::samples::StagedProblem&>(*p).devices_used();
+        CHECK_MESSAGE(used == every, "pipeline devices used: " << used.size() << " of " << devices);
+        // Naming a device keeps to it (the same problem, its slots reused on that device).
+        p->run(rt, {backend, int(devices) - 1});
+        r = p->check();
+        CHECK_MESSAGE(r.ok(), "on the last device: " << r.bad << " bad of " << r.checked << ", " << r.first_bad);
+        CHECK(dynamic_cast<px::samples::StagedProblem&>(*p).devices_used() == std::vector<int>{int(devices) - 1});
     }
     if (two) MESSAGE("multi_device_matmul ran on both devices of " << two_device_backend(rt)->name());
 }
