@@ -71,13 +71,14 @@ struct Layout {
 Layout analyze(const ir::Kernel& kernel);
 
 // The kernel with each run of Lets and Assigns (no store, atomic or control flow between
-// them) that computes more than 16 values read after it reordered so that the values are
-// computed in blocks of 16, each from start to finish before the next, a block being outputs
-// that share inputs (matmul's 8 x 8 micro-tile in p, i, j order becomes four 4 x 4 blocks).
+// them) that computes more than B values read after it reordered so that the values are
+// computed in blocks of B, each from start to finish before the next, a block being outputs
+// that share inputs; B is half the target's `vector_registers` (with 32, matmul's 8 x 8
+// micro-tile in p, i, j order becomes four 4 x 4 blocks; with 16, eight 2 x 4 blocks).
 // The same statements in an order their dependences allow: the same results, bit for bit.
 // A CPU runs W work-items as one vector per value; written in p, i, j order all 64
 // accumulators would be live at once, twice AVX-512's 32 registers.
-ir::Kernel schedule_by_output(const ir::Kernel& kernel);
+ir::Kernel schedule_by_output(const ir::Kernel& kernel, unsigned vector_registers);
 
 // Whether an intrinsic is one of the work-item and group indices and sizes ("local_id_x",
 // "num_groups_y", ...): a pure function of where the work-item is.

@@ -166,6 +166,9 @@ Machine machine(const ir::Kernel& kernel, const Options& options, const std::vec
     // bits, which LLVM picks by itself; SVE's scalable vectors are left to LLVM too.
     if (tm->getTargetTriple().isX86())
         target.vector_bits = sub.checkFeatures("+avx512f") ? 512 : sub.checkFeatures("+avx") ? 256 : 128;
+    // Vector registers: x86 has 16 (xmm/ymm 0-15), AVX-512 32; AArch64's NEON and SVE have 32.
+    const bool x86_32 = tm->getTargetTriple().isX86() && sub.checkFeatures("+avx512f");
+    target.vector_registers = x86_32 || tm->getTargetTriple().isAArch64() ? 32 : 16;
     return Machine{std::move(jtmb), std::move(tm), std::move(target)};
 }
 
@@ -244,21 +247,22 @@ std::unique_ptr<HostKernel> compile_host(const ir::Kernel& kernel, const Options
 
 // The kernel the host code is generated from: the host has no matrix units, so fragments
 // become private arrays and loops (ir::lower_matrix), nor asynchronous copies, which it does at
-// once (ir::lower_async_copy); long straight-line runs in blocks of outputs (schedule_by_output).
-static ir::Kernel lowered(const ir::Kernel& kernel) {
-    return host::schedule_by_output(ir::lower_async_copy(ir::lower_matrix(kernel)));
+// once (ir::lower_async_copy); long straight-line runs in blocks of outputs sized for the
+// target's registers (schedule_by_output).
+static ir::Kernel lowered(const ir::Kernel& kernel, const host::Target& target) {
+    return host::schedule_by_output(ir::lower_async_copy(ir::lower_matrix(kernel)), target.vector_registers);
 }
 // Validates the kernel as written first: the lowerings rely on the validator's guarantees
 // (declared names, uniform barriers).
-static ir::Kernel host_form(const ir::Kernel& kernel) {
+static ir::Kernel host_form(const ir::Kernel& kernel, const host::Target& target) {
     ir::validate(kernel);
-    return lowered(kernel);
+    return lowered(kernel, target);
 }
 
 std::unique_ptr<HostKernel> host::compile_with_features(
     const ir::Kernel& written, const Options& options, const std::vector<std::string>& feature_changes) {
-    const ir::Kernel kernel = host_form(written);
-    Machine m = machine(kernel, options, feature_changes);
+    Machine m = machine(written, options, feature_changes);
+    const ir::Kernel kernel = host_form(written, m.target);
     host::Layout layout = host::analyze(kernel);
     llvm::LLVMContext context;
     std::string diagnostics;
@@ -274,8 +278,8 @@ std::unique_ptr<HostKernel> host::compile_with_features(
 
 std::unique_ptr<HostKernel> load_host_object(const ir::Kernel& written, const Options& options,
                                              const std::vector<unsigned char>& object) {
-    const ir::Kernel kernel = lowered(written);
-    Machine m = machine(kernel, options, {});
+    Machine m = machine(written, options, {});
+    const ir::Kernel kernel = lowered(written, m.target);
     return link(kernel, m, object, "; loaded from the disk cache as object code: no LLVM IR\n", host::analyze(kernel));
 }
 
@@ -297,8 +301,8 @@ std::string host_target_id(const Options& options) {
 }
 
 std::string host_assembly(const ir::Kernel& written, const Options& options) {
-    const ir::Kernel kernel = host_form(written);
-    Machine m = machine(kernel, options, {});
+    Machine m = machine(written, options, {});
+    const ir::Kernel kernel = host_form(written, m.target);
     llvm::LLVMContext context;
     std::string diagnostics;
     std::unique_ptr<llvm::Module> module =
@@ -308,8 +312,8 @@ std::string host_assembly(const ir::Kernel& written, const Options& options) {
 }
 
 std::string host_llvm_ir(const ir::Kernel& written, const Options& options, bool optimized) {
-    const ir::Kernel kernel = host_form(written);
-    Machine m = machine(kernel, options, {});
+    Machine m = machine(written, options, {});
+    const ir::Kernel kernel = host_form(written, m.target);
     llvm::LLVMContext context;
     std::string diagnostics, text;
     std::unique_ptr<llvm::Module> module =

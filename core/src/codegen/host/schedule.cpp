@@ -15,10 +15,20 @@ using namespace ir;
 
 namespace {
 
-// Outputs computed together: 16 vector accumulators and the values they read fit the 32
-// registers of AVX-512 (matmul_tiled's 4 x 4 blocks); with 16 registers (AVX2, SSE, NEON)
-// some of the inputs spill, far fewer than when every output is live.
-constexpr size_t block_outputs = 16;
+// Outputs computed together: half the vector registers, so that the accumulators of a block
+// and the values they read fit. With 32 (AVX-512) that is matmul_tiled's 4 x 4 blocks; with 16
+// (AVX2) 2 x 4 blocks: 4 x 4 blocks leave 16 accumulators for 16 registers (on a Zen 3, 485
+// spill stores per step of matmul_tiled with 4 x 4 blocks read again, 171 with 2 x 4 blocks
+// that are not).
+struct Shape {
+    size_t block_outputs;
+    // Whether a block after the first computes again the shared Lets it reads (see emit in
+    // schedule_run). With 32 registers a value is shared by two 4 x 4 blocks at most, and a
+    // fresh load beats keeping it live; with 16 a value is shared by up to four blocks and,
+    // when the load transposes (a strided read across work-items), doing it again four times
+    // costs more than the spill reload that LLVM folds into the FMA.
+    bool read_again;
+};
 
 // A set of statements of a run, as bits.
 struct Bits {
@@ -74,7 +84,7 @@ void read_names(const Stmt& s, std::set<std::string>& out) {
 }
 
 // The run reordered; `after` is what follows it in its block (its Lets' readers).
-std::vector<Stmt> schedule_run(std::span<const Stmt> run, std::span<const Stmt> after) {
+std::vector<Stmt> schedule_run(std::span<const Stmt> run, std::span<const Stmt> after, const Shape& shape) {
     const size_t n = run.size();
     // The names the run defines, how often, and whether first by a Let. Outputs are some of
     // those names: with few of them there is nothing to gain, and most runs end here.
@@ -83,7 +93,7 @@ std::vector<Stmt> schedule_run(std::span<const Stmt> run, std::span<const Stmt> 
     for (const Stmt& x : run) {
         if (!definitions[defined(x)]++) let_first[defined(x)] = x->kind == StmtKind::Let;
     }
-    if (definitions.size() <= block_outputs) return {run.begin(), run.end()};
+    if (definitions.size() <= shape.block_outputs) return {run.begin(), run.end()};
     std::vector<std::set<std::string>> reads(n);
     for (size_t i = 0; i < n; ++i) read_names(run[i], reads[i]);
     // Dependences: a read after the write it reads (the run's last definition before it), a
@@ -128,7 +138,7 @@ std::vector<Stmt> schedule_run(std::span<const Stmt> run, std::span<const Stmt> 
     for (size_t i : outputs) is_output[i] = true;
     // Few outputs: nothing to gain. Very long runs: left as written, to bound the cost of the
     // greedy choice below (outputs^3 x run length / 64 word operations).
-    if (outputs.size() <= block_outputs || outputs.size() > 256 || n > 8192) return {run.begin(), run.end()};
+    if (outputs.size() <= shape.block_outputs || outputs.size() > 256 || n > 8192) return {run.begin(), run.end()};
 
     // What each output needs (its statement and their dependences, transitively), and of that
     // what it shares with another output: the inputs a block of outputs keeps live together.
@@ -189,7 +199,7 @@ std::vector<Stmt> schedule_run(std::span<const Stmt> run, std::span<const Stmt> 
         std::vector<size_t> block = {first};
         size_t size = weight[first];
         Bits inputs = shared[first];
-        while (size < block_outputs) {
+        while (size < shape.block_outputs) {
             size_t best = outputs.size(), best_new = 0, best_covered = 0;
             for (size_t c = 0; c < outputs.size(); ++c) {
                 if (taken[c]) continue;
@@ -210,7 +220,7 @@ std::vector<Stmt> schedule_run(std::span<const Stmt> run, std::span<const Stmt> 
         }
         Bits want(n);
         for (size_t o : block) want.add(needs[o]);
-        emit(want, true);
+        emit(want, shape.read_again);
     }
     Bits rest(n);
     for (size_t i = 0; i < n; ++i) rest.set(i);
@@ -218,11 +228,11 @@ std::vector<Stmt> schedule_run(std::span<const Stmt> run, std::span<const Stmt> 
     return out;
 }
 
-Stmt schedule(const Stmt& s) {
+Stmt schedule(const Stmt& s, const Shape& shape) {
     if (!s) return s;
-    if (s->kind != StmtKind::Block) return with_children(s, schedule);
+    if (s->kind != StmtKind::Block) return with_children(s, [&](const Stmt& x) { return schedule(x, shape); });
     std::vector<Stmt> body;
-    for (auto& x : static_cast<const Block&>(*s).body) body.push_back(schedule(x));
+    for (auto& x : static_cast<const Block&>(*s).body) body.push_back(schedule(x, shape));
     std::vector<Stmt> out;
     for (size_t i = 0; i < body.size();) {
         size_t j = i;
@@ -232,7 +242,7 @@ Stmt schedule(const Stmt& s) {
             continue;
         }
         const std::span<const Stmt> all(body);
-        for (Stmt& x : schedule_run(all.subspan(i, j - i), all.subspan(j))) out.push_back(std::move(x));
+        for (Stmt& x : schedule_run(all.subspan(i, j - i), all.subspan(j), shape)) out.push_back(std::move(x));
         i = j;
     }
     return Block::make(std::move(out));
@@ -240,9 +250,10 @@ Stmt schedule(const Stmt& s) {
 
 } // namespace
 
-ir::Kernel schedule_by_output(const ir::Kernel& kernel) {
+ir::Kernel schedule_by_output(const ir::Kernel& kernel, unsigned vector_registers) {
+    const Shape shape{std::max<size_t>(4, vector_registers / 2), vector_registers >= 32};
     ir::Kernel k = kernel;
-    k.body = schedule(kernel.body);
+    k.body = schedule(kernel.body, shape);
     return k;
 }
 
