@@ -5,6 +5,8 @@
 #include "host_test.hpp"
 #include "kernels.hpp"
 
+#include <dlfcn.h>
+
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/AsmParser/Parser.h>
 #include <llvm/IR/Dominators.h>
@@ -114,4 +116,28 @@ TEST_CASE("vector_add, reduce, matmul_naive and matmul_tiled: the work-item loop
         auto mm = work_item_loop_code(plexus::codegen::host_llvm_ir(samples::matmul_tiled().ir(), o, true));
         CHECK(count(mm, {"@llvm.fma.v" + w + "f32"}) >= 512);
     }
+}
+
+TEST_CASE("softmax_f32: exp in a vectorized work-item loop calls glibc's vector expf where it is loaded") {
+    namespace samples = plexus::samples;
+#if defined(__x86_64__) && defined(__GLIBC__)
+    // The 8-lane form exists for AVX2 (LLVM 19 knows no 16-lane one): 256-bit vectors.
+    Options o;
+    o.backend = "native";
+    o.host_features = "-avx512f";
+    if (plexus::codegen::host::vector_bits(o) != 256) {
+        MESSAGE("skipped: the host has no AVX2");
+        return;
+    }
+    const std::string ir = plexus::codegen::host_llvm_ir(samples::softmax_f32().ir(), o, true);
+    auto loops = work_item_loop_code(ir, true);
+    if (!dlopen("libmvec.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+        MESSAGE("skipped: libmvec is not loaded (glibc without its vector math library)");
+        CHECK(count(loops, {"_ZGVdN8v_expf"}) == 0);
+        return;
+    }
+    CHECK(count(loops, {"@_ZGVdN8v_expf(<8 x float>"}) >= 1);
+#else
+    MESSAGE("skipped: libmvec is glibc's, on x86-64");
+#endif
 }

@@ -20,6 +20,7 @@ struct Target {
     bool f16c = false; // the CPU converts f16 itself (vcvtps2ph, vcvtph2ps)
     unsigned vector_bits = 0; // the widest vector registers (prefer-vector-width); 0: LLVM's choice
     unsigned vector_registers = 16; // how many: 32 with AVX-512 and on AArch64, else 16
+    bool libmvec = false; // glibc's vector math library is loaded: vector exp, log, sin, ...
 };
 
 // The name of the work-group function of a kernel; the validator keeps user names off plx_.
