@@ -80,44 +80,48 @@ bool load_libmvec() {
 #endif
 }
 
-// The f32 functions of libmvec (SSE: 4 lanes, AVX2: 8) whose error stays within the bound
-// the kernel language states (docs/kernel-language.md): glibc 2.36's AVX2 forms measured at
-// most exp 2.61 ulp (bound 3), sin 1.86 and cos 1.93 (4), tan 3.59 (5) over 57 million inputs.
-// Not logf (3.94 against 3; LLVM's own LIBMVEC_X86 table has it) and not the f64 functions
-// (not measured): those stay one libm call per lane. AVX-512's 16-lane forms are not in
-// LLVM 19's tables either, so a 16-lane loop keeps the scalar calls.
-const std::vector<llvm::VecDesc>& libmvec_functions() {
+// The f32 functions of libmvec (SSE: 4 lanes, AVX2: 8, AVX-512: 16, the last only for a
+// target that has AVX-512F) whose error stays within the bound the kernel language states
+// (docs/kernel-language.md): glibc 2.36's AVX2 forms measured at most exp 2.61 ulp (bound 3),
+// sin 1.86 and cos 1.93 (4), tan 3.59 (5) over about 460 million inputs each, glibc 2.39's
+// AVX-512 forms exp 2.62, sin 1.84, cos 1.94, tan 3.82, pow 0.62 (16) over about 560 million.
+// Not logf (its AVX2 form 3.94 against 3; LLVM's own LIBMVEC_X86 table has it) and not the
+// f64 functions (not measured): those stay one libm call per lane.
+const std::vector<llvm::VecDesc>& libmvec_functions(bool avx512) {
     struct Fn {
         const char *scalar, *intrinsic, *args;
     };
     static const Fn fns[] = {{"expf", "llvm.exp.f32", "v"}, {"sinf", "llvm.sin.f32", "v"}, {"cosf", "llvm.cos.f32", "v"},
                              {"tanf", "llvm.tan.f32", "v"}, {"powf", "llvm.pow.f32", "vv"}};
-    // VecDesc keeps StringRefs: the names live as long as the table.
+    static const std::pair<const char*, unsigned> isas[] = {{"b", 4}, {"d", 8}, {"e", 16}};
+    // VecDesc keeps StringRefs: the names live as long as the tables.
     static const std::deque<std::string> names = [] {
         std::deque<std::string> n;
         for (const Fn& f : fns)
-            for (auto [isa, lanes] : {std::pair{"b", "4"}, std::pair{"d", "8"}}) {
-                n.push_back(std::string("_ZGV") + isa + "N" + lanes + f.args + "_" + f.scalar);
-                n.push_back(std::string("_ZGV_LLVM_N") + lanes + f.args);
+            for (auto [isa, lanes] : isas) {
+                n.push_back(std::string("_ZGV") + isa + "N" + std::to_string(lanes) + f.args + "_" + f.scalar);
+                n.push_back("_ZGV_LLVM_N" + std::to_string(lanes) + f.args);
             }
         return n;
     }();
-    static const std::vector<llvm::VecDesc> table = [] {
+    auto table = [](bool with_avx512) {
         std::vector<llvm::VecDesc> t;
         size_t at = 0;
         for (const Fn& f : fns)
-            for (unsigned lanes : {4u, 8u}) {
+            for (auto [isa, lanes] : isas) {
                 const std::string& vector = names[at++];
                 const std::string& abi = names[at++];
+                if (lanes == 16 && !with_avx512) continue;
                 for (const char* scalar : {f.scalar, f.intrinsic})
                     t.emplace_back(scalar, vector, llvm::ElementCount::getFixed(lanes), false, abi);
             }
         return t;
-    }();
-    return table;
+    };
+    static const std::vector<llvm::VecDesc> narrow = table(false), wide = table(true);
+    return avx512 ? wide : narrow;
 }
 
-void optimize(llvm::Module& m, llvm::TargetMachine& tm, bool libmvec) {
+void optimize(llvm::Module& m, llvm::TargetMachine& tm, bool libmvec, bool avx512) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
@@ -129,7 +133,7 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, bool libmvec) {
     // With libmvec a vectorized work-item loop calls _ZGVdN8v_expf instead of expf once per
     // lane. Registered before the default analyses, which keep an analysis already there.
     llvm::TargetLibraryInfoImpl libraries(tm.getTargetTriple());
-    if (libmvec) libraries.addVectorizableFunctions(libmvec_functions());
+    if (libmvec) libraries.addVectorizableFunctions(libmvec_functions(avx512));
     fam.registerPass([&] { return llvm::TargetLibraryAnalysis(libraries); });
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
@@ -256,7 +260,7 @@ std::unique_ptr<llvm::Module> optimized_module(const ir::Kernel& kernel, const O
         throw Error(ErrorCode::Internal, "host codegen of kernel '" + kernel.name +
                                              "' made an invalid LLVM module: " + problems, ctx);
     }
-    if (optimize_it) optimize(*module, *m.tm, m.target.libmvec);
+    if (optimize_it) optimize(*module, *m.tm, m.target.libmvec, m.target.vector_bits == 512);
     return module;
 }
 
