@@ -175,15 +175,12 @@ nlohmann::json pipeline_row(Runtime& rt, const Backend& b, int d, size_t n, int 
         std::printf("        the same on device 0 alone: %.2f GB/s (every device: %.2f x)\n", p->work() / one / 1e9,
                     one / together);
     }
-    // What the links give when uploads and downloads overlap, raw: the bound for the overlap.
-    if (cuda && d < 0) {
-        cuda_baseline::Figure f =
-            cuda_baseline::duplex_every_device_gbps(int(b.devices().size()), n * sizeof(float), reps);
-        row["raw_duplex"] = {{"name", f.name}, {"value", f.value}, {"error", f.error}};
-        if (f.error.empty())
-            std::printf("        raw %s: %.2f GB/s up and down together\n", f.name.c_str(), f.value);
-    } else if (cuda) {
-        cuda_baseline::Figure f = cuda->duplex_gbps(n * sizeof(float), reps);
+    // What the links give when uploads and downloads overlap, raw: the bound for the overlap
+    // (on every device at once for the row of every device).
+    if (cuda) {
+        const cuda_baseline::Figure f =
+            d < 0 ? cuda_baseline::duplex_every_device_gbps(int(b.devices().size()), n * sizeof(float), reps)
+                  : cuda->duplex_gbps(n * sizeof(float), reps);
         row["raw_duplex"] = {{"name", f.name}, {"value", f.value}, {"error", f.error}};
         if (f.error.empty())
             std::printf("        raw %s: %.2f GB/s up and down together (each alone: see the transfer rows)\n",

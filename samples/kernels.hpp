@@ -3,6 +3,7 @@
 #pragma once
 
 #include "plexus/kernel.hpp"
+#include "plexus/launch.hpp"
 
 #include <array>
 #include <span>
@@ -35,6 +36,8 @@ const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_naive();
 inline constexpr int matmul_block = 128;
 inline constexpr int matmul_group_size = 256;
 const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tiled();
+// That launch for an m x n c: one group per matmul_block x matmul_block block, along x.
+Grid matmul_tiled_grid(size_t m, size_t n);
 // out (cols x rows) = transpose of in (rows x cols) through a shared 16 x 17 tile.
 const Kernel<In<float>, Out<float>, Int, Int>& transpose();
 // Inclusive prefix sum inside each work-group and the sum of each group in sums[group]: each

@@ -124,4 +124,10 @@ const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tiled() {
     return k;
 }
 
+Grid matmul_tiled_grid(size_t m, size_t n) {
+    const size_t blocks_x = (n + matmul_block - 1) / matmul_block;
+    const size_t blocks_y = (m + matmul_block - 1) / matmul_block;
+    return Grid(blocks_x * matmul_group_size, blocks_y).local_size(matmul_group_size, 1);
+}
+
 } // namespace plexus::samples

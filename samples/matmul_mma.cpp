@@ -210,14 +210,8 @@ public:
         return "m=" + std::to_string(m_) + " n=" + std::to_string(n_) + " k=" + std::to_string(k_);
     }
     void run(Runtime& rt, const Target& t) override {
-        // A group is 8 rows of the device's subgroup width (32 on NVIDIA GPUs, 1 on the host):
-        // 8 subgroups where subgroups are consecutive work-items, and where they are rows of
-        // the group's x dimension (PoCL) as well.
-        const uint32_t width = subgroup_width(rt, t, kernel_().ir());
-        const size_t blocks_x = (size_t(n_) + mma_block - 1) / mma_block;
-        const size_t blocks_y = (size_t(m_) + mma_block - 1) / mma_block;
-        rt.launch(t, kernel_(), Grid(blocks_x * width, blocks_y * mma_subgroups).local_size(width, mma_subgroups), ba_,
-                  bb_, bc_, m_, n_, k_)
+        rt.launch(t, kernel_(), matmul_mma_grid(rt, t, kernel_().ir(), size_t(m_), size_t(n_)), ba_, bb_, bc_, m_, n_,
+                  k_)
             .wait();
     }
     CheckResult check() override {
@@ -260,12 +254,7 @@ private:
         const std::vector<float> a(a_.begin(), a_.end()), b(b_.begin(), b_.end());
         return check_matmul_rows(a, b, c, m_, n_, k_, [this](double mag) { return bound(mag); });
     }
-    double bound(double mag) const {
-        // Tensor cores truncate each tf32 input (relative error below 2^-10 each, 2^-9 for a
-        // product); k = 8 on the H100 met a product off by more than 2^-10.
-        if constexpr (std::same_as<T, float>) return std::ldexp(mag, -9) + (k_ + 16) * std::ldexp(mag, -23) + 1e-6;
-        else return (k_ + 16) * std::ldexp(mag, -23) + 1e-6;
-    }
+    double bound(double mag) const { return matmul_mma_bound(k_, mag, std::same_as<T, float>); }
     static const Kernel<In<T>, In<T>, Out<float>, Int, Int, Int>& kernel_() {
         if constexpr (std::same_as<T, px::half>) return matmul_f16();
         else if constexpr (std::same_as<T, px::bf16>) return matmul_bf16();
@@ -290,6 +279,22 @@ const Kernel<In<bf16>, In<bf16>, Out<float>, Int, Int, Int>& matmul_bf16() {
 const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tf32() {
     static const auto k = make_matmul_mma<float>();
     return k;
+}
+
+Grid matmul_mma_grid(Runtime& rt, const Target& t, const ir::Kernel& kernel, size_t m, size_t n) {
+    // A group is 8 rows of the device's subgroup width (32 on NVIDIA GPUs, 1 on the host):
+    // 8 subgroups where subgroups are consecutive work-items, and where they are rows of
+    // the group's x dimension (PoCL) as well.
+    const uint32_t width = subgroup_width(rt, t, kernel);
+    const size_t blocks_x = (n + mma_block - 1) / mma_block;
+    const size_t blocks_y = (m + mma_block - 1) / mma_block;
+    return Grid(blocks_x * width, blocks_y * mma_subgroups).local_size(width, mma_subgroups);
+}
+
+double matmul_mma_bound(int k, double mag, bool tf32) {
+    // Tensor cores truncate each tf32 input (relative error below 2^-10 each, 2^-9 for a
+    // product); k = 8 on the H100 met a product off by more than 2^-10.
+    return (tf32 ? std::ldexp(mag, -9) : 0.0) + (k + 16) * std::ldexp(mag, -23) + 1e-6;
 }
 
 const std::vector<std::string>& mma_problem_names() {

@@ -16,6 +16,12 @@ inline constexpr int mma_subgroups = 8;
 const Kernel<In<half>, In<half>, Out<float>, Int, Int, Int>& matmul_f16();
 const Kernel<In<bf16>, In<bf16>, Out<float>, Int, Int, Int>& matmul_bf16();
 const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tf32();
+// The launch of one of those kernels on `t` for an m x n c: a group of mma_subgroups rows of
+// the device's subgroup width per mma_block x mma_block block.
+Grid matmul_mma_grid(Runtime& rt, const Target& t, const ir::Kernel& kernel, size_t m, size_t n);
+// The tolerance of one element of c, from its sum_p |a b| over k products: exact products
+// summed in f32, plus (tf32) the truncation of each input to tf32.
+double matmul_mma_bound(int k, double mag, bool tf32);
 
 // The problem of one of those names, or nullptr.
 std::unique_ptr<Problem> make_mma_problem(const std::string& name, size_t size, Runtime& rt, std::mt19937& g);

@@ -118,12 +118,7 @@ public:
                 .wait();
             return;
         }
-        // One group per matmul_block x matmul_block block of c, its work-items along x.
-        const size_t blocks_x = (size_t(n_) + matmul_block - 1) / matmul_block;
-        const size_t blocks_y = (size_t(m_) + matmul_block - 1) / matmul_block;
-        rt.launch(t, matmul_tiled(), Grid(blocks_x * matmul_group_size, blocks_y).local_size(matmul_group_size, 1),
-                  ba_, bb_, bc_, m_, n_, k_)
-            .wait();
+        rt.launch(t, matmul_tiled(), matmul_tiled_grid(size_t(m_), size_t(n_)), ba_, bb_, bc_, m_, n_, k_).wait();
     }
     CheckResult check() override {
         auto c = bc_.host();

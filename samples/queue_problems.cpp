@@ -33,14 +33,12 @@ std::vector<int> devices_of(const Backend& backend, const Target& t) {
     return devices;
 }
 
-// Which kernel computes a band of a multi-device matmul, and its launch shape.
+// Which kernel computes a band of a multi-device matmul, and its launch for rows x n of c.
 template <class T> struct BandKernel;
 template <> struct BandKernel<float> { // matmul_tiled
     static constexpr int block = matmul_block;
     static const auto& kernel() { return matmul_tiled(); }
-    static Grid grid(Runtime&, const Target&, size_t blocks_x, size_t blocks_y) {
-        return Grid(blocks_x * matmul_group_size, blocks_y).local_size(matmul_group_size, 1);
-    }
+    static Grid grid(Runtime&, const Target&, size_t rows, size_t n) { return matmul_tiled_grid(rows, n); }
 };
 template <class T> struct MmaBandKernel { // matmul_f16 or matmul_bf16: matrix fragments
     static constexpr int block = mma_block;
@@ -48,9 +46,8 @@ template <class T> struct MmaBandKernel { // matmul_f16 or matmul_bf16: matrix f
         if constexpr (std::same_as<T, half>) return matmul_f16();
         else return matmul_bf16();
     }
-    static Grid grid(Runtime& rt, const Target& t, size_t blocks_x, size_t blocks_y) {
-        const uint32_t width = subgroup_width(rt, t, kernel().ir());
-        return Grid(blocks_x * width, blocks_y * mma_subgroups).local_size(width, mma_subgroups);
+    static Grid grid(Runtime& rt, const Target& t, size_t rows, size_t n) {
+        return matmul_mma_grid(rt, t, kernel().ir(), rows, n);
     }
 };
 template <> struct BandKernel<half> : MmaBandKernel<half> {};
@@ -128,9 +125,7 @@ public:
         for (size_t p = 0; p < bands.size(); ++p) {
             Part& band = bands[p];
             band.queue.write(band.a, a.subspan(size_t(band.row0) * k_, size_t(band.rows) * k_));
-            const size_t blocks_x = (size_t(n_) + Band::block - 1) / Band::block;
-            const size_t blocks_y = (size_t(band.rows) + Band::block - 1) / Band::block;
-            const Grid grid = Band::grid(rt, {backend.name(), devices[p]}, blocks_x, blocks_y);
+            const Grid grid = Band::grid(rt, {backend.name(), devices[p]}, size_t(band.rows), size_t(n_));
             Event e = band.queue.launch(Band::kernel(), grid, band.a, bb_, band.c, band.rows, n_, k_);
             devices_used_.push_back(e.device_index());
             done.push_back(band.queue.read(band.c, c.subspan(size_t(band.row0) * n_, size_t(band.rows) * n_)));
@@ -158,7 +153,7 @@ private:
     // The tolerance of one element from its sum_p |a b|; empty: check_matmul's own for f32.
     std::function<double(double)> bound() const {
         if constexpr (std::same_as<T, float>) return {};
-        else return [k = k_](double mag) { return (k + 16) * std::ldexp(mag, -23) + 1e-6; };
+        else return [k = k_](double mag) { return matmul_mma_bound(k, mag, false); };
     }
     int m_, n_, k_;
     std::vector<float> a_, b_; // the inputs' values, rounded to T

@@ -121,7 +121,7 @@ const std::vector<llvm::VecDesc>& libmvec_functions(bool avx512) {
     return avx512 ? wide : narrow;
 }
 
-void optimize(llvm::Module& m, llvm::TargetMachine& tm, bool libmvec, bool avx512) {
+void optimize(llvm::Module& m, llvm::TargetMachine& tm, const host::Target& target) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
@@ -133,7 +133,7 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, bool libmvec, bool avx51
     // With libmvec a vectorized work-item loop calls _ZGVdN8v_expf instead of expf once per
     // lane. Registered before the default analyses, which keep an analysis already there.
     llvm::TargetLibraryInfoImpl libraries(tm.getTargetTriple());
-    if (libmvec) libraries.addVectorizableFunctions(libmvec_functions(avx512));
+    if (target.libmvec) libraries.addVectorizableFunctions(libmvec_functions(target.vector_bits == 512));
     fam.registerPass([&] { return llvm::TargetLibraryAnalysis(libraries); });
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
@@ -225,13 +225,12 @@ Machine machine(const ir::Kernel& kernel, const Options& options, const std::vec
     // instructions lowered the clock of the first Xeons that had them); a work-item loop is
     // the long, FMA-dense loop 512 bits pay for, so it gets the widest registers. NEON is 128
     // bits, which LLVM picks by itself; SVE's scalable vectors are left to LLVM too.
-    if (tm->getTargetTriple().isX86())
-        target.vector_bits = sub.checkFeatures("+avx512f") ? 512 : sub.checkFeatures("+avx") ? 256 : 128;
-    target.libmvec = tm->getTargetTriple().isX86() && tm->getTargetTriple().getArch() == llvm::Triple::x86_64 &&
-                     load_libmvec();
+    const llvm::Triple& triple = tm->getTargetTriple();
+    const bool avx512 = triple.isX86() && sub.checkFeatures("+avx512f");
+    if (triple.isX86()) target.vector_bits = avx512 ? 512 : sub.checkFeatures("+avx") ? 256 : 128;
+    target.libmvec = triple.getArch() == llvm::Triple::x86_64 && load_libmvec();
     // Vector registers: x86 has 16 (xmm/ymm 0-15), AVX-512 32; AArch64's NEON and SVE have 32.
-    const bool x86_32 = tm->getTargetTriple().isX86() && sub.checkFeatures("+avx512f");
-    target.vector_registers = x86_32 || tm->getTargetTriple().isAArch64() ? 32 : 16;
+    target.vector_registers = avx512 || triple.isAArch64() ? 32 : 16;
     return Machine{std::move(jtmb), std::move(tm), std::move(target)};
 }
 
@@ -260,7 +259,7 @@ std::unique_ptr<llvm::Module> optimized_module(const ir::Kernel& kernel, const O
         throw Error(ErrorCode::Internal, "host codegen of kernel '" + kernel.name +
                                              "' made an invalid LLVM module: " + problems, ctx);
     }
-    if (optimize_it) optimize(*module, *m.tm, m.target.libmvec, m.target.vector_bits == 512);
+    if (optimize_it) optimize(*module, *m.tm, m.target);
     return module;
 }
 
