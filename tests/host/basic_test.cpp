@@ -130,10 +130,11 @@ TEST_CASE("host_local_bytes: shared arrays 64-byte aligned, plus per-work-item c
     CHECK(layout.decls == std::vector<Storage>{Storage::Value, Storage::PerItem, Storage::PerItem, Storage::Private,
                                                Storage::Recompute});
     CHECK(layout.per_item_bytes == 12);
-    // Per-item copies come in multiples of 16 work-items (Layout::item_padding).
+    // Per-item copies come in odd multiples of 16 work-items (Layout::item_padding).
     CHECK(plexus::codegen::host_local_bytes(k, 100) == 128 + 112 * 12);
     CHECK(plexus::codegen::host_local_bytes(k, 8) == 128 + 16 * 12);
-    CHECK(plexus::codegen::host_local_bytes(k, 1024) == 128 + 1024 * 12);
+    CHECK(plexus::codegen::host_local_bytes(k, 256) == 128 + 272 * 12);
+    CHECK(plexus::codegen::host_local_bytes(k, 1024) == 128 + 1040 * 12);
 }
 
 TEST_CASE("errors: native code for this backend, no fallback, an invalid kernel") {

@@ -56,12 +56,15 @@ struct Layout {
     std::vector<uint64_t> shared_offset; // per shared array, 64-byte aligned
     uint64_t shared_bytes = 0;           // end of the shared arrays, rounded up to 64
 
-    // Each PerItem array has a multiple of 16 entries: 64 bytes of f32 (one AVX-512 vector,
-    // one cache line), so vectorized work-item loops start aligned, without making the frame
-    // of a small group (8 work-items holding matrix fragments) 8 times its size.
+    // Each PerItem array has an odd multiple of 16 entries: 64 bytes of f32 (one AVX-512
+    // vector, one cache line), so vectorized work-item loops start aligned, without making the
+    // frame of a small group (8 work-items holding matrix fragments) 8 times its size. Odd, so
+    // that consecutive arrays do not start a power of two apart: with 256 work-items each f32
+    // array would be 1 KiB from the next and a region reading 64 of them (matmul_tiled's
+    // accumulators) would use 4 of the 64 sets of a 32 KiB, 8-way L1 cache.
     static constexpr uint64_t item_padding = 16;
     static uint64_t padded_group(uint64_t work_group_size) {
-        return (work_group_size + item_padding - 1) & ~(item_padding - 1);
+        return ((work_group_size + item_padding - 1) & ~(item_padding - 1)) | item_padding;
     }
     uint64_t local_bytes(uint64_t work_group_size) const {
         return shared_bytes + padded_group(work_group_size) * per_item_bytes;

@@ -308,9 +308,10 @@ void HostLowering::prologue() {
 Value* HostLowering::group_local_memory(Value* ctx, Value* group_size) {
     llvm::Type* ptr = b_.getPtrTy();
     llvm::Type* i64 = b_.getInt64Ty();
-    Value* padded =
+    Value* padded = b_.CreateOr( // Layout::padded_group
         b_.CreateAnd(b_.CreateAdd(group_size, b_.getInt64(Layout::item_padding - 1)),
-                     b_.getInt64(~(Layout::item_padding - 1)));
+                     b_.getInt64(~(Layout::item_padding - 1))),
+        b_.getInt64(Layout::item_padding));
     Value* need = b_.CreateAdd(b_.getInt64(layout_.shared_bytes),
                                b_.CreateMul(padded, b_.getInt64(layout_.per_item_bytes)),
                                "local_need");
