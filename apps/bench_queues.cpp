@@ -29,6 +29,23 @@ nlohmann::json result_row(const std::string& kernel, const Backend& b, const std
 
 namespace {
 
+// What ordinary memory allows on the host that a CUDA transfer from or to it cannot exceed,
+// printed under its row: the host's own copy into (from) page-locked memory on every thread,
+// and pinning the caller's memory for the one transfer.
+nlohmann::json pageable_ceilings(cuda_baseline::Session& cuda, size_t bytes, bool upload, int reps) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const cuda_baseline::Figure& f :
+         {cuda.host_copy_gbps(bytes, upload, reps), cuda.registered_copy_gbps(bytes, upload, reps)}) {
+        if (f.error.empty()) std::printf("        ceiling of the row above: %.2f GB/s, %s\n", f.value, f.name.c_str());
+        else std::printf("        ceiling not measured: %s\n", f.error.c_str());
+        nlohmann::json c = {{"name", f.name}, {"value", f.error.empty() ? f.value : 0.0}};
+        if (!f.error.empty()) c["error"] = f.error;
+        out.push_back(std::move(c));
+    }
+    std::fflush(stdout);
+    return out;
+}
+
 std::string gib_text(size_t bytes) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3g GiB", double(bytes) / double(1ull << 30));
@@ -117,8 +134,10 @@ std::vector<nlohmann::json> transfer_rows(Runtime& rt, const Backend& b, size_t 
             }
             const std::string size = gib_text(bytes) + (upload ? " up, " : " down, ") +
                                      (use_pinned ? (pinned.page_locked() ? "pinned" : "HostMemory") : "pageable");
-            rows.push_back(result_row("transfer", b, dev.name, size, "GB/s", double(bytes) / seconds / 1e9, verified,
-                                    base_name, base_value, base_error));
+            nlohmann::json row = result_row("transfer", b, dev.name, size, "GB/s", double(bytes) / seconds / 1e9,
+                                            verified, base_name, base_value, base_error);
+            if (b.name() == "cuda" && cuda && !use_pinned) row["ceilings"] = pageable_ceilings(*cuda, bytes, upload, reps);
+            rows.push_back(std::move(row));
         }
     }
     return rows;

@@ -16,9 +16,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
 #if PLEXUS_CB_HAVE_FATBIN
@@ -66,7 +68,7 @@ double ms_since(clock_type::time_point t0) {
     X(cuStreamDestroy) X(cuStreamSynchronize) X(cuModuleLoadData) X(cuModuleUnload)           \
     X(cuModuleGetFunction) X(cuLaunchKernel) X(cuMemAllocHost) X(cuMemFreeHost) X(cuMemcpyPeer)    \
     X(cuDeviceCanAccessPeer) X(cuCtxEnablePeerAccess) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)   \
-    X(cuCtxSynchronize)
+    X(cuCtxSynchronize) X(cuMemHostRegister) X(cuMemHostUnregister)
 #define CB_CUBLAS_FUNCTIONS(X)                                                                  \
     X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasSetMathMode)         \
     X(cublasSgemm_v2)
@@ -596,6 +598,65 @@ Figure Session::memcpy_gbps(size_t bytes, bool upload, int reps) {
     });
 }
 
+Figure Session::host_copy_gbps(size_t bytes, bool upload, int reps) {
+    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    const std::string name = std::string(upload ? "memcpy from ordinary into cuMemAllocHost memory"
+                                                : "memcpy from cuMemAllocHost into ordinary memory") +
+                             ", " + std::to_string(threads) + " threads";
+    return measure(name.c_str(), [&](Figure& f) {
+        state_->enter(bytes > 0 && reps > 0, "host_copy_gbps needs bytes > 0 and reps > 0");
+        void* pinned = nullptr;
+        CB_CU(cuMemAllocHost, &pinned, bytes);
+        std::unique_ptr<void, void (*)(void*)> free_pinned(pinned, [](void* p) { drv().cuMemFreeHost(p); });
+        std::vector<unsigned char> pageable(bytes);
+        auto* from = upload ? pageable.data() : static_cast<unsigned char*>(pinned);
+        auto* to = upload ? static_cast<unsigned char*>(pinned) : pageable.data();
+        for (size_t i = 0; i < bytes; ++i) from[i] = static_cast<unsigned char>(i * 13 + (i >> 12));
+        std::memset(to, 0, bytes);
+        const double sec = median_seconds(reps, [&] {
+            std::vector<std::thread> team;
+            const size_t share = (bytes / threads + 63) & ~size_t(63);
+            for (unsigned t = 0; t < threads; ++t) {
+                const size_t at = std::min(bytes, t * share), n = std::min(share, bytes - at);
+                team.emplace_back([=] { std::memcpy(to + at, from + at, n); });
+            }
+            for (std::thread& t : team) t.join();
+        });
+        f.value = double(bytes) / sec / 1e9;
+        if (std::memcmp(to, from, bytes) != 0) throw Failure{"host_copy_gbps: the copy differs"};
+        f.verified = true;
+    });
+}
+
+Figure Session::registered_copy_gbps(size_t bytes, bool upload, int reps) {
+    return measure(upload ? "cuMemHostRegister of ordinary memory, cuMemcpyHtoD, cuMemHostUnregister"
+                          : "cuMemHostRegister of ordinary memory, cuMemcpyDtoH, cuMemHostUnregister",
+                   [&](Figure& f) {
+        state_->enter(bytes > 0 && reps > 0, "registered_copy_gbps needs bytes > 0 and reps > 0");
+        // Page-aligned ordinary memory, as a large malloc would give.
+        const size_t n = bytes / sizeof(float), size = (n * sizeof(float) + 4095) & ~size_t(4095);
+        std::unique_ptr<float, void (*)(void*)> memory(static_cast<float*>(std::aligned_alloc(4096, size)), std::free);
+        if (!memory) throw Failure{"registered_copy_gbps: out of host memory"};
+        float* words = memory.get();
+        std::vector<float> want(n);
+        for (size_t i = 0; i < n; ++i) want[i] = words[i] = float(i % 983);
+        DeviceBuffer dev(n);
+        CB_CU(cuMemcpyHtoD, dev.ptr, words, n * sizeof(float));
+        const double sec = median_seconds(reps, [&] {
+            CB_CU(cuMemHostRegister, words, n * sizeof(float), 0u);
+            CUresult r = upload ? drv().cuMemcpyHtoD(dev.ptr, words, n * sizeof(float))
+                                : drv().cuMemcpyDtoH(words, dev.ptr, n * sizeof(float));
+            CB_CU(cuMemHostUnregister, words);
+            check(r, upload ? "cuMemcpyHtoD" : "cuMemcpyDtoH");
+        });
+        f.value = double(n * sizeof(float)) / sec / 1e9;
+        if (!upload) std::fill(words, words + n, 0.0f);
+        CB_CU(cuMemcpyDtoH, words, dev.ptr, n * sizeof(float));
+        if (!std::equal(want.begin(), want.end(), words)) throw Failure{"registered_copy_gbps: the words differ"};
+        f.verified = true;
+    });
+}
+
 Figure Session::duplex_gbps(size_t bytes, int reps) {
     return measure("cuMemcpyHtoDAsync and cuMemcpyDtoHAsync at once on two streams, page-locked memory",
                    [&](Figure& f) {
@@ -760,6 +821,8 @@ Figure Session::empty_launch_round_us(int) { return absent(); }
 Figure Session::memcpy_gbps(size_t, bool, int) { return absent(); }
 Figure Session::peer_copy_gbps(int, size_t, int) { return absent(); }
 Figure Session::duplex_gbps(size_t, int) { return absent(); }
+Figure Session::host_copy_gbps(size_t, bool, int) { return absent(); }
+Figure Session::registered_copy_gbps(size_t, bool, int) { return absent(); }
 Figure duplex_every_device_gbps(int, size_t, int) { return absent(); }
 RawFirstLaunch raw_first_launch(int) {
     RawFirstLaunch r;

@@ -43,6 +43,13 @@ public:
     // GB/s of one blocking cuMemcpyHtoD (upload) or cuMemcpyDtoH of `bytes` between page-locked
     // host memory (cuMemAllocHost) and the device: the median of `reps`; the words checked.
     Figure memcpy_gbps(size_t bytes, bool upload, int reps);
+    // What bounds a transfer from or to ordinary (pageable) memory, which the copy engine
+    // cannot reach: GB/s of a memcpy of `bytes` between ordinary memory and page-locked memory
+    // (upload: into the page-locked), split over every host thread (the host side of any
+    // staged path), and of pinning the ordinary memory for the one transfer instead
+    // (cuMemHostRegister, the blocking copy, cuMemHostUnregister). Medians of `reps`, checked.
+    Figure host_copy_gbps(size_t bytes, bool upload, int reps);
+    Figure registered_copy_gbps(size_t bytes, bool upload, int reps);
     // GB/s of cuMemcpyPeer of `bytes` from device `other` into this one, then cuCtxSynchronize
     // (a copy between devices returns before it ends), peer access enabled where the pair
     // allows it; the copy checked word by word.
