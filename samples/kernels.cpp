@@ -5,6 +5,7 @@
 
 #include "plexus/subgroup.hpp"
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -209,25 +210,48 @@ const Kernel<InOut<int32_t>, In<int32_t>, Int>& scan_add() {
     return k;
 }
 
-const Kernel<In<uint32_t>, InOut<uint32_t>, Int, Int>& histogram() {
-    static const auto k = px::kernel("histogram", {"in", "bins", "n", "nbins"},
-        [](px::In<uint32_t> in, px::InOut<uint32_t> bins, px::Int n, px::Int nbins) {
-            auto local = px::shared<uint32_t>(histogram_max_bins);
+namespace {
+
+// A histogram kernel with `max_bins` shared counters; each work-item counts the key at its
+// global id, or with `grid_stride` every key from there on, the grid's size apart.
+Kernel<In<uint32_t>, InOut<uint32_t>, Int, Int> make_histogram(const char* name, int max_bins, bool grid_stride) {
+    return px::kernel(name, {"in", "bins", "n", "nbins"},
+        [=](px::In<uint32_t> in, px::InOut<uint32_t> bins, px::Int n, px::Int nbins) {
+            auto local = px::shared<uint32_t>(uint32_t(max_bins));
             px::Int lid = px::local_id(0);
             px::Int size = px::local_size(0);
             px::For(lid, nbins, size, [&](px::Int b) { local[b] = 0u; });
             px::barrier();
+            auto count = [&](const px::Int& i) { px::atomic_add(local[in[i] % px::cast<uint32_t>(nbins)], 1u); };
             px::Int i = px::global_id(0);
-            px::If(i < n, [&] {
-                px::atomic_add(local[in[i] % px::cast<uint32_t>(nbins)], 1u);
-            });
+            if (grid_stride) px::For(i, n, px::global_size(0), count);
+            else px::If(i < n, [&] { count(i); });
             px::barrier();
             px::For(lid, nbins, size, [&](px::Int b) {
                 px::UInt count = local[b];
                 px::If(count > 0u, [&] { px::atomic_add(bins[b], count); });
             });
         });
+}
+
+} // namespace
+
+const Kernel<In<uint32_t>, InOut<uint32_t>, Int, Int>& histogram() {
+    static const auto k = make_histogram("histogram", histogram_max_bins, false);
     return k;
+}
+
+const Kernel<In<uint32_t>, InOut<uint32_t>, Int, Int>& histogram_wide() {
+    static const auto k = make_histogram("histogram_wide", histogram_wide_bins, true);
+    return k;
+}
+
+Grid histogram_wide_grid(size_t n) {
+    // Groups of 256 with 256 keys each at least, and no more than 132 (one per multiprocessor
+    // of an H100): every group zeroes and merges all its bins, which costs more than its keys
+    // when a group sees few.
+    const size_t groups = std::clamp<size_t>(n / (256 * 256), 1, 132);
+    return Grid(groups * 256).local_size(256);
 }
 
 const Kernel<In<float>, Out<float>, Int>& pipeline_step() {
@@ -252,7 +276,8 @@ const ir::Kernel* find(std::string_view name) {
         {"matmul_naive", &matmul_naive().ir()}, {"matmul", &matmul_tiled().ir()},
         {"matmul_tiled", &matmul_tiled().ir()}, {"transpose", &transpose().ir()},
         {"scan_groups", &scan_groups().ir()},   {"scan_add", &scan_add().ir()},
-        {"histogram", &histogram().ir()},       {"vector_add_float4", &vector_add_float4().ir()},
+        {"histogram", &histogram().ir()},       {"histogram_wide", &histogram_wide().ir()},
+        {"vector_add_float4", &vector_add_float4().ir()},
         {"saxpy_f16", &saxpy_f16().ir()},       {"dequant_int8", &dequant_int8().ir()},
         {"softmax_bf16", &softmax_bf16().ir()}, {"softmax_f32", &softmax_f32().ir()},
         {"particles", &particles().ir()},       {"pipeline_step", &pipeline_step().ir()},
@@ -266,7 +291,7 @@ const ir::Kernel* find(std::string_view name) {
 
 std::vector<std::string> names() {
     return {"vector_add", "reduce",  "warp_reduce", "matmul_naive", "matmul_tiled", "transpose",
-            "scan_groups", "scan_add",    "histogram",    "vector_add_float4", "saxpy_f16",
+            "scan_groups", "scan_add",    "histogram",    "histogram_wide", "vector_add_float4", "saxpy_f16",
             "dequant_int8", "softmax_bf16", "softmax_f32", "particles", "pipeline_step",
             "math_catalog_f32", "math_catalog_f64", "matmul_f16", "matmul_bf16", "matmul_tf32"};
 }

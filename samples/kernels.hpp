@@ -49,6 +49,12 @@ const Kernel<InOut<int32_t>, In<int32_t>, Int>& scan_add();
 // bins[in[i] % nbins] += 1 through atomics on a shared histogram, merged with global atomics.
 inline constexpr int histogram_max_bins = 256;
 const Kernel<In<uint32_t>, InOut<uint32_t>, Int, Int>& histogram();
+// The same with up to 32768 bins: 128 KiB of shared counters per group, past the 48 KiB a
+// CUDA kernel may declare statically (the CUDA generators then use dynamic shared memory).
+// Few groups walk the input (a grid-stride loop), so each merges its bins once for many keys.
+inline constexpr int histogram_wide_bins = 32768;
+const Kernel<In<uint32_t>, InOut<uint32_t>, Int, Int>& histogram_wide();
+Grid histogram_wide_grid(size_t n);
 
 // ---- samples of the IR's types (typed_kernels.cpp) ----
 

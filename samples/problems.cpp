@@ -213,19 +213,22 @@ private:
 
 class Histogram final : public Problem {
 public:
-    Histogram(size_t n, Runtime& rt, std::mt19937& g)
-        : n_(int(n)), nbins_(n < 10 ? 1 : n < 5000 ? 7 : histogram_max_bins), in_(rt, n), bins_(rt, size_t(nbins_)) {
+    // wide: histogram_wide, 30011 bins (not a power of two) from 5000 keys on.
+    Histogram(bool wide, size_t n, Runtime& rt, std::mt19937& g)
+        : wide_(wide), n_(int(n)), nbins_(n < 10 ? 1 : n < 5000 ? 7 : wide ? 30011 : histogram_max_bins), in_(rt, n),
+          bins_(rt, size_t(nbins_)) {
         std::uniform_int_distribution<uint32_t> d(0, 1u << 30);
         x_.resize(n);
         for (auto& v : x_) v = d(g);
         in_.write(x_);
     }
-    std::string kernel() const override { return "histogram"; }
+    std::string kernel() const override { return wide_ ? "histogram_wide" : "histogram"; }
     std::string size_text() const override { return "n=" + std::to_string(n_) + " bins=" + std::to_string(nbins_); }
     void run(Runtime& rt, const Target& t) override {
         std::vector<uint32_t> zero(size_t(nbins_), 0);
         bins_.write(zero);
-        rt.launch(t, histogram(), Grid(size_t(n_)).local_size(256), in_, bins_, n_, nbins_).wait();
+        if (wide_) rt.launch(t, histogram_wide(), histogram_wide_grid(size_t(n_)), in_, bins_, n_, nbins_).wait();
+        else rt.launch(t, histogram(), Grid(size_t(n_)).local_size(256), in_, bins_, n_, nbins_).wait();
     }
     CheckResult check() override {
         std::vector<uint32_t> want(size_t(nbins_), 0);
@@ -240,6 +243,7 @@ public:
     const char* unit() const override { return "GB/s"; }
 
 private:
+    bool wide_;
     int n_, nbins_;
     std::vector<uint32_t> x_;
     Buffer<uint32_t> in_, bins_;
@@ -249,7 +253,7 @@ private:
 
 const std::vector<std::string>& problem_names() {
     static const std::vector<std::string> names = [] {
-        std::vector<std::string> v = {"vector_add", "reduce", "warp_reduce", "matmul_naive", "matmul_tiled", "transpose", "scan", "histogram"};
+        std::vector<std::string> v = {"vector_add", "reduce", "warp_reduce", "matmul_naive", "matmul_tiled", "transpose", "scan", "histogram", "histogram_wide"};
         v.insert(v.end(), typed_problem_names().begin(), typed_problem_names().end());
         v.insert(v.end(), mma_problem_names().begin(), mma_problem_names().end());
         v.insert(v.end(), queue_problem_names().begin(), queue_problem_names().end());
@@ -268,7 +272,7 @@ std::unique_ptr<Problem> make_problem(const std::string& name, size_t size, Runt
     if (name == "matmul_tiled" || name == "matmul") return std::make_unique<Matmul>(true, size, rt, g);
     if (name == "transpose") return std::make_unique<Transpose>(size, rt, g);
     if (name == "scan") return std::make_unique<Scan>(size, rt, g);
-    if (name == "histogram") return std::make_unique<Histogram>(size, rt, g);
+    if (name == "histogram" || name == "histogram_wide") return std::make_unique<Histogram>(name == "histogram_wide", size, rt, g);
     if (auto p = make_typed_problem(name, size, rt, g)) return p;
     if (auto p = make_mma_problem(name, size, rt, g)) return p;
     if (auto p = make_queue_problem(name, size, rt, g)) return p;

@@ -422,7 +422,7 @@ TEST_CASE("explain ranks the loaded backends' devices and says why") {
     k.local_memory_bytes = 2048; // fakes have 1 KiB, the example 64 KiB
     cs = rt.explain(k);
     CHECK(cs[0].backend == "example");
-    CHECK(cs[1].reason == "needs 2048 bytes of local memory, the device has 1024");
+    CHECK(cs[1].reason == "the device lacks the local memory: the kernel needs 2048 bytes, the device has 1024");
 }
 
 TEST_CASE("no plugin directories: an empty report, no error") {

@@ -94,6 +94,19 @@ TEST_CASE("NVRTC compiles the generated CUDA C of every sample kernel") {
     }
 }
 
+TEST_CASE("shared arrays past 48 KiB are pointers into the dynamic shared array") {
+    auto gen = plexus::codegen::make_cuda_c_codegen();
+    const std::string source = gen->generate(*plexus::samples::find("histogram_wide"), {"cuda", {}, ""});
+    INFO(source);
+    CHECK(source.find("extern __shared__ __align__(128) unsigned char plx_dynamic_shared[];") != std::string::npos);
+    CHECK(source.find("unsigned* const shared0 = reinterpret_cast<unsigned*>(plx_dynamic_shared + 0);") != std::string::npos);
+    CHECK(source.find("__shared__ unsigned") == std::string::npos);
+    const std::string small = gen->generate(*plexus::samples::find("histogram"), {"cuda", {}, ""});
+    CHECK(small.find("plx_dynamic_shared") == std::string::npos);
+    std::string log;
+    CHECK(g_nvrtc.run(source, "sm_80", log) == 0);
+}
+
 TEST_CASE("NVRTC compiles asynchronous copies: cp.async from sm_80, the copy at once below") {
     auto gen = plexus::codegen::make_cuda_c_codegen();
     for (const auto* k : {&async_copy_test::tiles_kernel<plexus::half, 8>().ir(), &async_copy_test::tiles_kernel<float, 1>().ir(),

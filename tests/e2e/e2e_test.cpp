@@ -61,6 +61,7 @@ TEST_CASE("matmul_tiled") { run_problem("matmul_tiled"); }
 TEST_CASE("transpose") { run_problem("transpose"); }
 TEST_CASE("scan") { run_problem("scan"); }
 TEST_CASE("histogram") { run_problem("histogram"); }
+TEST_CASE("histogram_wide") { run_problem("histogram_wide"); }
 TEST_CASE("vector_add_float4") { run_problem("vector_add_float4"); }
 TEST_CASE("saxpy_f16") { run_problem("saxpy_f16"); }
 TEST_CASE("dequant_int8") { run_problem("dequant_int8"); }

@@ -126,6 +126,30 @@ TEST_CASE("reduction: static shared array, barriers, f32 atomic add") {
     CHECK(has(ptx, "st.shared.f32"));
 }
 
+TEST_CASE("shared arrays past 48 KiB: parts of one dynamic shared array, which ptxas assembles") {
+    // CUDA caps static shared memory at 48 KiB: up to it the arrays stay static, past it they
+    // are carved out of the extern array the launch sizes (codegen::cuda_dynamic_shared).
+    Kernel k = ptxtest::reduce_sum(); // partial: 256 floats, of which more are declared below
+    REQUIRE(k.shared.size() == 1);
+    k.shared[0].count = uint32_t(codegen::cuda_static_shared_limit / 4);
+    CHECK(codegen::cuda_dynamic_shared(k).bytes == 0);
+    CHECK(has(generate(k), ".shared .align 16 .b8 partial[49152];"));
+    k.shared[0].count += 1;
+    k.shared.push_back({"second", ir::Scalar::F64, 3});
+    const codegen::CudaDynamicShared dynamic = codegen::cuda_dynamic_shared(k);
+    CHECK(dynamic.offsets == std::vector<uint64_t>{0, 49280}); // 49156 bytes, then 128-byte aligned
+    CHECK(dynamic.bytes == 49280 + 24);
+    for (const char* arch : {"sm_80", "sm_90"}) {
+        const std::string ptx = generate(k, arch);
+        INFO(arch, "\n", ptx);
+        CHECK(has(ptx, ".extern .shared .align 128 .b8 plx_dynamic_shared[];"));
+        CHECK_FALSE(has(ptx, "partial["));
+        CHECK(has(ptx, "ld.shared.f32"));
+        CHECK(has(ptx, "st.shared.f32"));
+        check_assembles("reduce_sum_dynamic_shared", ptx, arch);
+    }
+}
+
 TEST_CASE("tiled matmul: two shared tiles and barriers in the tile loop") {
     const std::string ptx = generate(ptxtest::matmul_tiled());
     CHECK(has(ptx, ".shared .align 16 .b8 ta[1024];"));

@@ -191,7 +191,7 @@ TEST_CASE("fp64, local memory and work-group size limits") {
     CHECK(find(rank_candidates(all, k, Config{}), "small").kept);
     k.local_memory_bytes = 16 * 1024 + 1;
     auto cs = rank_candidates(all, k, Config{});
-    CHECK(find(cs, "small").reason == "needs 16385 bytes of local memory, the device has 16384");
+    CHECK(find(cs, "small").reason == "the device lacks the local memory: the kernel needs 16385 bytes, the device has 16384");
     CHECK(find(cs, "cuda").kept);
     k.local_memory_bytes = 0;
 

@@ -18,6 +18,17 @@ namespace plexus::codegen {
 // changes no launch and cost speed where measured (docs/benchmarks.md).
 inline constexpr uint32_t unbounded_group_items = 256;
 
+// CUDA caps a kernel's static shared memory at 48 KiB; a kernel whose shared arrays need more
+// gets them from dynamic shared memory instead (the PTX and CUDA C generators place each array
+// at `offsets[i]` of one extern array), which its launches size to `bytes` and the CUDA plugin
+// opts in to up to the device's limit. bytes == 0: the arrays stay static.
+inline constexpr uint64_t cuda_static_shared_limit = 48 * 1024;
+struct CudaDynamicShared {
+    uint64_t bytes = 0;
+    std::vector<uint64_t> offsets; // per kernel.shared array, each 128-byte aligned
+};
+CudaDynamicShared cuda_dynamic_shared(const ir::Kernel& kernel);
+
 // Where a generator's time went, in seconds: what `plexus bench --first-launch` reports.
 // setup: one-time work of the process (LLVM target, libdevice); lower: IR -> the target's IR
 // or text; optimize: LLVM's pipeline; emit: LLVM IR -> PTX. A phase a generator lacks stays 0.

@@ -1,4 +1,4 @@
-// make_codegen: the generator for a plugin language.
+// make_codegen: the generator for a plugin language; where the CUDA generators put shared arrays.
 #include "plexus/codegen.hpp"
 
 namespace plexus::codegen {
@@ -10,6 +10,19 @@ std::unique_ptr<SourceGenerator> make_codegen(plx_language language) {
     case PLX_LANG_PTX: return make_ptx_codegen();
     default: return nullptr;
     }
+}
+
+CudaDynamicShared cuda_dynamic_shared(const ir::Kernel& kernel) {
+    CudaDynamicShared out;
+    if (kernel.shared_bytes() <= cuda_static_shared_limit) return out;
+    // 128 bytes: what wmma (32), cp.async (16) and every scalar type need, with room to spare.
+    constexpr uint64_t align = 128;
+    for (const ir::ArrayDecl& a : kernel.shared) {
+        out.bytes = (out.bytes + align - 1) / align * align;
+        out.offsets.push_back(out.bytes);
+        out.bytes += uint64_t(a.count) * ir::size_of(a.type);
+    }
+    return out;
 }
 
 } // namespace plexus::codegen

@@ -56,8 +56,8 @@ std::string drop_reason(const Backend& b, const DeviceInfo& d, const KernelNeeds
     }
     if (needs.fp64 && !d.fp64) return "the device has no fp64 support";
     if (needs.local_memory_bytes > d.local_memory_bytes)
-        return "needs " + std::to_string(needs.local_memory_bytes) + " bytes of local memory, the device has " +
-               std::to_string(d.local_memory_bytes);
+        return "the device lacks the local memory: the kernel needs " + std::to_string(needs.local_memory_bytes) +
+               " bytes, the device has " + std::to_string(d.local_memory_bytes);
     if (needs.work_group_size > 0 && d.max_work_group_size > 0 && needs.work_group_size > d.max_work_group_size)
         return "work-group size " + std::to_string(needs.work_group_size) + " exceeds the device's maximum " +
                std::to_string(d.max_work_group_size);

@@ -277,6 +277,9 @@ Compiled* Executor::compile(const ir::Kernel& k, uint64_t hash, DeviceContext& c
     } else {
         if (b.exec_model() == ExecModel::JIT) {
             c->module = load_jit_module(k, hash, ctx, where, report);
+            const plx_language lang = pick_language(b, config_);
+            if (lang == PLX_LANG_PTX || lang == PLX_LANG_CUDA_C)
+                c->dynamic_shared = uint32_t(codegen::cuda_dynamic_shared(k).bytes);
         } else {
             // The oldest schema the kernel fits, under the language value the plugin lists for it.
             const bool v2 = ir::needs_ir_v2(k);
@@ -672,7 +675,7 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
         throw Error(ErrorCode::OutOfResources, "work-group of " + std::to_string(group) +
                     " work-items exceeds the device's maximum of " + std::to_string(ctx.info->max_work_group_size),
                     {b.name(), ctx.info->name, k->name, "", "", ""});
-    if (c->host) dims.dynamic_local_bytes = uint32_t(c->host->local_bytes(uint32_t(group)));
+    dims.dynamic_local_bytes = c->host ? uint32_t(c->host->local_bytes(uint32_t(group))) : c->dynamic_shared;
 
     // Buffers: make every argument current on this device, in argument order (a buffer passed
     // twice is handled once), after the commands of other lanes it must follow.

@@ -178,6 +178,7 @@ struct Compiled {
     plx_kernel kernel = nullptr;
     std::unique_ptr<codegen::HostKernel> host;
     bool cooperative = false;      // barriers or shared arrays: see choose_local
+    uint32_t dynamic_shared = 0;   // bytes: a CUDA kernel's shared arrays past 48 KiB
     ~Compiled();
 };
 

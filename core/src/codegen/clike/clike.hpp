@@ -174,6 +174,15 @@ public:
     // 0 (a shared array that matrix fragments may load from: 32; that async copies write: 16).
     virtual std::string array_decl(ir::Space space, const std::string& type,
                                    const std::string& name, uint32_t count, uint32_t align = 0) const = 0;
+    // Shared arrays carved out of one array the launch sizes, or none (each its own
+    // array_decl): CUDA C past 48 KiB (codegen::cuda_dynamic_shared).
+    virtual CudaDynamicShared dynamic_shared(const ir::Kernel&) const { return {}; }
+    // The line that declares that array, and a shared array of C type `type` at `offset` in it.
+    virtual std::string dynamic_shared_base() const { return ""; }
+    virtual std::string dynamic_shared_array(const std::string& /*type*/, const std::string& /*name*/,
+                                             uint64_t /*offset*/) const {
+        return "";
+    }
     // A word the language reserves (keyword, type, builtin): user names are renamed around it.
     virtual bool is_reserved(const std::string& word) const = 0;
 

@@ -45,8 +45,12 @@ std::string Emitter::run() {
     std::vector<std::string> arrays;
     // wmma's alignment, cp.async's
     const uint32_t align = !k_.fragments.empty() ? 32 : ir::collect_uses(k_).async_copy ? 16 : 0;
-    for (auto& s : k_.shared) {
-        std::string decl = d_.array_decl(ir::Space::Local, storage_type(s.type), name(s.name), s.count, align);
+    const CudaDynamicShared dynamic = d_.dynamic_shared(k_);
+    if (dynamic.bytes) arrays.push_back(d_.dynamic_shared_base());
+    for (size_t i = 0; i < k_.shared.size(); ++i) {
+        const ir::ArrayDecl& s = k_.shared[i];
+        std::string decl = dynamic.bytes ? d_.dynamic_shared_array(storage_type(s.type), name(s.name), dynamic.offsets[i])
+                                         : d_.array_decl(ir::Space::Local, storage_type(s.type), name(s.name), s.count, align);
         if (!s.dims.empty()) {
             // Loads and stores use the flat index; the shape is for the reader.
             decl += " // ";

@@ -348,6 +348,15 @@ public:
                           std::to_string(count), "];");
     }
 
+    CudaDynamicShared dynamic_shared(const ir::Kernel& k) const override { return cuda_dynamic_shared(k); }
+    std::string dynamic_shared_base() const override {
+        return "extern __shared__ __align__(128) unsigned char plx_dynamic_shared[];";
+    }
+    std::string dynamic_shared_array(const std::string& type, const std::string& name, uint64_t offset) const override {
+        return clike::cat(type, "* const ", name, " = reinterpret_cast<", type, "*>(plx_dynamic_shared + ",
+                          std::to_string(offset), ");");
+    }
+
     // ---- matrix fragments: PTX's wmma in inline assembly (no header: mma.h needs the
     // toolkit's include directory), on registers declared as arrays. A fragment's registers
     // are .b32 pairs of f16 / bf16, tf32 values, or f32 accumulators.
@@ -453,7 +462,7 @@ public:
             // CUDA built-in variables and types, and what the generator itself writes
             "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "uint", "ushort",
             "ulong", "uchar", "size_t", "min", "max", "fminf", "fmaxf", "fmin", "fmax", "NAN",
-            "INFINITY", "NULL"};
+            "INFINITY", "NULL", "plx_dynamic_shared"};
         if (words.count(w)) return true;
         // Vector types: int2, float4, ulonglong3 ...
         for (const char* base : {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",

@@ -1,6 +1,7 @@
 // The nvptx64 target of the shared LLVM lowering: one kernel function with buffers as global
-// (addrspace 1) pointers and shared arrays as addrspace 3 globals, the indices from special
-// registers, bar.sync and membar, and math from libdevice or the special-function unit.
+// (addrspace 1) pointers and shared arrays as addrspace 3 globals (parts of the dynamic shared
+// array past 48 KiB), the indices from special registers, bar.sync and membar, and math from
+// libdevice or the special-function unit.
 #include "ptx_target.hpp"
 
 #include "codegen/llvm/lowering.hpp"
@@ -79,7 +80,21 @@ public:
             // A scalar may be assigned like a variable; mem2reg removes the slot otherwise.
             if (!buffer) declare(p.name, p.type, from_mem(arg, p.type));
         }
+        // Past CUDA's 48 KiB of static shared memory, the arrays are parts of one dynamic
+        // (extern) array that the launch sizes (codegen::cuda_dynamic_shared).
+        const CudaDynamicShared dynamic = cuda_dynamic_shared(k_);
+        if (dynamic.bytes) {
+            auto* bytes = llvm::ArrayType::get(b_.getInt8Ty(), 0);
+            auto* all = new llvm::GlobalVariable(m_, bytes, false, llvm::GlobalValue::ExternalLinkage, nullptr,
+                                                 "plx_dynamic_shared", nullptr, llvm::GlobalValue::NotThreadLocal,
+                                                 shared_space);
+            all->setAlignment(llvm::Align(128));
+            for (uint64_t offset : dynamic.offsets)
+                shared_.push_back(llvm::ConstantExpr::getInBoundsGetElementPtr(b_.getInt8Ty(), all,
+                                                                              b_.getInt64(offset)));
+        }
         for (auto& s : k_.shared) {
+            if (dynamic.bytes) break;
             auto* array_type = array_of(s.type, s.count);
             // Shared memory cannot be initialized on the GPU: undef is the only initializer
             // NVPTX accepts.
