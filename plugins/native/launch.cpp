@@ -9,7 +9,9 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <system_error>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -80,7 +82,7 @@ uint64_t claim(Job& job) noexcept {
 
 class Pool {
 public:
-    explicit Pool(uint32_t threads) : threads_(threads), local_(threads) {}
+    explicit Pool(uint32_t threads) : threads_(threads), local_(threads), local_capacity_(threads, kLocalMemoryBytes) {}
     ~Pool() { stop(); }
 
     bool start() {
@@ -238,13 +240,13 @@ private:
             ctx.global_size[d] = job.global_size[d];
             ctx.local_size[d] = job.local_size[d];
         }
-        ctx.local_mem = local_[worker];
         ctx.local_mem_bytes = job.local_bytes;
         ctx.worker = worker;
         const uint64_t nx = job.num_groups[0], ny = job.num_groups[1];
         uint64_t gx = begin % nx, gy = (begin / nx) % ny, gz = begin / nx / ny;
         tl_in_group = true;
         try {
+            ctx.local_mem = local_memory(worker, job.local_bytes);
             for (uint64_t g = begin; g < end; ++g) {
                 ctx.group_id[0] = gx;
                 ctx.group_id[1] = gy;
@@ -272,6 +274,23 @@ private:
             }
         }
         tl_in_group = false;
+    }
+
+    // The worker's local-memory block, grown to `bytes` when a job needs more than it holds:
+    // the generated code's per-work-item frames come on top of the kernel's shared arrays,
+    // which local_memory_bytes bounds. Only the thread running as `worker` touches its block.
+    std::byte* local_memory(uint32_t worker, size_t bytes) {
+        if (bytes > local_capacity_[worker]) {
+            const size_t size = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+            auto* bigger = static_cast<std::byte*>(std::aligned_alloc(kAlignment, size));
+            if (!bigger)
+                throw std::runtime_error("native: no memory for a work-group's " + std::to_string(bytes) +
+                                         " bytes of local memory");
+            std::free(local_[worker]);
+            local_[worker] = bigger;
+            local_capacity_[worker] = size;
+        }
+        return local_[worker];
     }
 
     // Finds a job with work left, claims a chunk of it and returns it; drops exhausted jobs.
@@ -343,6 +362,7 @@ private:
 
     const uint32_t threads_;
     std::vector<std::byte*> local_; // one local-memory block per worker index
+    std::vector<size_t> local_capacity_;
     std::vector<std::thread> workers_;
 
     std::mutex mutex_;
@@ -423,11 +443,6 @@ plx_status launch_host(plx_queue queue, plx_workgroup_fn fn, void* user,
         dims->struct_size >= offsetof(plx_launch_dims, dynamic_local_bytes) + sizeof(uint32_t)
             ? dims->dynamic_local_bytes
             : 0;
-    if (local_bytes > kLocalMemoryBytes)
-        return fail(PLX_ERROR_OUT_OF_RESOURCES,
-                    "native: launch_host: dynamic_local_bytes " + std::to_string(local_bytes) +
-                        " is above the device limit of " + std::to_string(kLocalMemoryBytes) +
-                        " (local_memory_bytes)");
     if (tl_in_group)
         return fail(PLX_ERROR_UNSUPPORTED,
                     "native: launch_host: called from inside a work-group of this plugin");

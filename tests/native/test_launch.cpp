@@ -5,7 +5,9 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -139,8 +141,6 @@ TEST_SUITE("native") {
             {make_grid(3, {1, 1, 128}, {1, 1, 65}), PLX_ERROR_OUT_OF_RESOURCES, "limit of 64"},
             {make_grid(3, {128, 64, 64}, {64, 64, 2}), PLX_ERROR_OUT_OF_RESOURCES,
              "8192 work-items is above the device limit of 4096"},
-            {make_grid(1, {64}, {64}, 256 * 1024 + 1), PLX_ERROR_OUT_OF_RESOURCES,
-             "local_memory_bytes"},
             {make_grid(3, {UINT64_MAX, UINT64_MAX, 2}, {1, 1, 1}), PLX_ERROR_OUT_OF_RESOURCES,
              "2^64"},
         };
@@ -163,6 +163,33 @@ TEST_SUITE("native") {
             make_grid(3, {1024, 1, 1}, {1024, 1, 1}, 256 * 1024).launch_dims();
         CHECK(p.desc.launch_host(q, nothing, nullptr, &max, nullptr) == PLX_OK);
         CHECK(p.desc.queue_sync(q) == PLX_OK); // refused launches are not queue failures
+        p.desc.queue_destroy(q);
+    }
+
+    TEST_CASE("local memory past local_memory_bytes: each worker's block grows to fit") {
+        // The generated code's per-work-item frames come on top of the kernel's shared arrays
+        // (which local_memory_bytes bounds), so a launch may ask for more.
+        Plugin p;
+        REQUIRE(p.status == PLX_OK);
+        plx_queue q = p.queue();
+        struct Seen {
+            std::atomic<int> groups{0}, bad{0};
+        } seen;
+        auto fill = [](const plx_workgroup_ctx* ctx, void* user) {
+            auto* s = static_cast<Seen*>(user);
+            auto* bytes = static_cast<unsigned char*>(ctx->local_mem);
+            const auto tag = static_cast<unsigned char>(ctx->group_id[0] * 7 + 1);
+            if (ctx->local_mem_bytes != 1024 * 1024 || reinterpret_cast<uintptr_t>(bytes) % 64 != 0) ++s->bad;
+            std::memset(bytes, tag, ctx->local_mem_bytes);
+            for (size_t i = 0; i < ctx->local_mem_bytes; i += 4093)
+                if (bytes[i] != tag) ++s->bad;
+            ++s->groups;
+        };
+        const plx_launch_dims big = make_grid(1, {64 * 32}, {64}, 1024 * 1024).launch_dims();
+        CHECK(p.desc.launch_host(q, fill, &seen, &big, nullptr) == PLX_OK);
+        CHECK(p.desc.queue_sync(q) == PLX_OK);
+        CHECK(seen.groups.load() == 32);
+        CHECK(seen.bad.load() == 0);
         p.desc.queue_destroy(q);
     }
 
