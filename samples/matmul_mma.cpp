@@ -34,6 +34,16 @@ template <class T> Kernel<In<T>, In<T>, Out<float>, Int, Int, Int> make_matmul_m
             constexpr int WM = 64, WN = 32;                     // a subgroup's part of the block
             constexpr int FM = WM / 16, FN = WN / 16;           // its fragments: 4 x 2
             static_assert((BM / WM) * (BN / WN) == mma_subgroups);
+            // f16 and bf16: 8 subgroups of at most 32 work-items (32 on NVIDIA GPUs, 1 on the
+            // host), and two such groups at once on a GPU multiprocessor: ptxas then keeps a
+            // work-item within 128 registers, and one group's barrier wait is the other's turn
+            // (0.26 -> 0.38 of cuBLAS at 8192^3 on an H200, docs/benchmarks.md). tf32's larger
+            // fragments spill at 128 registers and ran at half the speed: one group there. A
+            // device whose subgroups are wider than 32 refuses the launch, naming this bound.
+            if constexpr (sizeof(T) == 2) {
+                px::max_work_group_size(mma_subgroups * 32);
+                px::min_groups_per_unit(2);
+            }
             // Rows padded by 16 bytes: fragment loads of consecutive rows then start in
             // different banks, and every row stays 16-byte aligned (what wmma asks).
             constexpr uint32_t pad = 16 / sizeof(T);

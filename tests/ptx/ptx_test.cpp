@@ -115,6 +115,13 @@ TEST_CASE("a declared work-group size above 256 becomes .reqntid or .maxntid, an
     small.work_group.max = 256;
     CHECK_FALSE(has(generate(small), "ntid "));
     CHECK_FALSE(has(generate(ptxtest::vector_add()), "ntid "));
+
+    // Groups per multiprocessor asked for: the bound at any size, with .minnctapersm.
+    small.work_group.min_groups = 2;
+    const std::string two = generate(small);
+    CHECK(has(two, ".maxntid 256, 1, 1"));
+    CHECK(has(two, ".minnctapersm 2"));
+    check_assembles("vector_add_minnctapersm", two, "sm_90");
 }
 
 TEST_CASE("reduction: static shared array, barriers, f32 atomic add") {

@@ -420,12 +420,21 @@ TEST_CASE("a kernel that plexus-ir/1 can express is written as plexus-ir/1; a de
     static const auto bounded = px::kernel("bounded", {"o"}, [](px::Out<float> o) {
         px::require_work_group_size(16, 4);
         px::max_work_group_size(64);
+        px::min_groups_per_unit(3);
         o[px::global_id(0)] = 1.0f;
     });
     CHECK(ir::needs_ir_v2(bounded.ir()));
     ir::Kernel back = ir::from_json(ir::to_json(bounded.ir()));
     CHECK(back.work_group.required == std::array<uint32_t, 3>{16, 4, 1});
     CHECK(back.work_group.max == 64);
+    CHECK(back.work_group.min_groups == 3);
+    CHECK(back.hash() == bounded.ir().hash());
+    expect_error(px::ErrorCode::InvalidKernel, [] {
+        px::kernel("groups_alone", [](px::Out<float> o) {
+            px::min_groups_per_unit(2);
+            o[0] = 1.0f;
+        });
+    }, {"kernel 'groups_alone'", "min_groups 2 without a declared work-group size"});
     expect_error(px::ErrorCode::InvalidKernel, [] {
         px::kernel("twice", [](px::Out<float>) {
             px::require_work_group_size(16);
@@ -435,4 +444,7 @@ TEST_CASE("a kernel that plexus-ir/1 can express is written as plexus-ir/1; a de
     ir::Kernel k = bounded.ir();
     k.work_group.max = 32;
     expect_invalid(k, {"required work-group of 64 work-items above its own maximum of 32"});
+    k = bounded.ir();
+    k.work_group.min_groups = 33;
+    expect_invalid(k, {"min_groups 33 is above 32"});
 }

@@ -489,6 +489,9 @@ using SharedArray = ArrayDecl;
 struct WorkGroupBound {
     std::array<uint32_t, 3> required{0, 0, 0};
     uint32_t max = 0;
+    // Groups of the declared size that should be resident at once on one compute unit (0: not
+    // declared): the CUDA generators pass it to ptxas, which caps registers to fit them.
+    uint32_t min_groups = 0;
     bool operator==(const WorkGroupBound&) const = default;
     bool declared() const { return required[0] != 0 || max != 0; }
     // The most work-items a group may have: the required shape's, else max; 0 when undeclared.

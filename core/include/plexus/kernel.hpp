@@ -687,6 +687,11 @@ void fence_device();
 // 256 work-items (codegen::unbounded_group_items), where it decides whether a launch fits.
 void require_work_group_size(uint32_t x, uint32_t y = 1, uint32_t z = 1);
 void max_work_group_size(uint32_t items);
+// At least `groups` groups of the declared size resident at once on one compute unit (an SM):
+// the CUDA generators pass it on (.minnctapersm, __launch_bounds__'s second argument), and
+// ptxas caps each work-item's registers so that they fit; other backends ignore it. Needs
+// require_work_group_size or max_work_group_size.
+void min_groups_per_unit(uint32_t groups);
 
 namespace detail {
 // The array element a Part names, for an atomic: a whole element of a global or local array,

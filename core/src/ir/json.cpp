@@ -225,6 +225,7 @@ json kernel_json(const Kernel& k) {
         json wg = json::object();
         if (k.work_group.required[0]) wg["required"] = k.work_group.required;
         if (k.work_group.max) wg["max"] = k.work_group.max;
+        if (k.work_group.min_groups) wg["min_groups"] = k.work_group.min_groups;
         j["work_group"] = wg;
     }
     return j;
@@ -768,7 +769,7 @@ struct Reader {
         }
         if (v2 && j.contains("work_group")) {
             const json& wg = j["work_group"];
-            keys(wg, "work_group", {"required", "max"});
+            keys(wg, "work_group", {"required", "max", "min_groups"});
             if (wg.contains("required")) {
                 const json& r = array(wg, "work_group", "required");
                 if (r.size() != 3) fail("work_group.required", "expected three sizes [x, y, z]");
@@ -779,6 +780,8 @@ struct Reader {
                 }
             }
             if (wg.contains("max")) k.work_group.max = uint32_t(count(wg, "work_group", "max", UINT32_MAX));
+            if (wg.contains("min_groups"))
+                k.work_group.min_groups = uint32_t(count(wg, "work_group", "min_groups", UINT32_MAX));
         }
         field(j, "", "shared");
         k.shared = arrays(j, "shared");

@@ -275,6 +275,11 @@ private:
 
     void check_work_group() const {
         const WorkGroupBound& w = k_.work_group;
+        if (w.min_groups && !w.declared())
+            fail("work_group", "min_groups " + std::to_string(w.min_groups) +
+                                   " without a declared work-group size (required or max) to count them by");
+        if (w.min_groups > 32)
+            fail("work_group", "min_groups " + std::to_string(w.min_groups) + " is above 32, more than a compute unit holds");
         const bool some = w.required[0] || w.required[1] || w.required[2];
         if (!some) return;
         uint64_t items = 1;

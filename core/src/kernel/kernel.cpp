@@ -258,12 +258,19 @@ void require_work_group_size(uint32_t x, uint32_t y, uint32_t z) {
     w.required = {x, y, z};
 }
 
-void max_work_group_size(uint32_t items) {
+// A count of the kernel's work_group, declared once and not 0.
+static void declare_once(uint32_t ir::WorkGroupBound::*field, uint32_t value, const char* what) {
     auto& t = detail::Tracer::current();
-    ir::WorkGroupBound& w = t.kernel().work_group;
-    if (w.max) t.fail("px::max_work_group_size is given twice");
-    if (!items) t.fail("px::max_work_group_size of 0");
-    w.max = items;
+    uint32_t& slot = t.kernel().work_group.*field;
+    if (slot) t.fail(std::string(what) + " is given twice");
+    if (!value) t.fail(std::string(what) + " of 0");
+    slot = value;
+}
+
+void max_work_group_size(uint32_t items) { declare_once(&ir::WorkGroupBound::max, items, "px::max_work_group_size"); }
+
+void min_groups_per_unit(uint32_t groups) {
+    declare_once(&ir::WorkGroupBound::min_groups, groups, "px::min_groups_per_unit");
 }
 
 void native(std::map<std::string, std::string> code, const std::function<void()>& fallback) {

@@ -289,7 +289,11 @@ Compiled* Executor::compile(const ir::Kernel& k, uint64_t hash, DeviceContext& c
                                           : PLX_LANG_PLEXUS_IR_JSON;
             report.language = to_string(lang);
             auto t_lower = std::chrono::steady_clock::now();
-            std::string json = ir::to_json(k);
+            // min_groups only guides the CUDA generators: a plugin that reads the IR gets the
+            // kernel without it, so one written before the key existed still loads the kernel.
+            ir::Kernel plain = k;
+            plain.work_group.min_groups = 0;
+            std::string json = ir::to_json(plain);
             report.lower_ms = ms_since(t_lower);
             auto t_load = std::chrono::steady_clock::now();
             plx_status s = b.api().module_load(ctx.device, lang, json.data(), json.size(), "", &c->module);

@@ -330,10 +330,12 @@ public:
     }
 
     // CUDA C bounds the work-items per block (a required shape by its product), only where it
-    // can matter for launching, as in PTX (codegen::unbounded_group_items).
+    // can matter for launching, as in PTX (codegen::unbounded_group_items), or where the kernel
+    // asks for several groups per multiprocessor (__launch_bounds__'s second argument).
     std::string entry_prefix(const ir::WorkGroupBound& bound) const override {
-        if (bound.items() <= codegen::unbounded_group_items) return "extern \"C\" __global__ void";
-        return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(bound.items()) + ")";
+        if (bound.items() <= codegen::unbounded_group_items && !bound.min_groups) return "extern \"C\" __global__ void";
+        const std::string groups = bound.min_groups ? ", " + std::to_string(bound.min_groups) : "";
+        return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(bound.items()) + groups + ")";
     }
     std::string param_decl(const ir::Param& p, const std::string& type,
                            const std::string& name) const override {

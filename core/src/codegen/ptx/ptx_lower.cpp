@@ -41,10 +41,13 @@ public:
     // bound), only where it can matter for launching: without one ptxas uses at most 255
     // registers a thread, and a group of up to 256 threads then always fits the 64K-register
     // file. Below that the hint cost measured speed: .reqntid 256,1,1 (and .maxntid 256) took
-    // matmul_tiled from 0.92 to 0.66 of cuBLAS on the H100 (docs/benchmarks.md).
+    // matmul_tiled from 0.92 to 0.66 of cuBLAS on the H100 (docs/benchmarks.md). A kernel that
+    // asks for several groups per multiprocessor gets its bound and .minnctapersm at any size.
     void annotate_work_group() {
         const auto& bound = k_.work_group;
-        if (bound.items() <= codegen::unbounded_group_items) return;
+        // Groups per multiprocessor asked for: the bound and .minnctapersm, whatever its size.
+        if (bound.items() <= codegen::unbounded_group_items && !bound.min_groups) return;
+        if (bound.min_groups) annotate("minctasm", bound.min_groups);
         if (bound.required[0]) {
             annotate("reqntidx", bound.required[0]);
             annotate("reqntidy", bound.required[1]);
