@@ -222,10 +222,10 @@ Kernel<In<uint32_t>, InOut<uint32_t>, Int, Int> make_histogram(const char* name,
             px::Int size = px::local_size(0);
             px::For(lid, nbins, size, [&](px::Int b) { local[b] = 0u; });
             px::barrier();
-            auto count = [&](const px::Int& i) { px::atomic_add(local[in[i] % px::cast<uint32_t>(nbins)], 1u); };
+            auto tally = [&](const px::Int& i) { px::atomic_add(local[in[i] % px::cast<uint32_t>(nbins)], 1u); };
             px::Int i = px::global_id(0);
-            if (grid_stride) px::For(i, n, px::global_size(0), count);
-            else px::If(i < n, [&] { count(i); });
+            if (grid_stride) px::For(i, n, px::global_size(0), tally);
+            else px::If(i < n, [&] { tally(i); });
             px::barrier();
             px::For(lid, nbins, size, [&](px::Int b) {
                 px::UInt count = local[b];
@@ -247,9 +247,9 @@ const Kernel<In<uint32_t>, InOut<uint32_t>, Int, Int>& histogram_wide() {
 }
 
 Grid histogram_wide_grid(size_t n) {
-    // Groups of 256 with 256 keys each at least, and no more than 132 (one per multiprocessor
-    // of an H100): every group zeroes and merges all its bins, which costs more than its keys
-    // when a group sees few.
+    // Groups of 256 whose work-items count 256 keys each at least, and no more than 132 groups
+    // (one per multiprocessor of an H100): every group zeroes and merges all its bins, which
+    // costs more than its keys when a group sees few.
     const size_t groups = std::clamp<size_t>(n / (256 * 256), 1, 132);
     return Grid(groups * 256).local_size(256);
 }

@@ -276,8 +276,8 @@ Compiled* Executor::compile(const ir::Kernel& k, uint64_t hash, DeviceContext& c
         c->host = host_kernel(k, hash, ctx, report);
     } else {
         if (b.exec_model() == ExecModel::JIT) {
-            c->module = load_jit_module(k, hash, ctx, where, report);
             const plx_language lang = pick_language(b, config_);
+            c->module = load_jit_module(k, hash, ctx, lang, where, report);
             if (lang == PLX_LANG_PTX || lang == PLX_LANG_CUDA_C)
                 c->dynamic_shared = uint32_t(codegen::cuda_dynamic_shared(k).bytes);
         } else {
@@ -361,10 +361,9 @@ std::vector<CompileReport> Executor::compile_reports() const {
 
 // A cache entry is one byte naming the plx_language of what follows (a binary the plugin can
 // load again, or the generated source when it returns none), then that text or binary.
-plx_module Executor::load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx,
+plx_module Executor::load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx, plx_language lang,
                                      ErrorContext& where, CompileReport& report) {
     const Backend& b = *ctx.backend;
-    plx_language lang = pick_language(b, config_);
     if (lang == PLX_LANG_UNSET)
         throw Error(ErrorCode::Unsupported, "plexus generates none of the backend's languages", where);
     CacheKey key{hash, to_string(lang), b.name(), b.version(), ctx.info->name, ctx.info->arch, core_build_id()};

@@ -236,9 +236,10 @@ private:
     Compiled* compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx);
     std::unique_ptr<codegen::HostKernel> host_kernel(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx,
                                                      CompileReport& report);
-    // JIT: the module from the disk cache, or generated, loaded and then stored there.
-    plx_module load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx, ErrorContext& where,
-                               CompileReport& report);
+    // JIT: the module in `lang` (pick_language's) from the disk cache, or generated, loaded and
+    // then stored there.
+    plx_module load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx, plx_language lang,
+                               ErrorContext& where, CompileReport& report);
     const uint64_t id_; // never reused, unlike an address: tells whose a HotLaunch is
     struct HotHit {
         DeviceContext* ctx = nullptr; // null: not the last launch's kind

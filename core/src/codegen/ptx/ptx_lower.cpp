@@ -85,8 +85,7 @@ public:
         }
         // Past CUDA's 48 KiB of static shared memory, the arrays are parts of one dynamic
         // (extern) array that the launch sizes (codegen::cuda_dynamic_shared).
-        const CudaDynamicShared dynamic = cuda_dynamic_shared(k_);
-        if (dynamic.bytes) {
+        if (const CudaDynamicShared dynamic = cuda_dynamic_shared(k_); dynamic.bytes) {
             auto* bytes = llvm::ArrayType::get(b_.getInt8Ty(), 0);
             auto* all = new llvm::GlobalVariable(m_, bytes, false, llvm::GlobalValue::ExternalLinkage, nullptr,
                                                  "plx_dynamic_shared", nullptr, llvm::GlobalValue::NotThreadLocal,
@@ -95,19 +94,19 @@ public:
             for (uint64_t offset : dynamic.offsets)
                 shared_.push_back(llvm::ConstantExpr::getInBoundsGetElementPtr(b_.getInt8Ty(), all,
                                                                               b_.getInt64(offset)));
-        }
-        for (auto& s : k_.shared) {
-            if (dynamic.bytes) break;
-            auto* array_type = array_of(s.type, s.count);
-            // Shared memory cannot be initialized on the GPU: undef is the only initializer
-            // NVPTX accepts.
-            auto* global = new llvm::GlobalVariable(
-                m_, array_type, false, llvm::GlobalValue::InternalLinkage,
-                llvm::UndefValue::get(array_type), s.name, nullptr,
-                llvm::GlobalValue::NotThreadLocal, shared_space);
-            // 32 bytes where matrix fragments may load from it (wmma's alignment).
-            global->setAlignment(std::max(llvm::Align(k_.fragments.empty() ? 16 : 32), align_of(s.type)));
-            shared_.push_back(global);
+        } else {
+            for (auto& s : k_.shared) {
+                auto* array_type = array_of(s.type, s.count);
+                // Shared memory cannot be initialized on the GPU: undef is the only initializer
+                // NVPTX accepts.
+                auto* global = new llvm::GlobalVariable(
+                    m_, array_type, false, llvm::GlobalValue::InternalLinkage,
+                    llvm::UndefValue::get(array_type), s.name, nullptr,
+                    llvm::GlobalValue::NotThreadLocal, shared_space);
+                // 32 bytes where matrix fragments may load from it (wmma's alignment).
+                global->setAlignment(std::max(llvm::Align(k_.fragments.empty() ? 16 : 32), align_of(s.type)));
+                shared_.push_back(global);
+            }
         }
         stmt(k_.body);
         b_.CreateRetVoid();
