@@ -107,10 +107,11 @@ plx_status describe_device(plx_device_s* d) {
     info.max_work_group_dims[2] = static_cast<uint32_t>(bz);
     info.subgroup_size = static_cast<uint32_t>(warp);
     info.subgroup_ops = PLX_SUBGROUP_KNOWN | PLX_SUBGROUP_ALL; // warp shuffles and votes
-    // Tensor cores through wmma: f16 from sm_70, bf16 and tf32 from sm_80.
+    // Tensor cores through wmma: f16 from sm_70, bf16 and tf32 from sm_80; warpgroup
+    // accumulators from sm_80 (wgmma on sm_90, ldmatrix and mma.sync below it).
     const int cc = major * 10 + minor;
     info.matrix_ops = PLX_MATRIX_KNOWN | (cc >= 70 ? PLX_MATRIX_F16 : 0u) |
-                      (cc >= 80 ? PLX_MATRIX_BF16 | PLX_MATRIX_TF32 : 0u);
+                      (cc >= 80 ? PLX_MATRIX_BF16 | PLX_MATRIX_TF32 | PLX_MATRIX_WARPGROUP : 0u);
     info.memory_bytes = total;
     info.max_alloc_bytes = total;
     // The opt-in maximum is what a kernel can use once launch raises its dynamic limit.

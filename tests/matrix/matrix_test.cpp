@@ -14,6 +14,7 @@
 #include "plexus/plexus.hpp"
 #include "problems.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -109,6 +110,73 @@ template <class T, class Acc, int K, class LA, class LB, class LC, class LD_> vo
         for (size_t x = 0; x < size_t(OFFSET); ++x) bad += float(d[x]) != 0.0f || float(e[x]) != 0.0f;
         INFO(name << " on " << dev.label << ": " << bad << " of " << checked << " bad; " << first);
         CHECK(checked == 512);
+        CHECK(bad == 0);
+    }
+}
+
+// A warpgroup accumulator, 64 x 64 over k = 32, from swizzled shared tiles at offsets (A from
+// column 16, B from row 8), two mma_shared (the first left in flight), a bounded store of 60 x
+// 50: one group of four subgroups, launched as four rows of the subgroup width (PoCL makes
+// subgroups of the group's x dimension).
+constexpr int WG_K = 32, WG_N = 64, WG_ROWS = 60, WG_COLS = 50;
+template <class T> const auto& warpgroup_kernel(const std::string& name) {
+    static const auto k = px::kernel(name, {"a", "b", "c"}, [](px::In<T> a, px::In<T> b, px::Out<float> c) {
+        auto as = px::shared<T>(64, 64, px::Swizzle128{});
+        auto bs = px::shared<T>(48, WG_N, px::Swizzle128{});
+        px::Int tid = px::local_id(1) * px::local_size(0) + px::local_id(0);
+        px::Int items = px::local_size(0) * px::local_size(1);
+        px::For(tid, 64 * WG_K, items, [&](px::Int e) { as[e / WG_K][16 + e % WG_K] = a[e]; });
+        px::For(tid, WG_K * WG_N, items, [&](px::Int e) { bs[8 + e / WG_N][e % WG_N] = b[e]; });
+        px::barrier();
+        px::Fragment<float, 64, WG_N, 16, px::Accumulator> acc;
+        px::fill_fragment(acc, 0.5f);
+        px::mma_shared<16>(acc, as, 0, 16, bs, 8, 0, 1);
+        px::mma_shared<16>(acc, as, 0, 32, bs, 24, 0);
+        px::store_fragment(acc, c, 2 * WG_N + 3, WG_N, WG_ROWS, WG_COLS);
+    });
+    return k;
+}
+
+template <class T> void check_warpgroup(const std::string& name) {
+    const auto& kernel = warpgroup_kernel<T>(name);
+    std::mt19937 g(5);
+    const std::vector<T> a = random_values<T>(64 * WG_K, g), b = random_values<T>(WG_K * WG_N, g);
+    const size_t size = size_t(66 * WG_N + 3);
+    const float sentinel = -7.0f;
+    for (const px::test::TestDevice& dev : px::test::every_device()) {
+        auto& rt = px::test::hermetic_runtime();
+        px::Buffer<T> ba(rt, a), bb(rt, b);
+        px::Buffer<float> bc(rt, std::vector<float>(size, sentinel));
+        const uint32_t width = dev.info->subgroup_size; // one group: a warpgroup
+        try {
+            rt.launch(dev.target, kernel, px::Grid(width, 4).local_size(width, 4), ba, bb, bc).wait();
+        } catch (const px::Error& e) {
+            INFO(name << " on " << dev.label << ": " << e.what());
+            CHECK_FALSE(px::samples::drop_reason(e, dev.target).empty()); // only a device the router drops
+            continue;
+        }
+        const auto c = bc.host();
+        size_t bad = 0;
+        std::string first;
+        for (size_t x = 0; x < size; ++x) {
+            const long at = long(x) - (2 * WG_N + 3);
+            const long r = at < 0 ? -1 : at / WG_N, col = at < 0 ? -1 : at % WG_N;
+            double want = sentinel, bound = 0;
+            if (r >= 0 && r < WG_ROWS && col < WG_COLS) {
+                double sum = 0.5, mag = 0.5;
+                for (int p = 0; p < WG_K; ++p) {
+                    const double prod = double(float(a[size_t(r * WG_K + p)])) * double(float(b[size_t(p * WG_N + col)]));
+                    sum += prod;
+                    mag += std::fabs(prod);
+                }
+                want = sum;
+                bound = (WG_K + 16) * std::ldexp(mag, -23) + 1e-6; // exact products, f32 sums
+            }
+            if (!(std::fabs(double(c[x]) - want) <= bound) && bad++ == 0)
+                first = "c[" + std::to_string(x) + "] (row " + std::to_string(r) + ", column " + std::to_string(col) +
+                        "): got " + std::to_string(c[x]) + ", want " + std::to_string(want);
+        }
+        INFO(name << " on " << dev.label << ": " << bad << " of " << size << " bad; " << first);
         CHECK(bad == 0);
     }
 }
@@ -222,6 +290,78 @@ TEST_CASE("a device without a fragment type is dropped, naming the type") {
     CHECK(px::matrix_feature("matrix_acc_m16n16k16_f32") == (PLX_MATRIX_F16 | PLX_MATRIX_BF16));
     CHECK(px::matrix_feature("matrix_b_m16n16k8_tf32") == PLX_MATRIX_TF32);
     CHECK(px::matrix_feature("sqrt_f32") == 0);
+}
+
+TEST_CASE("a warpgroup accumulator from swizzled f16 and bf16 tiles on every device, bounded store") {
+    check_warpgroup<px::half>("mx_warpgroup_f16");
+    check_warpgroup<px::bf16>("mx_warpgroup_bf16");
+}
+
+TEST_CASE("the swizzle is a permutation within each array, 16-byte chunks whole") {
+    for (uint32_t size : {2u, 4u}) {
+        const uint32_t rows = 16, cols = 256 / size, count = rows * cols;
+        std::vector<int> seen(count, 0);
+        for (uint32_t r = 0; r < rows; ++r)
+            for (uint32_t c = 0; c < cols; ++c) {
+                const uint64_t i = px::ir::swizzled_index(rows, size, r, c);
+                REQUIRE(i < count);
+                ++seen[i];
+                if (c % (16 / size)) CHECK(i == px::ir::swizzled_index(rows, size, r, c - 1) + 1);
+            }
+        CHECK(std::count(seen.begin(), seen.end(), 1) == int(count));
+        CHECK(px::ir::swizzled_index(rows, size, 1, 0) == 128 / size + 16 / size); // row 1: chunk 0 <-> 1
+    }
+}
+
+TEST_CASE("warpgroup operations the IR refuses, and JSON keeps them") {
+    using namespace px::ir;
+    Kernel k;
+    k.name = "wg_ir";
+    k.params = {{"c", Param::Kind::Buffer, Scalar::F32, Access::Write}};
+    k.fragments = {{"acc", MatrixUse::Acc, 64, 128, 16, Scalar::F32, MatrixLayout::Row},
+                   {"small", MatrixUse::Acc, 16, 16, 16, Scalar::F32, MatrixLayout::Row}};
+    ArrayDecl as{"as", Scalar::F16, 64 * 64, {64, 64}, 0}, bs{"bs", Scalar::F16, 32 * 128, {32, 128}, 0};
+    as.swizzle = bs.swizzle = true;
+    k.shared = {as, bs};
+    auto i = [](int64_t v) { return Const::make_int(Scalar::I32, v); };
+    auto mma = [&](int64_t col_b) { return Matrix::mma_shared("acc", "as", i(0), i(0), "bs", i(0), i(col_b), 2, 1); };
+    k.body = Block::make({Matrix::fill("acc", Const::make_float(Scalar::F32, 0.0)), mma(0),
+                          Matrix::store_bounded("acc", "c", Space::Global, i(0), i(128), i(60), i(100))});
+    CHECK_NOTHROW(validate(k));
+    const Kernel back = from_json(to_json(k));
+    CHECK(back.shared == k.shared);
+    CHECK(to_json(back) == to_json(k));
+    // subgroup_id too: where the accumulator is plain arithmetic, each subgroup takes its rows by it.
+    CHECK(collect_uses(k).intrinsics ==
+          std::vector<std::string>{"matrix_acc_m16n16k16_f32", "matrix_acc_m64n128k16_f32", "subgroup_id"});
+    CHECK(px::matrix_feature("matrix_acc_m64n128k16_f32") == PLX_MATRIX_WARPGROUP);
+    k.body = Block::make({mma(32)});
+    CHECK(says(invalid_kernel([&] { validate(k); }), "not a multiple of 64"));
+    k.body = Block::make({Matrix::mma_shared("small", "as", i(0), i(0), "bs", i(0), i(0), 1)});
+    CHECK(says(invalid_kernel([&] { validate(k); }), "accumulates into a warpgroup accumulator (m64)"));
+    k.body = Block::make({Matrix::store_bounded("small", "c", Space::Global, i(0), i(16), i(8), i(8))});
+    CHECK(says(invalid_kernel([&] { validate(k); }), "a bounded store needs a warpgroup accumulator"));
+    k.shared[1].swizzle = false;
+    k.body = Block::make({mma(0)});
+    CHECK(says(invalid_kernel([&] { validate(k); }), "'bs' is not swizzled"));
+    k.shared[1] = ArrayDecl{"bs", Scalar::F16, 12 * 128, {12, 128}, 0};
+    k.shared[1].swizzle = true;
+    k.body = Block::make({});
+    CHECK(says(invalid_kernel([&] { validate(k); }), "a multiple of 8 rows"));
+    k.shared[1] = bs;
+    k.fragments[0].n = 96;
+    CHECK(says(invalid_kernel([&] { validate(k); }), "warpgroup accumulators are m64nNk16"));
+    // A warpgroup accumulator's operands come from one subgroup's view only when uniform.
+    px::Error varying = invalid_kernel([] {
+        px::kernel("wg_varying", {"c"}, [](px::Out<float> c) {
+            auto as = px::shared<px::half>(64, 64, px::Swizzle128{});
+            px::Fragment<float, 64, 64, 16, px::Accumulator> acc;
+            px::fill_fragment(acc, 0.0f);
+            px::mma_shared<16>(acc, as, 0, px::Int(px::local_id(0)) * 16, as, 0, 0);
+            px::store_fragment(acc, c, 0, 64, 64, 64);
+        });
+    });
+    CHECK(says(varying, "depends on the work-item"));
 }
 
 // The samples take a different copy path by shape and group size (on CUDA: 256 work-items and

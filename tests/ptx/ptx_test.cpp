@@ -380,6 +380,49 @@ TEST_CASE("matrix fragments: wmma PTX that ptxas assembles for sm_80 and sm_90a,
     }
 }
 
+// A warpgroup accumulator (m64n128k16) from two swizzled shared arrays: two mma_shared, the
+// first left in flight, and a bounded store.
+Kernel warpgroup_kernel(ir::Scalar t) {
+    using namespace ir;
+    Kernel k;
+    k.name = std::string("warpgroup_") + to_string(t);
+    k.params = {{"c", Param::Kind::Buffer, Scalar::F32, Access::Write}};
+    k.fragments = {{"acc", MatrixUse::Acc, 64, 128, 16, Scalar::F32, MatrixLayout::Row}};
+    ArrayDecl as{"as", t, 64 * 64, {64, 64}, 0}, bs{"bs", t, 64 * 128, {64, 128}, 0};
+    as.swizzle = bs.swizzle = true;
+    k.shared = {as, bs};
+    auto i = [](int64_t v) { return Const::make_int(Scalar::I32, v); };
+    k.body = Block::make({Barrier::make(), Matrix::fill("acc", Const::make_float(Scalar::F32, 0.0)),
+                          Matrix::mma_shared("acc", "as", i(0), i(0), "bs", i(0), i(0), 2, 1),
+                          Matrix::mma_shared("acc", "as", i(0), i(32), "bs", i(32), i(0), 2),
+                          Matrix::store_bounded("acc", "c", Space::Global, i(0), i(128), i(60), i(100))});
+    validate(k);
+    return k;
+}
+
+TEST_CASE("warpgroup accumulators: wgmma on sm_90a, ldmatrix and mma.sync on sm_80, which ptxas assembles") {
+    for (ir::Scalar t : {ir::Scalar::F16, ir::Scalar::BF16}) {
+        const Kernel kernel = warpgroup_kernel(t);
+        const std::string ts = ir::to_string(t);
+        INFO(kernel.name);
+        const std::string wg = generate(kernel, "sm_90"); // an sm_90 GPU gets sm_90a PTX
+        CHECK(has(wg, ".target sm_90a"));
+        CHECK(count(wg, std::regex("wgmma\\.mma_async\\.sync\\.aligned\\.m64n128k16\\.f32\\." + ts + "\\." + ts)) == 4);
+        CHECK(has(wg, "wgmma.wait_group.sync.aligned 1;"));
+        CHECK(has(wg, "fence.proxy.async.shared::cta")); // before the barrier
+        CHECK(has(wg, ".align 1024"));
+        check_assembles(kernel.name, wg, "sm_90a");
+        const std::string mma = generate(kernel, "sm_80");
+        CHECK_FALSE(has(mma, "wgmma"));
+        CHECK(has(mma, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"));
+        CHECK(has(mma, "mma.sync.aligned.m16n8k16.row.col.f32." + ts + "." + ts + ".f32"));
+        check_assembles(kernel.name, mma, "sm_80");
+        std::string message;
+        CHECK(error_of([&] { generate(kernel, "sm_75"); }, message) == ErrorCode::Unsupported);
+        CHECK(has(message, "need sm_80"));
+    }
+}
+
 #else
 
 TEST_CASE("without LLVM the PTX generator says how to get one") {

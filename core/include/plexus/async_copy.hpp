@@ -54,7 +54,7 @@ template <uint32_t N, class T, class B, IndexLike R, IndexLike C, IndexLike SI, 
     requires detail::BufferLike<B>
 void copy_async(const LocalArray<T, 2>& dst, const R& row, const C& col, const B& src, const SI& src_index,
                 const V& valid) {
-    const ir::Expr flat = detail::flat_index(detail::index_expr(row), dst.row_pitch(), detail::index_expr(col));
+    const ir::Expr flat = dst.index_of(detail::index_expr(row), detail::index_expr(col));
     detail::emit_async_copy<N, T>(dst.name(), flat, src, detail::index_expr(src_index), detail::index_expr(valid));
 }
 

@@ -375,6 +375,12 @@ struct Match final : StmtNode {
 // fragments"). Shapes and types (FragmentDecl::check): m16n16k16 with f16 A/B and an f32 or
 // f16 accumulator, m16n16k16 with bf16 A/B and an f32 accumulator, m16n16k8 with tf32 A/B
 // (f32 in memory and in the kernel) and an f32 accumulator.
+//
+// A warpgroup accumulator (m64nNk16, f32, N a multiple of 64 up to 256) is a 64 x N tile held
+// by four consecutive subgroups (subgroups 4q .. 4q + 3 of a group, a warpgroup on CUDA), each
+// holding 16 of its rows: subgroup s the rows 16 * (s % 4) ... Its A and B operands are not
+// fragments but tiles of swizzled shared arrays (ArrayDecl::swizzle), read by MmaShared (wgmma
+// on sm_90, ldmatrix and mma.sync on sm_80 .. 89, plain arithmetic elsewhere).
 enum class MatrixUse : uint8_t { A, B, Acc };
 enum class MatrixLayout : uint8_t { Row, Col };
 const char* to_string(MatrixUse u);    // "a", "b", "acc"
@@ -388,6 +394,10 @@ struct FragmentDecl {
     MatrixLayout layout = MatrixLayout::Row; // A and B: how loads read memory; Acc: unused
     bool operator==(const FragmentDecl&) const = default;
 
+    // A warpgroup accumulator (m64nNk16): four subgroups hold it, 16 rows each.
+    bool warpgroup() const { return m == 64; }
+    // The rows one subgroup holds: 16 of a warpgroup accumulator, else all of them.
+    uint32_t subgroup_rows() const { return warpgroup() ? 16 : rows(); }
     uint32_t rows() const { return use == MatrixUse::B ? k : m; }
     uint32_t cols() const { return use == MatrixUse::A ? k : n; }
     uint32_t elements() const { return rows() * cols(); }
@@ -399,8 +409,8 @@ struct FragmentDecl {
     std::string check() const;
 };
 
-enum class MatrixOp : uint8_t { Fill, Load, Store, Mma };
-const char* to_string(MatrixOp op); // "fill", "load", "store", "mma"
+enum class MatrixOp : uint8_t { Fill, Load, Store, Mma, MmaShared };
+const char* to_string(MatrixOp op); // "fill", "load", "store", "mma", "mma_shared"
 
 // One collective fragment operation:
 //   Fill:  every element of `frag` = value (a number converted to the fragment's type)
@@ -408,6 +418,17 @@ const char* to_string(MatrixOp op); // "fill", "load", "store", "mma"
 //          and B read in their declared layout, an accumulator in `layout`
 //   Store: the tile at array[index] = frag (accumulators only), in `layout`
 //   Mma:   frag (d) = a x b + c, the products and sums at least in f32 and rounded to d's type
+//   Store of a warpgroup accumulator: subgroup s stores its rows 16 * (s % 4) .., and only the
+//          elements (r, c) of the 64 x N tile with r < rows and c < cols when those are given.
+//   MmaShared: d (a warpgroup accumulator, 64 x N) += A x B with A the 64 x 16*steps tile of the
+//          shared array `array` at [row_a][col_a] and B the 16*steps x N tile of `array_b` at
+//          [row_b][col_b], both swizzled arrays of f16 or bf16; products and sums in f32. The
+//          four subgroups of a warpgroup give the same operands. row_a and row_b are multiples
+//          of 8, col_a of 16 and col_b of 64 (the tensor cores' descriptors). With in_flight
+//          n > 0 the n latest mma_shared of the subgroup may still be reading their tiles when
+//          this one returns (their results are in d by the next store or fill of it): shared
+//          memory they read must not be written until a later mma_shared with fewer in flight
+//          has returned (wgmma.wait_group n; other backends finish each at once).
 struct Matrix final : StmtNode {
     static constexpr StmtKind node_kind = StmtKind::Matrix;
     MatrixOp op = MatrixOp::Fill;
@@ -418,12 +439,22 @@ struct Matrix final : StmtNode {
     Expr index, stride;  // Load, Store: integers
     MatrixLayout layout = MatrixLayout::Row; // Load and Store of an accumulator
     Expr value;          // Fill
+    Expr rows, cols;     // Store of a warpgroup accumulator: the bounds, or null
+    std::string array_b;               // MmaShared: A is `array`, B `array_b`
+    Expr row_a, col_a, row_b, col_b;   // MmaShared: the tiles' first elements
+    uint32_t steps = 1;                // MmaShared: k = 16 * steps
+    uint32_t in_flight = 0;            // MmaShared: earlier mma_shared that may still read their tiles
     static Stmt fill(std::string frag, Expr value);
     static Stmt load(std::string frag, std::string array, Space space, Expr index, Expr stride,
                      MatrixLayout layout = MatrixLayout::Row);
     static Stmt store(std::string frag, std::string array, Space space, Expr index, Expr stride,
                       MatrixLayout layout = MatrixLayout::Row);
     static Stmt mma(std::string d, std::string a, std::string b, std::string c);
+    // A store of a warpgroup accumulator that writes only (r, c) with r < rows and c < cols.
+    static Stmt store_bounded(std::string frag, std::string array, Space space, Expr index, Expr stride, Expr rows,
+                              Expr cols);
+    static Stmt mma_shared(std::string d, std::string a, Expr row_a, Expr col_a, std::string b, Expr row_b,
+                           Expr col_b, uint32_t steps, uint32_t in_flight = 0);
     Matrix() : StmtNode(node_kind) {}
 };
 
@@ -479,9 +510,22 @@ struct ArrayDecl {
     uint32_t count = 0;         // elements, padding included
     std::vector<uint32_t> dims{}; // empty: one-dimensional
     uint32_t pad = 0;
+    // A 2-D shared array in the tensor cores' 128-byte swizzle (px::Swizzle128): columns in
+    // panels of 128 bytes, each panel's rows 128 bytes apart, the 16-byte chunks of row r
+    // permuted by r % 8 (swizzled_index). 1024-byte aligned; no padding.
+    bool swizzle = false;
     bool operator==(const ArrayDecl&) const = default;
 };
 using SharedArray = ArrayDecl;
+
+// Where element [row][col] of a swizzled array (ArrayDecl::swizzle) of `rows` rows of
+// `elem_size`-byte elements lies, in elements: with E = 128 / elem_size elements to a panel row
+// and V = 16 / elem_size to a chunk,
+//   (col / E) * rows * E + row * E + ((col % E / V) ^ (row % 8)) * V + col % V
+// (the tensor cores' 128-byte swizzle: the 16-byte chunk index XOR the row's low three bits).
+// The Expr form is i32 arithmetic on row and col.
+uint64_t swizzled_index(uint32_t rows, uint32_t elem_size, uint64_t row, uint64_t col);
+Expr swizzled_index(uint32_t rows, uint32_t elem_size, const Expr& row, const Expr& col);
 
 // The work-group size a kernel declares: a required shape (every launch uses exactly that
 // one: OpenCL's reqd_work_group_size, PTX's .reqntid), or a most work-items per group
@@ -541,7 +585,10 @@ KernelUses collect_uses(const Kernel& k);
 // the whole tile (so the work-items of a subgroup hold the same values, which is what the
 // collective semantics promise): how a backend without matrix units runs fragments. Takes a
 // valid kernel and returns one without fragments.
-Kernel lower_matrix(const Kernel& k);
+// With only_warpgroup, only warpgroup accumulators and the statements that name them are
+// rewritten (each subgroup's work-items holding its 16 rows): how a backend whose matrix units
+// take m16 fragments but not warpgroup ones runs a kernel with both.
+Kernel lower_matrix(const Kernel& k, bool only_warpgroup = false);
 
 // Rewrites every asynchronous copy into plain loads and stores done at once (each element read
 // under an if, so nothing past `valid` is read) and drops commits and waits: how a backend

@@ -308,8 +308,8 @@ template <Storable T> using InOut = BufferParam<T, ir::Access::ReadWrite>;
 template <Storable T, int Dims = 1> class LocalArray {
 public:
     using element = T;
-    LocalArray(std::string name, ir::Space space, std::array<uint32_t, 3> dims, uint32_t pad)
-        : name_(std::move(name)), space_(space), dims_(dims), pad_(pad) {}
+    LocalArray(std::string name, ir::Space space, std::array<uint32_t, 3> dims, uint32_t pad, bool swizzle = false)
+        : name_(std::move(name)), space_(space), dims_(dims), pad_(pad), swizzle_(swizzle) {}
     // 1-D: the element; 2-D: a row (tile[r][c]); 3-D: a plane.
     template <IndexLike I> auto operator[](const I& i) const {
         if constexpr (Dims == 1) return Part<T>(detail::element_place(name_, space_, type_of<T>(), detail::index_expr(i)));
@@ -320,6 +320,15 @@ public:
     ir::Space space() const { return space_; }
     // Elements from one row to the next of a 2-D array (its columns and padding).
     uint32_t row_pitch() const { return dims_[Dims - 1] + pad_; }
+    bool swizzled() const { return swizzle_; }
+    // The flat index of element [row][col] of a 2-D array: row * row_pitch() + col, or where the
+    // 128-byte swizzle puts it (ir::swizzled_index).
+    ir::Expr index_of(const ir::Expr& row, const ir::Expr& col) const
+        requires(Dims == 2)
+    {
+        if (swizzle_) return ir::swizzled_index(dims_[0], uint32_t(sizeof(T)), row, col);
+        return detail::flat_index(row, row_pitch(), col);
+    }
 
 private:
     // The rows or planes of a shaped array, flattened as r * (cols + pad) + c.
@@ -328,7 +337,9 @@ private:
         ir::Expr base; // the index so far, in units of the remaining dimensions
         template <IndexLike I> auto operator[](const I& i) const {
             const uint64_t extent = Left == 1 ? uint64_t(a->dims_[Dims - 1]) + a->pad_ : a->dims_[Dims - Left];
-            ir::Expr flat = detail::flat_index(base, extent, detail::index_expr(i));
+            ir::Expr flat;
+            if constexpr (Dims == 2) flat = a->index_of(base, detail::index_expr(i));
+            else flat = detail::flat_index(base, extent, detail::index_expr(i));
             if constexpr (Left == 1) return Part<T>(detail::element_place(a->name_, a->space_, type_of<T>(), flat));
             else return View<Left - 1>{a, flat};
         }
@@ -337,6 +348,7 @@ private:
     ir::Space space_;
     std::array<uint32_t, 3> dims_;
     uint32_t pad_;
+    bool swizzle_;
 };
 template <Storable T> using Shared = LocalArray<T, 1>;
 
@@ -344,14 +356,20 @@ template <Storable T> using Shared = LocalArray<T, 1>;
 struct Pad {
     uint32_t elements = 0;
 };
+// A 2-D shared array laid out in the tensor cores' 128-byte swizzle, the form px::mma_shared
+// reads its A and B tiles in (docs/kernel-language.md, "Warpgroup accumulators"): tile[r][c]
+// reads and writes as usual; rows must be a multiple of 128 bytes, and the rows a multiple of 8.
+struct Swizzle128 {};
 
 namespace detail {
 // Declares the array in the kernel being traced and returns its name.
-std::string declare_array(ir::Space space, const ir::Type& t, std::vector<uint32_t> dims, uint32_t pad);
-template <Storable T, int D> LocalArray<T, D> local_array(ir::Space space, std::vector<uint32_t> dims, uint32_t pad) {
+std::string declare_array(ir::Space space, const ir::Type& t, std::vector<uint32_t> dims, uint32_t pad,
+                          bool swizzle = false);
+template <Storable T, int D>
+LocalArray<T, D> local_array(ir::Space space, std::vector<uint32_t> dims, uint32_t pad, bool swizzle = false) {
     std::array<uint32_t, 3> d{1, 1, 1};
     std::copy(dims.begin(), dims.end(), d.begin());
-    return LocalArray<T, D>(declare_array(space, type_of<T>(), std::move(dims), pad), space, d, pad);
+    return LocalArray<T, D>(declare_array(space, type_of<T>(), std::move(dims), pad, swizzle), space, d, pad, swizzle);
 }
 } // namespace detail
 
@@ -359,6 +377,10 @@ template <Storable T, int D> LocalArray<T, D> local_array(ir::Space space, std::
 template <Storable T> Shared<T> shared(uint32_t count) { return detail::local_array<T, 1>(ir::Space::Local, {count}, 0); }
 template <Storable T> LocalArray<T, 2> shared(uint32_t rows, uint32_t cols, Pad pad = {}) {
     return detail::local_array<T, 2>(ir::Space::Local, {rows, cols}, pad.elements);
+}
+// px::shared<px::half>(128, 64, px::Swizzle128{}): tile[r][c] in the 128-byte swizzle.
+template <Storable T> LocalArray<T, 2> shared(uint32_t rows, uint32_t cols, Swizzle128) {
+    return detail::local_array<T, 2>(ir::Space::Local, {rows, cols}, 0, true);
 }
 template <Storable T> LocalArray<T, 3> shared(uint32_t d0, uint32_t d1, uint32_t d2, Pad pad = {}) {
     return detail::local_array<T, 3>(ir::Space::Local, {d0, d1, d2}, pad.elements);

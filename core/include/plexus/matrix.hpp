@@ -40,6 +40,8 @@ template <class L> constexpr ir::MatrixLayout matrix_layout() {
 }
 // The shapes and types some device runs (ir::FragmentDecl::check says the same at run time).
 template <class T, uint32_t M, uint32_t N, uint32_t K, class Use> constexpr bool fragment_supported() {
+    if constexpr (M == 64) // a warpgroup accumulator
+        return std::same_as<Use, Accumulator> && std::same_as<T, float> && K == 16 && N % 64 == 0 && N && N <= 256;
     constexpr bool k16 = M == 16 && N == 16 && K == 16, k8 = M == 16 && N == 16 && K == 8;
     if constexpr (std::same_as<Use, Accumulator>) return std::same_as<T, float> ? (k16 || k8) : (std::same_as<T, half> && k16);
     else return k16 ? (std::same_as<T, half> || std::same_as<T, bf16>) : (k8 && std::same_as<T, float>);
@@ -60,12 +62,14 @@ template <class T, uint32_t M, uint32_t N, uint32_t K, class Use, class Layout =
                   "an accumulator has no layout of its own: px::load_fragment and px::store_fragment name one");
     static_assert(detail::fragment_supported<T, M, N, K, Use>(),
                   "fragments are m16n16k16 with half or bf16 A and B and a float (or, for half, a half) "
-                  "accumulator, or m16n16k8 with float (tf32) A and B and a float accumulator");
+                  "accumulator, m16n16k8 with float (tf32) A and B and a float accumulator, or m64nNk16 "
+                  "float accumulators (N 64, 128, 192 or 256) held by a warpgroup");
 
 public:
     using element = T;
     static constexpr uint32_t m = M, n = N, k = K;
     static constexpr bool is_accumulator = std::same_as<Use, Accumulator>;
+    static constexpr bool is_warpgroup = M == 64;
     static constexpr ir::MatrixLayout layout = detail::matrix_layout<Layout>();
 
     Fragment() {
@@ -122,7 +126,7 @@ void fragment_memory(ir::MatrixOp op, const F& f, const Mem& mem, const ir::Expr
 }
 // The flat index of tile[row][col] in a 2-D shared array, as i64.
 template <class T, class R, class C> ir::Expr tile_index(const LocalArray<T, 2>& tile, const R& row, const C& col) {
-    return ir::Cast::make(ir::Scalar::I64, flat_index(index_expr(row), tile.row_pitch(), index_expr(col)));
+    return ir::Cast::make(ir::Scalar::I64, tile.index_of(index_expr(row), index_expr(col)));
 }
 } // namespace detail
 
@@ -153,6 +157,39 @@ void store_fragment(const F& f, const LocalArray<T, 2>& tile, const R& row, cons
     static_assert(F::is_accumulator, "only accumulators are stored");
     detail::fragment_memory<F, LocalArray<T, 2>, Layout>(ir::MatrixOp::Store, f, tile, detail::tile_index(tile, row, col),
                                                          detail::index_expr(tile.row_pitch()));
+}
+
+// Stores only the elements (r, c) of a warpgroup accumulator's 64 x N tile with r < rows and
+// c < cols, row-major at dst[index + r * stride + c]: each subgroup its own 16 rows.
+template <class F, class Dst, IndexLike I, IndexLike S, IndexLike R, IndexLike C>
+    requires requires(const Dst& d) { d.name(); }
+void store_fragment(const F& f, const Dst& dst, const I& index, const S& stride, const R& rows, const C& cols) {
+    static_assert(F::is_warpgroup, "a bounded store is of a warpgroup accumulator (m64)");
+    detail::check_memory<F, Dst>();
+    ir::Space space = ir::Space::Global;
+    if constexpr (requires { dst.space(); }) space = dst.space();
+    detail::emit_matrix(ir::Matrix::store_bounded(f.name(), dst.name(), space, detail::index_expr(index),
+                                                  detail::index_expr(stride), detail::index_expr(rows),
+                                                  detail::index_expr(cols)));
+}
+
+// acc += A x B on the tensor cores of a warpgroup (the four subgroups 4q .. 4q + 3 of the
+// group, which reach it together with the same operands): A is the 64 x K tile of the
+// swizzled shared array `a` at [row_a][col_a], B the K x N tile of `b` at [row_b][col_b]; K is
+// a multiple of 16. row_a and row_b are multiples of 8, col_a of 16, col_b of 64. wgmma on
+// sm_90, ldmatrix and mma.sync on sm_80 .. 89; plain arithmetic on the other backends, each
+// subgroup computing its 16 rows. With in_flight n, the tensor cores may still be reading the
+// tiles of the n latest mma_shared when this returns (sm_90: the next one's loads overlap
+// them); the tiles of earlier ones are done. The results are in acc for its next store.
+template <uint32_t K, class F, class T, IndexLike RA, IndexLike CA, IndexLike RB, IndexLike CB>
+void mma_shared(const F& acc, const LocalArray<T, 2>& a, const RA& row_a, const CA& col_a, const LocalArray<T, 2>& b,
+                const RB& row_b, const CB& col_b, int in_flight = 0) {
+    static_assert(F::is_warpgroup, "px::mma_shared accumulates into a warpgroup accumulator (m64)");
+    static_assert(std::same_as<T, half> || std::same_as<T, bf16>, "px::mma_shared multiplies half or bf16 tiles");
+    static_assert(K % 16 == 0 && K > 0 && K <= 1024, "px::mma_shared's depth is a multiple of 16");
+    detail::emit_matrix(ir::Matrix::mma_shared(acc.name(), a.name(), detail::index_expr(row_a), detail::index_expr(col_a),
+                                               b.name(), detail::index_expr(row_b), detail::index_expr(col_b), K / 16,
+                                               uint32_t(in_flight)));
 }
 
 // d = a x b + c; mma(acc, a, b) is acc = a x b + acc.

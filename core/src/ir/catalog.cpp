@@ -84,6 +84,7 @@ const char* subgroup_feature_name(uint32_t feature) {
 
 uint32_t matrix_feature(std::string_view name) {
     if (name.rfind("matrix_", 0) != 0) return 0;
+    if (name.find("_m64n") != std::string_view::npos) return PLX_MATRIX_WARPGROUP;
     if (name.find("_tf32") != std::string_view::npos || name.find("k8_") != std::string_view::npos)
         return PLX_MATRIX_TF32;
     if (name.ends_with("_bf16")) return PLX_MATRIX_BF16;
@@ -96,6 +97,7 @@ std::string matrix_feature_name(uint32_t feature) {
     if (feature & PLX_MATRIX_F16) s += "f16";
     if (feature & PLX_MATRIX_BF16) s += s.empty() ? "bf16" : " or bf16";
     if (feature & PLX_MATRIX_TF32) s += s.empty() ? "tf32" : " or tf32";
+    if (feature == PLX_MATRIX_WARPGROUP) return "warpgroup matrix operations (m64 accumulators, mma_shared)";
     return "matrix fragments of " + s;
 }
 

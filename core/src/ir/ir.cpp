@@ -498,8 +498,25 @@ const char* to_string(MatrixOp op) {
     case MatrixOp::Load: return "load";
     case MatrixOp::Store: return "store";
     case MatrixOp::Mma: return "mma";
+    case MatrixOp::MmaShared: return "mma_shared";
     }
     return "?";
+}
+
+uint64_t swizzled_index(uint32_t rows, uint32_t elem_size, uint64_t row, uint64_t col) {
+    const uint64_t e = 128 / elem_size, v = 16 / elem_size;
+    return col / e * rows * e + row * e + ((col % e / v) ^ (row % 8)) * v + col % v;
+}
+Expr swizzled_index(uint32_t rows, uint32_t elem_size, const Expr& row, const Expr& col) {
+    const int64_t e = 128 / elem_size, v = 16 / elem_size;
+    auto i32 = [](const Expr& x) { return x->type == Scalar::I32 ? x : Cast::make(Scalar::I32, x); };
+    auto k = [](int64_t c) { return Const::make_int(Scalar::I32, c); };
+    auto op = [](BinaryOp o, Expr a, Expr b) { return Binary::make(o, std::move(a), std::move(b)); };
+    const Expr r = i32(row), c = i32(col);
+    Expr panel = op(BinaryOp::Mul, op(BinaryOp::Div, c, k(e)), k(int64_t(rows) * e));
+    Expr chunk = op(BinaryOp::BitXor, op(BinaryOp::Div, op(BinaryOp::Rem, c, k(e)), k(v)), op(BinaryOp::Rem, r, k(8)));
+    return op(BinaryOp::Add, op(BinaryOp::Add, panel, op(BinaryOp::Mul, r, k(e))),
+              op(BinaryOp::Add, op(BinaryOp::Mul, chunk, k(v)), op(BinaryOp::Rem, c, k(v))));
 }
 
 std::string FragmentDecl::shape() const {
@@ -518,7 +535,16 @@ std::string FragmentDecl::intrinsic() const {
 }
 std::string FragmentDecl::check() const {
     const bool k16 = m == 16 && n == 16 && k == 16, k8 = m == 16 && n == 16 && k == 8;
-    if (!k16 && !k8) return "shape " + shape() + " (fragments are m16n16k16 or m16n16k8)";
+    if (warpgroup()) {
+        if (k != 16 || n == 0 || n % 64 != 0 || n > 256)
+            return "shape " + shape() + " (warpgroup accumulators are m64nNk16 with N 64, 128, 192 or 256)";
+        if (use != MatrixUse::Acc || type != Scalar::F32)
+            return std::string(use == MatrixUse::Acc ? "an accumulator" : "an A or B fragment") + " of " +
+                   ir::to_string(type) + " at " + shape() +
+                   " (m64 shapes are f32 accumulators; their A and B are swizzled shared arrays)";
+        return {};
+    }
+    if (!k16 && !k8) return "shape " + shape() + " (fragments are m16n16k16 or m16n16k8, or m64nNk16 accumulators)";
     const std::string what = std::string(use == MatrixUse::Acc ? "an accumulator" : "an A or B fragment") +
                              " of " + ir::to_string(type) + " at " + shape();
     if (use == MatrixUse::Acc) {
@@ -564,6 +590,39 @@ Stmt Matrix::load(std::string frag, std::string array, Space space, Expr index, 
 }
 Stmt Matrix::store(std::string frag, std::string array, Space space, Expr index, Expr stride, MatrixLayout layout) {
     return matrix_memory(MatrixOp::Store, std::move(frag), std::move(array), space, std::move(index), std::move(stride), layout);
+}
+Stmt Matrix::store_bounded(std::string frag, std::string array, Space space, Expr index, Expr stride, Expr rows,
+                           Expr cols) {
+    require_integer(rows, "fragment store row bound");
+    require_integer(cols, "fragment store column bound");
+    auto n = std::make_shared<Matrix>(static_cast<const Matrix&>(*matrix_memory(
+        MatrixOp::Store, std::move(frag), std::move(array), space, std::move(index), std::move(stride), MatrixLayout::Row)));
+    n->rows = std::move(rows);
+    n->cols = std::move(cols);
+    return n;
+}
+Stmt Matrix::mma_shared(std::string d, std::string a, Expr row_a, Expr col_a, std::string b, Expr row_b, Expr col_b,
+                        uint32_t steps, uint32_t in_flight) {
+    require_name(d, "mma_shared accumulator");
+    require_name(a, "mma_shared A array");
+    require_name(b, "mma_shared B array");
+    require_integer(row_a, "mma_shared A row");
+    require_integer(col_a, "mma_shared A column");
+    require_integer(row_b, "mma_shared B row");
+    require_integer(col_b, "mma_shared B column");
+    if (steps == 0 || steps > 64) fail("mma_shared of " + std::to_string(steps) + " steps of k = 16 (1 to 64)");
+    if (in_flight > 7) fail("mma_shared leaving " + std::to_string(in_flight) + " in flight (0 to 7)");
+    auto n = std::make_shared<Matrix>();
+    n->op = MatrixOp::MmaShared;
+    n->frag = std::move(d);
+    n->array = std::move(a);
+    n->space = Space::Local;
+    n->array_b = std::move(b);
+    n->row_a = std::move(row_a), n->col_a = std::move(col_a);
+    n->row_b = std::move(row_b), n->col_b = std::move(col_b);
+    n->steps = steps;
+    n->in_flight = in_flight;
+    return n;
 }
 Stmt Matrix::mma(std::string d, std::string a, std::string b, std::string c) {
     require_name(d, "mma result fragment");
@@ -725,7 +784,11 @@ KernelUses collect_uses(const Kernel& k) {
     for (auto& s : k.privates) type(s.type);
     for (auto& d : k.types)
         for (auto& m : d->members) type(m.type);
-    for (auto& f : k.fragments) intrinsics.insert(f.intrinsic());
+    for (auto& f : k.fragments) {
+        intrinsics.insert(f.intrinsic());
+        // Where it runs as plain arithmetic, each subgroup works on its rows by subgroup_id.
+        if (f.warpgroup()) intrinsics.insert("subgroup_id"), uses.subgroup = true;
+    }
     auto on_expr = [&](const ExprNode& e) {
         type(e.type);
         if (e.kind == ExprKind::Call) {

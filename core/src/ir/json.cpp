@@ -136,8 +136,15 @@ struct Writer : ExprVisitor<Writer, json>, StmtVisitor<Writer, json> {
             j["index"] = expr(n.index);
             j["stride"] = expr(n.stride);
             j["layout"] = to_string(n.layout);
+            if (n.rows) j["rows"] = expr(n.rows), j["cols"] = expr(n.cols);
             break;
         case MatrixOp::Mma: j["a"] = n.a, j["b"] = n.b, j["c"] = n.c; break;
+        case MatrixOp::MmaShared:
+            j["a"] = n.array, j["row_a"] = expr(n.row_a), j["col_a"] = expr(n.col_a);
+            j["b"] = n.array_b, j["row_b"] = expr(n.row_b), j["col_b"] = expr(n.col_b);
+            j["steps"] = n.steps;
+            if (n.in_flight) j["in_flight"] = n.in_flight;
+            break;
         }
         return j;
     }
@@ -188,6 +195,7 @@ json arrays_json(const std::vector<ArrayDecl>& arrays) {
         json j = {{"name", a.name}, {"type", to_string(a.type)}, {"count", a.count}};
         if (!a.dims.empty()) j["dims"] = a.dims;
         if (a.pad) j["pad"] = a.pad;
+        if (a.swizzle) j["swizzle"] = true;
         out.push_back(j);
     }
     return out;
@@ -579,10 +587,17 @@ struct Reader {
             return checked(path, [&] { return Matrix::fill(frag, v); });
         }
         if (op == "load" || op == "store") {
-            keys(j, path, {"stmt", "op", "fragment", "array", "space", "index", "stride", "layout"});
+            keys(j, path, {"stmt", "op", "fragment", "array", "space", "index", "stride", "layout", "rows", "cols"});
             Expr index = expr(field(j, path, "index"), path + ".index");
             Expr stride = expr(field(j, path, "stride"), path + ".stride");
             const MatrixLayout l = layout(j, path);
+            if (op == "store" && (j.contains("rows") || j.contains("cols"))) {
+                Expr rows = expr(field(j, path, "rows"), path + ".rows");
+                Expr cols = expr(field(j, path, "cols"), path + ".cols");
+                return checked(path, [&] {
+                    return Matrix::store_bounded(frag, str(j, path, "array"), space(j, path), index, stride, rows, cols);
+                });
+            }
             return checked(path, [&] {
                 return op == "load" ? Matrix::load(frag, str(j, path, "array"), space(j, path), index, stride, l)
                                     : Matrix::store(frag, str(j, path, "array"), space(j, path), index, stride, l);
@@ -592,7 +607,17 @@ struct Reader {
             keys(j, path, {"stmt", "op", "fragment", "a", "b", "c"});
             return checked(path, [&] { return Matrix::mma(frag, str(j, path, "a"), str(j, path, "b"), str(j, path, "c")); });
         }
-        fail(path + ".op", "unknown matrix op \"" + op + "\" (expected fill, load, store or mma)");
+        if (op == "mma_shared") {
+            keys(j, path, {"stmt", "op", "fragment", "a", "row_a", "col_a", "b", "row_b", "col_b", "steps", "in_flight"});
+            Expr ra = expr(field(j, path, "row_a"), path + ".row_a"), ca = expr(field(j, path, "col_a"), path + ".col_a");
+            Expr rb = expr(field(j, path, "row_b"), path + ".row_b"), cb = expr(field(j, path, "col_b"), path + ".col_b");
+            const auto steps = uint32_t(count(j, path, "steps", 64));
+            const auto in_flight = j.contains("in_flight") ? uint32_t(count(j, path, "in_flight", 7)) : 0u;
+            return checked(path, [&] {
+                return Matrix::mma_shared(frag, str(j, path, "a"), ra, ca, str(j, path, "b"), rb, cb, steps, in_flight);
+            });
+        }
+        fail(path + ".op", "unknown matrix op \"" + op + "\" (expected fill, load, store, mma or mma_shared)");
     }
 
     Stmt async_copy(const json& j, const std::string& path) {
@@ -633,7 +658,7 @@ struct Reader {
             else if (use == "acc") f.use = MatrixUse::Acc;
             else fail(p + ".use", "unknown fragment use \"" + use + "\" (expected a, b or acc)");
             f.m = uint32_t(count(a[i], p, "m", 64));
-            f.n = uint32_t(count(a[i], p, "n", 64));
+            f.n = uint32_t(count(a[i], p, "n", 256));
             f.k = uint32_t(count(a[i], p, "k", 64));
             Type t = type(a[i], p);
             if (!t.is_scalar()) fail(p + ".type", "a fragment of " + to_string(t) + " (fragments hold numbers)");
@@ -712,7 +737,7 @@ struct Reader {
         const json& a = array(j, "", key);
         for (size_t i = 0; i < a.size(); ++i) {
             std::string p = std::string(key) + "[" + std::to_string(i) + "]";
-            keys(a[i], p, v2 ? std::initializer_list<const char*>{"name", "type", "count", "dims", "pad"}
+            keys(a[i], p, v2 ? std::initializer_list<const char*>{"name", "type", "count", "dims", "pad", "swizzle"}
                              : std::initializer_list<const char*>{"name", "type", "count"});
             ArrayDecl d{str(a[i], p, "name"), type(a[i], p), uint32_t(count(a[i], p, "count", UINT32_MAX)), {}, 0};
             if (d.count == 0) fail(p + ".count", "expected a positive integer below 2^32");
@@ -722,6 +747,10 @@ struct Reader {
                     d.dims.push_back(x.get<uint32_t>());
                 }
             if (a[i].contains("pad")) d.pad = uint32_t(count(a[i], p, "pad", UINT32_MAX));
+            if (a[i].contains("swizzle")) {
+                if (!a[i]["swizzle"].is_boolean()) fail(p + ".swizzle", "expected true or false");
+                d.swizzle = a[i]["swizzle"].get<bool>();
+            }
             out.push_back(std::move(d));
         }
         return out;

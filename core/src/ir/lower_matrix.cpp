@@ -1,6 +1,7 @@
 // lower_matrix: fragments as private arrays of the whole tile, Matrix statements as loops.
 #include "rewrite.hpp"
 
+#include <algorithm>
 #include <functional>
 
 namespace plexus::ir {
@@ -10,22 +11,37 @@ using namespace build;
 
 class Lowerer {
 public:
-    explicit Lowerer(const Kernel& k) : k_(k), fresh(k, "mx") {}
+    Lowerer(const Kernel& k, bool only_warpgroup) : k_(k), only_warpgroup_(only_warpgroup), fresh(k, "mx") {}
 
     Kernel run() {
         Kernel out = k_;
         out.fragments.clear();
-        for (const FragmentDecl& f : k_.fragments)
-            out.privates.push_back(ArrayDecl{f.name, f.type, f.elements(), {}, 0});
-        out.body = replace_stmts(k_.body, StmtKind::Matrix, [&](const StmtNode& s) {
-            return matrix(static_cast<const Matrix&>(s));
+        for (const FragmentDecl& f : k_.fragments) {
+            if (only_warpgroup_ && !f.warpgroup()) out.fragments.push_back(f);
+            else out.privates.push_back(ArrayDecl{f.name, f.type, f.subgroup_rows() * f.cols(), {}, 0});
+        }
+        out.body = replace_stmts(k_.body, StmtKind::Matrix, [&](const StmtNode& s) -> Stmt {
+            const auto& m = static_cast<const Matrix&>(s);
+            if (only_warpgroup_ && !frag(m.frag).warpgroup()) return std::make_shared<Matrix>(m);
+            return matrix(m);
         });
         return out;
     }
 
 private:
     const Kernel& k_;
+    const bool only_warpgroup_;
     FreshNames fresh;
+    // The first row of the subgroup's part of a warpgroup tile: 16 * (subgroup_id % 4).
+    static Expr quarter_row() {
+        Expr sg = Cast::make(Scalar::I32, Call::make("subgroup_id", {}));
+        return mul(Binary::make(BinaryOp::Rem, sg, i32(4)), i32(16));
+    }
+    // Element [row][col] of a swizzled shared array.
+    Expr swizzled(const std::string& array, const Expr& row, const Expr& col) const {
+        const ArrayDecl& a = *k_.shared_array(array);
+        return Load::make(array, Space::Local, a.type, swizzled_index(a.dims[0], size_of(a.type.scalar()), row, col));
+    }
     // for (i32 v = 0; v < n; v += 1) body(v)
     Stmt loop(uint32_t n, const char* what, const std::function<Stmt(const Expr&)>& body) {
         std::string v = fresh(what);
@@ -53,10 +69,12 @@ private:
         case MatrixOp::Fill: {
             std::string v = fresh("fill");
             Stmt init = Let::make(v, n.value->type == f.type ? n.value : Cast::make(f.type, n.value));
-            return Block::make({init, loop(f.elements(), "e", [&](const Expr& e) { return set(f, e, var(v, f.type)); })});
+            return Block::make({init, loop(f.subgroup_rows() * cols, "e", [&](const Expr& e) { return set(f, e, var(v, f.type)); })});
         }
-        case MatrixOp::Load:
-        case MatrixOp::Store: {
+        case MatrixOp::Store:
+            if (f.warpgroup()) return warpgroup_store(n, f);
+            [[fallthrough]];
+        case MatrixOp::Load: {
             const MatrixLayout layout = f.use == MatrixUse::Acc ? n.layout : f.layout;
             return loop(f.rows(), "r", [&](const Expr& r) {
                 return loop(cols, "c", [&](const Expr& c) {
@@ -67,9 +85,50 @@ private:
             });
         }
         case MatrixOp::Mma: return mma(n, f);
+        case MatrixOp::MmaShared: return mma_shared(n, f);
         }
         return nullptr;
     }
+
+    // The subgroup's 16 rows of the 64 x N tile at array[index], rows `stride` apart: element
+    // (r, c) of the tile, r = 16 * (subgroup % 4) + i, where r < rows and c < cols if bounded.
+    Stmt warpgroup_store(const Matrix& n, const FragmentDecl& f) {
+        const std::string q = fresh("row0");
+        Stmt let = Let::make(q, quarter_row());
+        Stmt body = loop(16, "r", [&](const Expr& i) {
+            Expr r = add(var(q), i);
+            return loop(f.n, "c", [&](const Expr& c) {
+                Expr at = add(i64(n.index), add(mul(i64(r), i64(n.stride)), i64(c)));
+                Stmt st = Store::make(n.array, n.space, at, element(f, add(mul(i, i32(f.n)), c)));
+                if (!n.rows) return st;
+                Expr inside = Binary::make(BinaryOp::LogicalAnd, Binary::make(BinaryOp::Lt, i64(r), i64(n.rows)),
+                                           Binary::make(BinaryOp::Lt, i64(c), i64(n.cols)));
+                return If::make(inside, st);
+            });
+        });
+        return Block::make({let, body});
+    }
+
+    // d[i][j] += A[row_a + 16 * (subgroup % 4) + i][col_a + kk] * B[row_b + kk][col_b + j], in
+    // f32, kk = 0 .. 16 * steps - 1 in order, j innermost.
+    Stmt mma_shared(const Matrix& n, const FragmentDecl& d) {
+        const std::string q = fresh("row0");
+        Stmt let = Let::make(q, add(i32v(n.row_a), quarter_row()));
+        Stmt body = loop(16, "i", [&](const Expr& i) {
+            return loop(16 * n.steps, "k", [&](const Expr& kk) {
+                std::string av = fresh("a");
+                Stmt a = Let::make(av, f32(swizzled(n.array, add(var(q), i), add(i32v(n.col_a), kk))));
+                Stmt row = loop(d.n, "j", [&](const Expr& j) {
+                    Expr b = f32(swizzled(n.array_b, add(i32v(n.row_b), kk), add(i32v(n.col_b), j)));
+                    Expr at = add(mul(i, i32(d.n)), j);
+                    return set(d, at, add(element(d, at), mul(var(av, Scalar::F32), b)));
+                });
+                return Block::make({a, row});
+            });
+        });
+        return Block::make({let, body});
+    }
+    static Expr i32v(const Expr& e) { return e->type == Scalar::I32 ? e : Cast::make(Scalar::I32, e); }
 
     // d = a x b + c in f32, in the order kk = 0 .. K-1 for every element. An f32 accumulator
     // sums in place with j innermost, so the loop over a row vectorizes; an f16 one sums each
@@ -111,9 +170,12 @@ private:
 
 } // namespace
 
-Kernel lower_matrix(const Kernel& k) {
+Kernel lower_matrix(const Kernel& k, bool only_warpgroup) {
     if (k.fragments.empty()) return k;
-    return Lowerer(k).run();
+    if (only_warpgroup && std::none_of(k.fragments.begin(), k.fragments.end(),
+                                       [](const FragmentDecl& f) { return f.warpgroup(); }))
+        return k;
+    return Lowerer(k, only_warpgroup).run();
 }
 
 } // namespace plexus::ir

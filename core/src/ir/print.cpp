@@ -158,9 +158,14 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
         case MatrixOp::Store:
             line(std::string(n.op == MatrixOp::Load ? "load" : "store") + "_fragment(" + n.frag + ", " +
                  to_string(n.space) + " " + n.array + "[" + expr(n.index) + "], stride " + expr(n.stride) + ", " +
-                 to_string(n.layout) + ");");
+                 to_string(n.layout) + (n.rows ? ", bounds " + expr(n.rows) + " x " + expr(n.cols) : "") + ");");
             break;
         case MatrixOp::Mma: line("mma(" + n.frag + ", " + n.a + ", " + n.b + ", " + n.c + ");"); break;
+        case MatrixOp::MmaShared:
+            line("mma_shared(" + n.frag + ", " + n.array + "[" + expr(n.row_a) + "][" + expr(n.col_a) + "], " +
+                 n.array_b + "[" + expr(n.row_b) + "][" + expr(n.col_b) + "], k " + std::to_string(16 * n.steps) +
+                 (n.in_flight ? ", in flight " + std::to_string(n.in_flight) : "") + ");");
+            break;
         }
     }
     void visit(const AsyncCopy& n) {
@@ -234,6 +239,7 @@ std::string print(const Kernel& k) {
             std::string shape;
             for (auto d : a.dims) shape.append("[").append(std::to_string(d)).append("]");
             if (a.pad) shape.append(" pad ").append(std::to_string(a.pad));
+            if (a.swizzle) shape.append(" swizzled");
             p.line(std::string(space) + " " + to_string(a.type) + " " + a.name + "[" + std::to_string(a.count) + "];" +
                    (shape.empty() ? "" : "  // " + shape));
         }

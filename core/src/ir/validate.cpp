@@ -165,6 +165,7 @@ private:
                                 to_string(a.type));
             if (a.dims.empty()) {
                 if (a.pad) fail(where, "array '" + a.name + "' has row padding but no shape");
+                if (a.swizzle) fail(where, "array '" + a.name + "' is swizzled but has no shape (only 2-D shared arrays are)");
                 continue;
             }
             if (std::string(space) == "private") fail(where, "private array '" + a.name + "' has a shape (only shared arrays have one)");
@@ -175,6 +176,14 @@ private:
             if (count != a.count)
                 fail(where, "array '" + a.name + "' holds " + std::to_string(a.count) + " elements, its shape " +
                                 std::to_string(count));
+            if (a.swizzle) {
+                const uint32_t size = a.type.is_scalar() ? size_of(a.type.scalar()) : 0;
+                if (a.dims.size() != 2 || a.pad || (size != 2 && size != 4) || a.dims[1] * size % 128 || a.dims[0] % 8)
+                    fail(where, "swizzled array '" + a.name + "' must be 2-D, unpadded, of 2- or 4-byte elements, "
+                                "with rows a multiple of 128 bytes and a multiple of 8 rows (it is " +
+                                    std::to_string(a.dims[0]) + " x " + std::to_string(a.dims.back()) + " of " +
+                                    to_string(a.type) + (a.pad ? ", padded)" : ")"));
+            }
         }
     }
 
@@ -216,9 +225,19 @@ private:
             if (f.use != MatrixUse::Acc && n.layout != f.layout)
                 fail(where, what + " reads " + to_string(n.layout) + "-major memory, the fragment is declared " +
                                 to_string(f.layout) + "-major");
+            if (const ArrayDecl* a = n.space == Space::Local ? k_.shared_array(n.array) : nullptr; a && a->swizzle)
+                fail(where, what + ": '" + n.array + "' is swizzled, and fragments load and store rows one stride apart");
+            if (n.op == MatrixOp::Load && f.warpgroup())
+                fail(where, what + ": warpgroup accumulators are filled and stored, not loaded");
             if (n.op == MatrixOp::Store) {
                 if (f.use != MatrixUse::Acc) fail(where, what + ": only accumulators are stored");
                 if (read_only(n.array, n.space)) fail(where, what + " to '" + n.array + "', which is read-only (In<T>)");
+                if (n.rows && !f.warpgroup())
+                    fail(where, what + ": a bounded store needs a warpgroup accumulator (m64), '" + n.frag + "' is " +
+                                    f.shape());
+                if (f.warpgroup() && n.layout != MatrixLayout::Row)
+                    fail(where, what + ": warpgroup accumulators store row-major");
+                if (n.rows) operand(n.rows, "row bound"), operand(n.cols, "column bound");
             }
             operand(n.index, "index");
             operand(n.stride, "stride");
@@ -229,6 +248,9 @@ private:
             if (a.use != MatrixUse::A || b.use != MatrixUse::B || c.use != MatrixUse::Acc || f.use != MatrixUse::Acc)
                 fail(where, "mma takes an A, a B and an accumulator into an accumulator ('" + n.frag + "' = '" + n.a +
                                 "' x '" + n.b + "' + '" + n.c + "')");
+            if (f.warpgroup() || c.warpgroup())
+                fail(where, "mma into the warpgroup accumulator '" + (f.warpgroup() ? n.frag : n.c) +
+                                "': warpgroup accumulators take mma_shared, from swizzled shared arrays");
             if (a.shape() != f.shape() || b.shape() != f.shape() || c.shape() != f.shape())
                 fail(where, "mma of fragments of different shapes (" + a.shape() + ", " + b.shape() + ", " + c.shape() +
                                 " into " + f.shape() + ")");
@@ -241,7 +263,44 @@ private:
                 fail(where, "an f16 accumulator takes f16 products, not " + std::string(to_string(a.type)));
             return;
         }
+        case MatrixOp::MmaShared: mma_shared(n, f, what, where, operand); return;
         }
+    }
+
+    // d += A x B from two swizzled shared arrays into a warpgroup accumulator.
+    template <class Operand>
+    void mma_shared(const Matrix& n, const FragmentDecl& f, const std::string& what, const std::string& where,
+                    const Operand& operand) const {
+        if (!f.warpgroup()) fail(where, what + ": mma_shared accumulates into a warpgroup accumulator (m64), not " + f.shape());
+        auto tile_array = [&](const std::string& name, const char* role) -> const ArrayDecl& {
+            const ArrayDecl* a = k_.shared_array(name);
+            if (!a) fail(where, what + ": its " + role + " '" + name + "' is not a shared array");
+            if (!a->swizzle)
+                fail(where, what + ": its " + role + " '" + name + "' is not swizzled (declare it with px::Swizzle128)");
+            if (!(a->type == Scalar::F16) && !(a->type == Scalar::BF16))
+                fail(where, what + ": its " + role + " '" + name + "' holds " + to_string(a->type) + " (f16 or bf16)");
+            return *a;
+        };
+        const ArrayDecl &a = tile_array(n.array, "A"), &b = tile_array(n.array_b, "B");
+        if (!(a.type == b.type))
+            fail(where, what + ": A holds " + to_string(a.type) + ", B " + to_string(b.type));
+        operand(n.row_a, "A row"), operand(n.col_a, "A column"), operand(n.row_b, "B row"), operand(n.col_b, "B column");
+        // Constant corners: the alignment the descriptors need, and the tiles inside the arrays.
+        auto check = [&](const Expr& e, const char* role, int64_t multiple, int64_t extent, uint32_t size) {
+            auto c = as<Const>(e);
+            if (!c) return;
+            if (c->i % multiple)
+                fail(where, what + ": its " + role + " is " + std::to_string(c->i) + ", not a multiple of " +
+                                std::to_string(multiple));
+            if (c->i < 0 || c->i + extent > int64_t(size))
+                fail(where, what + ": its " + role + " " + std::to_string(c->i) + " puts the tile's " +
+                                std::to_string(extent) + " past the array's " + std::to_string(size));
+        };
+        const int64_t depth = 16 * int64_t(n.steps);
+        check(n.row_a, "A row", 8, 64, a.dims[0]);
+        check(n.col_a, "A column", 16, depth, a.dims[1]);
+        check(n.row_b, "B row", 8, depth, b.dims[0]);
+        check(n.col_b, "B column", 64, f.n, b.dims[1]);
     }
 
     // An asynchronous copy: per work-item, so no uniformity rule; what cp.async can copy.

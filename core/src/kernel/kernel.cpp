@@ -152,12 +152,13 @@ std::string declare_fragment(ir::FragmentDecl f) {
     return f.name;
 }
 
-std::string declare_array(ir::Space space, const ir::Type& t, std::vector<uint32_t> dims, uint32_t pad) {
+std::string declare_array(ir::Space space, const ir::Type& t, std::vector<uint32_t> dims, uint32_t pad, bool swizzle) {
     auto& tr = Tracer::current();
     ir::ArrayDecl a;
     a.name = tr.fresh(space == ir::Space::Local ? "shared" : "priv");
     a.type = t;
     a.pad = pad;
+    a.swizzle = swizzle;
     uint64_t count = uint64_t(dims.back()) + pad;
     for (size_t d = 0; d + 1 < dims.size(); ++d) count *= dims[d];
     if (count == 0 || count > UINT32_MAX)

@@ -281,18 +281,21 @@ Compiled* Executor::compile(const ir::Kernel& k, uint64_t hash, DeviceContext& c
             if (lang == PLX_LANG_PTX || lang == PLX_LANG_CUDA_C)
                 c->dynamic_shared = uint32_t(codegen::cuda_dynamic_shared(k).bytes);
         } else {
+            auto t_lower = std::chrono::steady_clock::now();
+            // A plugin that reads the IR gets warpgroup accumulators as plain arithmetic (each
+            // subgroup its 16 rows; the swizzle is then only index arithmetic), and the kernel
+            // without min_groups, which only guides the CUDA generators: one written before
+            // those existed still loads the kernel.
+            ir::Kernel plain = ir::lower_matrix(k, /*only_warpgroup=*/true);
+            for (ir::ArrayDecl& a : plain.shared) a.swizzle = false;
+            plain.work_group.min_groups = 0;
             // The oldest schema the kernel fits, under the language value the plugin lists for it.
-            const bool v2 = ir::needs_ir_v2(k);
+            const bool v2 = ir::needs_ir_v2(plain);
             const auto& langs = b.languages();
             const plx_language lang = v2 || std::find(langs.begin(), langs.end(), PLX_LANG_PLEXUS_IR_JSON) == langs.end()
                                           ? PLX_LANG_PLEXUS_IR2_JSON
                                           : PLX_LANG_PLEXUS_IR_JSON;
             report.language = to_string(lang);
-            auto t_lower = std::chrono::steady_clock::now();
-            // min_groups only guides the CUDA generators: a plugin that reads the IR gets the
-            // kernel without it, so one written before the key existed still loads the kernel.
-            ir::Kernel plain = k;
-            plain.work_group.min_groups = 0;
             std::string json = ir::to_json(plain);
             report.lower_ms = ms_since(t_lower);
             auto t_load = std::chrono::steady_clock::now();

@@ -119,7 +119,9 @@ typedef enum plx_arg_kind {
 #define PLX_MATRIX_F16 0x1u              /* m16n16k16, f16 A and B, f32 or f16 accumulator */
 #define PLX_MATRIX_BF16 0x2u             /* m16n16k16, bf16 A and B, f32 accumulator */
 #define PLX_MATRIX_TF32 0x4u             /* m16n16k8, tf32 A and B (f32 in memory), f32 accumulator */
-#define PLX_MATRIX_ALL 0x7u
+#define PLX_MATRIX_WARPGROUP 0x8u        /* m64nNk16 f32 accumulators held by four subgroups, A and B
+                                          * f16 or bf16 from swizzled shared arrays */
+#define PLX_MATRIX_ALL 0xfu
 #define PLX_MATRIX_EMULATED 0x100u
 
 /* Queue flags. */

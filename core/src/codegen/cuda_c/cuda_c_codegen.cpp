@@ -414,8 +414,10 @@ public:
                                register_operands(a, code.a, false), ",\n      ", register_operands(b, code.b, false),
                                ",\n      ", register_operands(c, code.c, false), ");")};
         }
+        case ir::MatrixOp::MmaShared: break; // emit_kernel lowered warpgroup accumulators to plain code
         }
-        return {};
+        throw Error(ErrorCode::Internal, "kernel '" + k.name + "': a warpgroup matrix operation reached the CUDA C "
+                                         "emitter unlowered (a bug in plexus)");
     }
 
     // ---- asynchronous copies: PTX's cp.async from sm_80 (its src-size operand zero-fills what

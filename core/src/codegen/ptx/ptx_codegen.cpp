@@ -29,6 +29,8 @@
 
 #include "plexus/error.hpp"
 
+#include <algorithm>
+
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LLVMContext.h>
@@ -63,7 +65,12 @@ public:
     std::string generate(const ir::Kernel& kernel, const Options& options) const override {
         ir::validate(kernel);
         Stopwatch watch;
-        ptx::Target& target = ptx::Target::get(options.arch);
+        // Warpgroup accumulators on an sm_90 GPU: sm_90a, whose wgmma they run on (PTX for it
+        // loads on sm_90 only; later GPUs get sm_90 PTX and the mma.sync path).
+        const bool warpgroup = std::any_of(kernel.fragments.begin(), kernel.fragments.end(),
+                                           [](const ir::FragmentDecl& f) { return f.warpgroup(); });
+        const bool sm90 = options.arch == "sm_90" || options.arch == "sm_90a";
+        ptx::Target& target = ptx::Target::get(warpgroup && sm90 ? std::string("sm_90a") : options.arch);
         const ptx::Libdevice& lib = ptx::libdevice();
         watch.lap(options.phases ? &options.phases->setup : nullptr);
         if (!lib.error.empty()) throw Error(ErrorCode::InvalidConfig, lib.error);
@@ -77,7 +84,8 @@ public:
         module.setDataLayout(target.data_layout());
         // cp.async exists from sm_80; below it the copies are done at once.
         const int sm = target.sm();
-        ptx::lower_kernel(sm >= 80 ? kernel : ir::lower_async_copy(kernel), options, module, lib.bitcode != nullptr, sm);
+        ptx::lower_kernel(sm >= 80 ? kernel : ir::lower_async_copy(kernel), options, module, lib.bitcode != nullptr, sm,
+                          target.cpu() == "sm_90a");
         if (calls_libdevice(module)) {
             // libdevice branches on __nvvm_reflect("__CUDA_FTZ"); 0 keeps denormals, as the
             // rest of the generated code does.

@@ -7,6 +7,7 @@
 #include "codegen/llvm/lowering.hpp"
 #include "plexus/catalog.hpp"
 
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
@@ -27,8 +28,10 @@ constexpr unsigned shared_space = 3;
 class PtxLowering final : public LlvmLowering {
 public:
     PtxLowering(const Kernel& kernel, const Options& options, llvm::Module& module, bool libdevice,
-                int sm)
-        : LlvmLowering(kernel, options, module, "PTX generation"), libdevice_(libdevice), sm_(sm) {}
+                int sm, bool wgmma)
+        : LlvmLowering(kernel, options, module, "PTX generation"), libdevice_(libdevice), sm_(sm), wgmma_(wgmma),
+          warpgroup_(std::any_of(kernel.fragments.begin(), kernel.fragments.end(),
+                                 [](const FragmentDecl& f) { return f.warpgroup(); })) {}
 
     // One nvvm.annotations entry on the kernel function.
     void annotate(const char* key, uint32_t value) {
@@ -90,7 +93,8 @@ public:
             auto* all = new llvm::GlobalVariable(m_, bytes, false, llvm::GlobalValue::ExternalLinkage, nullptr,
                                                  "plx_dynamic_shared", nullptr, llvm::GlobalValue::NotThreadLocal,
                                                  shared_space);
-            all->setAlignment(llvm::Align(128));
+            const bool swizzle = std::any_of(k_.shared.begin(), k_.shared.end(), [](const ArrayDecl& a) { return a.swizzle; });
+            all->setAlignment(llvm::Align(swizzle ? 1024 : 128));
             for (uint64_t offset : dynamic.offsets)
                 shared_.push_back(llvm::ConstantExpr::getInBoundsGetElementPtr(b_.getInt8Ty(), all,
                                                                               b_.getInt64(offset)));
@@ -104,7 +108,8 @@ public:
                     llvm::UndefValue::get(array_type), s.name, nullptr,
                     llvm::GlobalValue::NotThreadLocal, shared_space);
                 // 32 bytes where matrix fragments may load from it (wmma's alignment).
-                global->setAlignment(std::max(llvm::Align(k_.fragments.empty() ? 16 : 32), align_of(s.type)));
+                // 1024 for a swizzled array (the tensor cores swizzle by the address bits).
+                global->setAlignment(std::max(llvm::Align(s.swizzle ? 1024 : k_.fragments.empty() ? 16 : 32), align_of(s.type)));
                 shared_.push_back(global);
             }
         }
@@ -119,6 +124,8 @@ public:
 private:
     const bool libdevice_;
     const int sm_; // the architecture: 90 for sm_90
+    const bool wgmma_;     // the target is sm_90a: warpgroup accumulators on wgmma
+    const bool warpgroup_; // the kernel has warpgroup accumulators
 
     // cvt.rn.f16.f32 and cvt.f32.f16 on every architecture; cvt.rn.bf16.f32 from sm_80 on,
     // below it the base's integer code. A bf16 widens by a shift either way.
@@ -190,7 +197,10 @@ private:
         Fragment& f = fragments_[name];
         if (f.home) return f;
         const FragmentDecl& d = *k_.fragment(name);
-        if (d.use == MatrixUse::Acc) {
+        if (d.warpgroup()) { // wgmma's accumulator: N / 2 f32 registers a lane
+            f.reg = b_.getFloatTy();
+            f.count = d.n / 2;
+        } else if (d.use == MatrixUse::Acc) {
             f.reg = d.type == Scalar::F32 ? b_.getFloatTy() : llvm::FixedVectorType::get(b_.getHalfTy(), 2);
             f.count = d.type == Scalar::F32 ? 8 : 4;
         } else {
@@ -228,14 +238,16 @@ private:
 
     void matrix(const Matrix& n) override {
         const FragmentDecl& d = *k_.fragment(n.frag);
-        // f16 (with either accumulator) from sm_70; bf16 and the tf32 shape from sm_80.
-        const int needs = d.type == Scalar::BF16 || d.k == 8 ? 80 : 70;
+        // f16 (with either accumulator) from sm_70; bf16, the tf32 shape and warpgroup
+        // accumulators from sm_80.
+        const int needs = d.type == Scalar::BF16 || d.k == 8 || d.warpgroup() ? 80 : 70;
         if (sm_ < needs)
             fail(ErrorCode::Unsupported, std::string("matrix fragments ") + d.intrinsic() +
                                              " need sm_" + std::to_string(needs) + ", the target is sm_" +
                                              std::to_string(sm_));
         switch (n.op) {
         case MatrixOp::Fill: {
+            if (d.warpgroup()) wgmma_drain(n.frag);
             Value* v = cast(expr(n.value), n.value->type, Type(d.type)); // register form: f32 for f16 / bf16
             Fragment& f = fragment(n.frag);
             Value* reg = nullptr;
@@ -253,6 +265,7 @@ private:
         }
         case MatrixOp::Load:
         case MatrixOp::Store: {
+            if (d.warpgroup()) return warpgroup_store(n); // the validator allows no load
             const bool load = n.op == MatrixOp::Load;
             const MatrixLayout layout = d.use == MatrixUse::Acc ? n.layout : d.layout;
             const char* which = !load ? "d" : d.use == MatrixUse::A ? "a" : d.use == MatrixUse::B ? "b" : "c";
@@ -283,6 +296,194 @@ private:
             set_registers(n.frag, wmma(name, args));
             return;
         }
+        case MatrixOp::MmaShared:
+            if (wgmma_) wgmma(n, d);
+            else mma_sync_shared(n, d);
+            return;
+        }
+    }
+
+    // ---- warpgroup accumulators (m64nNk16). A subgroup's 16 rows are N / 2 f32 registers in
+    // wgmma's accumulator layout (PTX ISA, "Matrix Fragments for wgmma.mma_async.m64nNk16"):
+    // register i of lane l holds row 8 * (i / 2 % 2) + l / 4 and column 8 * (i / 4) + 2 * (l %
+    // 4) + i % 2 of the subgroup's part, the rows 16 * (warp % 4) .. of the tile. Each 8 columns
+    // are mma.m16n8k16's C fragment, so the sm_80 path uses the same registers.
+    Value* i32_of(const Expr& e) { return b_.CreateIntCast(expr(e), b_.getInt32Ty(), is_signed(e->type)); }
+    Value* quarter_row() { // 16 * (warp % 4)
+        return b_.CreateShl(b_.CreateAnd(b_.CreateLShr(linear_local_id(), 5), b_.getInt32(3)), 4, "quarter_row");
+    }
+    // The byte offset of [r][c] in a swizzled array: the panel, the row, the byte in the row;
+    // `swizzled` applies the chunk permutation (the tensor cores apply it themselves to a
+    // descriptor's addresses).
+    Value* swizzled_bytes(const ArrayDecl& a, Value* r, Value* c, bool swizzled) {
+        const uint32_t size = size_of(a.type.scalar()), per_row = 128 / size;
+        Value* panel = b_.CreateMul(b_.CreateUDiv(c, b_.getInt32(per_row)), b_.getInt32(a.dims[0] * 128));
+        Value* in_row = b_.CreateMul(b_.CreateURem(c, b_.getInt32(per_row)), b_.getInt32(size));
+        if (swizzled) in_row = b_.CreateXor(in_row, b_.CreateShl(b_.CreateAnd(r, b_.getInt32(7)), 4));
+        return b_.CreateAdd(b_.CreateAdd(panel, b_.CreateMul(r, b_.getInt32(128))), in_row);
+    }
+    Value* shared_start(const std::string& array) {
+        return element_address(array, Space::Local, Const::make_int(Scalar::I64, 0));
+    }
+
+    // Each lane stores its registers' elements (pairs of adjacent columns as one 8-byte store
+    // where both are inside and the address is aligned), under the bounds when there are any.
+    void warpgroup_store(const Matrix& n) {
+        wgmma_drain(n.frag);
+        Fragment& f = fragment(n.frag);
+        llvm::Type* i64 = b_.getInt64Ty();
+        Value* lane = lane_id();
+        Value* row0 = b_.CreateAdd(quarter_row(), b_.CreateLShr(lane, 2));
+        Value* col0 = b_.CreateShl(b_.CreateAnd(lane, b_.getInt32(3)), 1);
+        Value* index = b_.CreateIntCast(expr(n.index), i64, is_signed(n.index->type));
+        Value* stride = b_.CreateIntCast(expr(n.stride), i64, is_signed(n.stride->type));
+        Value* rows = n.rows ? b_.CreateIntCast(expr(n.rows), i64, is_signed(n.rows->type)) : nullptr;
+        Value* cols = n.cols ? b_.CreateIntCast(expr(n.cols), i64, is_signed(n.cols->type)) : nullptr;
+        // Pairs go out whole when the first of them lands on an even element of 8-byte elements.
+        Value* even = b_.CreateICmpEQ(b_.CreateAnd(b_.CreateOr(index, stride), b_.getInt64(1)), b_.getInt64(0));
+        Value* base = element_address(n.array, n.space, Const::make_int(Scalar::I64, 0));
+        llvm::Type* f32 = b_.getFloatTy();
+        for (unsigned i = 0; i < f.count; i += 2) {
+            Value* r = b_.CreateZExt(b_.CreateAdd(row0, b_.getInt32(8 * (i / 2 % 2))), i64);
+            Value* c = b_.CreateZExt(b_.CreateAdd(col0, b_.getInt32(8 * (i / 4))), i64);
+            Value* at = b_.CreateAdd(index, b_.CreateAdd(b_.CreateMul(r, stride), c));
+            Value* p = b_.CreateGEP(f32, base, at);
+            Value* v0 = b_.CreateLoad(f32, reg_slot(f, i)), *v1 = b_.CreateLoad(f32, reg_slot(f, i + 1));
+            Value* row_in = rows ? b_.CreateICmpSLT(r, rows) : b_.getTrue();
+            Value* first_in = cols ? b_.CreateAnd(row_in, b_.CreateICmpSLT(c, cols)) : row_in;
+            Value* second_in = cols ? b_.CreateAnd(row_in, b_.CreateICmpSLT(b_.CreateAdd(c, b_.getInt64(1)), cols)) : row_in;
+            llvm::BasicBlock *single = new_block("wg.single"), *second = new_block("wg.second"),
+                             *done = new_block("wg.done");
+            Value* pair = b_.CreateInsertElement(llvm::PoisonValue::get(llvm::FixedVectorType::get(f32, 2)), v0, uint64_t(0));
+            store_if(b_.CreateAnd(second_in, even), b_.CreateInsertElement(pair, v1, uint64_t(1)), p, 8, done, single);
+            store_if(first_in, v0, p, 4, second, second);
+            store_if(second_in, v1, b_.CreateGEP(f32, p, b_.getInt64(1)), 4, done, done);
+            b_.SetInsertPoint(done);
+        }
+    }
+
+    // if (cond) *at = v, then on to `next`; else to `otherwise`. Continues in `otherwise`.
+    void store_if(Value* cond, Value* v, Value* at, unsigned align, llvm::BasicBlock* next, llvm::BasicBlock* otherwise) {
+        llvm::BasicBlock* yes = new_block("wg.store");
+        b_.CreateCondBr(cond, yes, otherwise);
+        b_.SetInsertPoint(yes);
+        b_.CreateAlignedStore(v, at, llvm::Align(align));
+        b_.CreateBr(next);
+        b_.SetInsertPoint(otherwise);
+    }
+
+    // sm_90a: waits for every wgmma in flight (mma_shared with in_flight > 0), as an asm that
+    // takes and gives back the accumulator's registers, so nothing reads them before it.
+    void wgmma_drain(const std::string& frag) {
+        if (!wgmma_) return;
+        Fragment& f = fragment(frag);
+        std::vector<Value*> args;
+        std::vector<llvm::Type*> types(f.count, f.reg);
+        std::string constraints;
+        for (unsigned i = 0; i < f.count; ++i) constraints += "=f,";
+        for (unsigned i = 0; i < f.count; ++i) {
+            args.push_back(b_.CreateLoad(f.reg, reg_slot(f, i)));
+            constraints += std::to_string(i) + (i + 1 < f.count ? "," : ",~{memory}");
+        }
+        auto* type = llvm::FunctionType::get(llvm::StructType::get(c_, types), types, false);
+        set_registers(frag, b_.CreateCall(llvm::InlineAsm::get(type, "wgmma.wait_group.sync.aligned 0;", constraints, true), args));
+    }
+
+    static std::string operand_list(unsigned first, unsigned count) {
+        std::string s = "{";
+        for (unsigned i = 0; i < count; ++i) s += (i ? ", $" : "$") + std::to_string(first + i);
+        return s + "}";
+    }
+    // A shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): the start's
+    // shared address, the leading and stride byte offsets, each >> 4, and the 128-byte swizzle.
+    Value* descriptor(Value* address, uint32_t leading, uint32_t stride) {
+        llvm::Type* i64 = b_.getInt64Ty();
+        Value* start = b_.CreateLShr(b_.CreateAnd(b_.CreateZExt(address, i64), b_.getInt64(0x3FFFF)), 4);
+        const uint64_t fixed = uint64_t(leading >> 4) << 16 | uint64_t(stride >> 4) << 32 | uint64_t(1) << 62;
+        return b_.CreateOr(start, b_.getInt64(fixed));
+    }
+
+    // sm_90a: one inline-asm block per mma_shared, so no other instruction touches the
+    // accumulator between its wgmmas (ptxas would serialize them): fence, a wgmma per 16 of k
+    // with A K-major (row-major) and B N-major (row-major, transposed: imm-trans-b 1), both in
+    // the 128-byte swizzle, then commit and wait. A's descriptor steps 32 bytes along its rows
+    // for each 16 of k, B's 16 rows; B's panels of 64 columns lie `rows` x 128 bytes apart.
+    void wgmma(const Matrix& n, const FragmentDecl& d) {
+        const ArrayDecl &a = *k_.shared_array(n.array), &bd = *k_.shared_array(n.array_b);
+        Fragment& f = fragment(n.frag);
+        Value* a_start = b_.CreatePtrToInt(shared_start(n.array), b_.getInt32Ty());
+        Value* b_start = b_.CreatePtrToInt(shared_start(n.array_b), b_.getInt32Ty());
+        Value *row_a = i32_of(n.row_a), *col_a = i32_of(n.col_a), *row_b = i32_of(n.row_b), *col_b = i32_of(n.col_b);
+        const unsigned regs = f.count;
+        std::vector<Value*> args;
+        for (unsigned i = 0; i < regs; ++i) args.push_back(b_.CreateLoad(f.reg, reg_slot(f, i)));
+        for (uint32_t s = 0; s < n.steps; ++s) {
+            Value* at_a = b_.CreateAdd(a_start, swizzled_bytes(a, row_a, b_.CreateAdd(col_a, b_.getInt32(16 * s)), false));
+            Value* at_b = b_.CreateAdd(b_start, swizzled_bytes(bd, b_.CreateAdd(row_b, b_.getInt32(16 * s)), col_b, false));
+            args.push_back(descriptor(at_a, 16, 1024));
+            args.push_back(descriptor(at_b, bd.dims[0] * 128, 1024));
+        }
+        const std::string t = ir::to_string(a.type.scalar());
+        std::string text = "{\n.reg .pred plx_p;\nsetp.ne.b32 plx_p, $" + std::to_string(2 * regs + 2 * n.steps) +
+                           ", 0;\nwgmma.fence.sync.aligned;\n";
+        for (uint32_t s = 0; s < n.steps; ++s)
+            text += "wgmma.mma_async.sync.aligned.m64n" + std::to_string(d.n) + "k16.f32." + t + "." + t + " " +
+                    operand_list(0, regs) + ", $" + std::to_string(2 * regs + 2 * s) + ", $" +
+                    std::to_string(2 * regs + 2 * s + 1) + ", plx_p, 1, 1, 0, 1;\n";
+        text += "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned " + std::to_string(n.in_flight) + ";\n}";
+        std::string constraints;
+        for (unsigned i = 0; i < regs; ++i) constraints += "=f,";
+        for (unsigned i = 0; i < regs; ++i) constraints += std::to_string(i) + ",";
+        for (uint32_t s = 0; s < 2 * n.steps; ++s) constraints += "l,";
+        constraints += "r,~{memory}";
+        args.push_back(b_.getInt32(1));
+        std::vector<llvm::Type*> outs(regs, f.reg), ins;
+        for (Value* v : args) ins.push_back(v->getType());
+        auto* fn_type = llvm::FunctionType::get(llvm::StructType::get(c_, outs), ins, false);
+        Value* out = b_.CreateCall(llvm::InlineAsm::get(fn_type, text, constraints, /*hasSideEffects=*/true), args);
+        set_registers(n.frag, out);
+    }
+
+    // sm_80 .. 89 (and GPUs past sm_90, which have no wgmma): per 16 of k, the subgroup's A
+    // (16 x 16) by ldmatrix and each 16 columns of B by ldmatrix.trans from the swizzled
+    // addresses, then an mma.m16n8k16 per 8 columns into the same registers.
+    void mma_sync_shared(const Matrix& n, const FragmentDecl& d) {
+        const ArrayDecl &a = *k_.shared_array(n.array), &bd = *k_.shared_array(n.array_b);
+        Fragment& f = fragment(n.frag);
+        const bool f16 = a.type == Scalar::F16;
+        Value* lane = lane_id();
+        Value* matrix = b_.CreateLShr(lane, 3);                 // which 8 x 8 matrix this lane addresses
+        Value* row8 = b_.CreateAdd(b_.CreateShl(b_.CreateAnd(matrix, b_.getInt32(1)), 3), b_.CreateAnd(lane, b_.getInt32(7)));
+        Value* col8 = b_.CreateShl(b_.CreateLShr(matrix, 1), 3); // + 8 for the lanes of matrices 2 and 3
+        Value *row_a = b_.CreateAdd(b_.CreateAdd(i32_of(n.row_a), quarter_row()), row8), *col_a = i32_of(n.col_a);
+        Value *row_b = b_.CreateAdd(i32_of(n.row_b), row8), *col_b = b_.CreateAdd(i32_of(n.col_b), col8);
+        Value *a_start = shared_start(n.array), *b_start = shared_start(n.array_b);
+        auto ldmatrix = [&](Value* start, Value* bytes, bool trans) {
+            Value* p = b_.CreateGEP(b_.getInt8Ty(), start, bytes);
+            Value* regs = wmma(std::string("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.") + (trans ? "trans." : "") + "b16", {p},
+                               p->getType()); // overloaded on the pointer's address space
+            std::vector<Value*> out;
+            for (unsigned i = 0; i < 4; ++i) {
+                Value* r = b_.CreateExtractValue(regs, i);
+                out.push_back(f16 ? b_.CreateBitCast(r, llvm::FixedVectorType::get(b_.getHalfTy(), 2)) : r);
+            }
+            return out;
+        };
+        const std::string mma = f16 ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32" : "llvm.nvvm.mma.m16n8k16.row.col.bf16";
+        for (uint32_t s = 0; s < n.steps; ++s) {
+            // Lanes 16 .. 31 address A's columns 8 .. 15 (matrices 2 and 3).
+            std::vector<Value*> fa = ldmatrix(a_start, swizzled_bytes(a, row_a, b_.CreateAdd(b_.CreateAdd(col_a, col8), b_.getInt32(16 * s)), true), false);
+            for (uint32_t j = 0; j < d.n / 16; ++j) {
+                Value* kb = b_.CreateAdd(row_b, b_.getInt32(16 * s));
+                std::vector<Value*> fb = ldmatrix(b_start, swizzled_bytes(bd, kb, b_.CreateAdd(col_b, b_.getInt32(16 * j)), true), true);
+                for (unsigned h = 0; h < 2; ++h) {
+                    const unsigned first = 4 * (2 * j + h);
+                    std::vector<Value*> args{fa[0], fa[1], fa[2], fa[3], fb[2 * h], fb[2 * h + 1]};
+                    for (unsigned i = 0; i < 4; ++i) args.push_back(b_.CreateLoad(f.reg, reg_slot(f, first + i)));
+                    Value* out = nvvm(mma, args);
+                    for (unsigned i = 0; i < 4; ++i) b_.CreateStore(b_.CreateExtractValue(out, i), reg_slot(f, first + i));
+                }
+            }
         }
     }
 
@@ -310,7 +511,15 @@ private:
         }
     }
 
-    void barrier() override { catalog("barrier"); }
+    // With wgmma, what the work-items wrote to shared memory is made visible to the tensor
+    // cores' (async) proxy before each barrier, so a warpgroup's wgmma after it reads it.
+    void barrier() override {
+        if (wgmma_ && warpgroup_) {
+            auto* type = llvm::FunctionType::get(b_.getVoidTy(), false);
+            b_.CreateCall(llvm::InlineAsm::get(type, "fence.proxy.async.shared::cta;", "~{memory}", true));
+        }
+        catalog("barrier");
+    }
     void fence(const Fence& n) override { catalog(n.intrinsic()); }
     void return_from_item() override {
         b_.CreateRetVoid();
@@ -442,8 +651,8 @@ private:
 } // namespace
 
 void lower_kernel(const Kernel& kernel, const Options& options, llvm::Module& module,
-                  bool use_libdevice, int sm) {
-    PtxLowering(kernel, options, module, use_libdevice, sm).run();
+                  bool use_libdevice, int sm, bool wgmma) {
+    PtxLowering(kernel, options, module, use_libdevice, sm, wgmma).run();
 }
 
 } // namespace plexus::codegen::ptx

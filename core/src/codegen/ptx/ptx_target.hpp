@@ -62,8 +62,9 @@ void link_libdevice(llvm::Module& module);
 // Builds the kernel function, its shared arrays and the nvvm.annotations in `module` (whose
 // triple and data layout are set), through the shared LLVM lowering (codegen/llvm). Math goes to libdevice's __nv_* functions when
 // `use_libdevice`, else to LLVM / NVVM intrinsics; see ptx_codegen.cpp for the accuracy.
-// `sm` is the architecture's number (80 for sm_80): bf16 conversions depend on it.
+// `sm` is the architecture's number (80 for sm_80): bf16 conversions depend on it; `wgmma`
+// says the target is sm_90a, whose warpgroup accumulators run on wgmma.
 void lower_kernel(const ir::Kernel& kernel, const Options& options, llvm::Module& module,
-                  bool use_libdevice, int sm);
+                  bool use_libdevice, int sm, bool wgmma);
 
 } // namespace plexus::codegen::ptx
