@@ -1,17 +1,12 @@
-// matmul_f16 / matmul_bf16 / matmul_tf32: a GEMM on matrix fragments. A group of 8 subgroups
-// computes a 128 x 128 block of c: each subgroup a 64 x 32 part of it, as 4 x 2 accumulator
-// fragments of 16 x 16 that stay in registers (tensor-core registers on CUDA) while the group
-// walks k in slices of 32. Each slice of a and b is copied into shared memory with zeros past
-// the edges, so any m, n, k works and every fragment load is aligned. f16 and bf16 with k and
-// n multiples of 8 copy with px::copy_async into two stages (cp.async on NVIDIA); otherwise
-// groups of 256 (NVIDIA) load the next slice into registers while the tensor cores work. The
-// results go out through shared memory too, one fragment per subgroup at a time, with the edge
-// guards.
+// matmul_f16 / matmul_bf16 / matmul_tf32: GEMMs on the matrix units, any m, n, k. f16 and bf16
+// with k and n multiples of 8 run on warpgroup accumulators (wgmma on sm_90, warpgroup_block);
+// every other case on m16 fragments (fragment_blocks).
 #include "matmul_mma.hpp"
 
 #include "problem_util.hpp"
 #include "queue_problems.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace plexus::samples {
@@ -26,180 +21,214 @@ template <class T> const char* mma_name() {
     else return "matmul_tf32";
 }
 
+// The m16 fragment GEMM of `blocks` 128 x 128 blocks of c side by side, from column
+// group_id(0) * 128 * blocks on, in a group of 8 subgroups: each subgroup a 64 x 32 part of a
+// block, as 4 x 2 accumulator fragments of 16 x 16 that stay in registers (tensor-core registers
+// on CUDA) while the group walks k in slices of 32. Each slice of a and b is copied into
+// shared memory with zeros past the edges, so any m, n, k works and every fragment load is
+// aligned. Groups of 256 (NVIDIA) load the next slice into registers while the tensor cores
+// work on this one. The results go out through shared memory too, one fragment per subgroup
+// at a time, with the edge guards.
+template <class T>
+void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float>& c, const px::Int& m, const px::Int& n,
+                     const px::Int& kk, int blocks) {
+    constexpr int BM = mma_block, BN = mma_block, BK = 32;
+    constexpr int K = std::same_as<T, float> ? 8 : 16; // the fragment's k
+    constexpr int WM = 64, WN = 32;                     // a subgroup's part of the block
+    constexpr int FM = WM / 16, FN = WN / 16;           // its fragments: 4 x 2
+    static_assert((BM / WM) * (BN / WN) == mma_subgroups);
+    // Rows padded by 16 bytes: fragment loads of consecutive rows then start in
+    // different banks, and every row stays 16-byte aligned (what wmma asks).
+    constexpr uint32_t pad = 16 / sizeof(T);
+    auto as = px::shared<T>(BM, BK, px::Pad{pad});
+    auto bs = px::shared<T>(BK, BN, px::Pad{pad});
+    auto cs = px::shared<float>(mma_subgroups * 16, 16, px::Pad{4});
+
+    px::Int tid = px::local_id(1) * px::local_size(0) + px::local_id(0);
+    px::Int items = px::local_size(0) * px::local_size(1);
+    px::Int sg = px::subgroup_id();
+    px::Int wm = sg / (BN / WN) * WM; // the subgroup's part: rows wm.., columns wn..
+    px::Int wn = sg % (BN / WN) * WN;
+    px::Int row0 = px::group_id(1) * BM; // groups: x along n, y along m
+    px::Var<int32_t> col0 = px::group_id(0) * (BN * blocks);
+
+    std::vector<std::unique_ptr<px::Fragment<float, 16, 16, K, px::Accumulator>>> acc;
+    for (int i = 0; i < FM * FN; ++i) acc.push_back(std::make_unique<px::Fragment<float, 16, 16, K, px::Accumulator>>());
+    px::Fragment<T, 16, 16, K, px::MatrixA> fa[FM];
+    px::Fragment<T, 16, 16, K, px::MatrixB> fb[FN];
+
+    // The blocks of c this group computes, one after the other: `blocks` side by side.
+    auto block = [&] {
+        for (auto& f : acc) px::fill_fragment(*f, 0.0f);
+        px::Int slices = (kk + BK - 1) / BK;
+        // The tensor-core work on the slice in stage `stage` of as and bs.
+        auto compute = [&](const px::Value<int32_t>& stage) {
+            for (int p = 0; p < BK; p += K) {
+                for (int i = 0; i < FM; ++i) px::load_fragment(fa[i], as, stage * BM + wm + 16 * i, p);
+                for (int j = 0; j < FN; ++j) px::load_fragment(fb[j], bs, stage * BK + p, wn + 16 * j);
+                for (int i = 0; i < FM; ++i)
+                    for (int j = 0; j < FN; ++j) px::mma(*acc[i * FN + j], fa[i], fb[j]);
+            }
+        };
+        // a[gr][gk] and b[gk][gc], or 0 outside the matrices, read from clamped addresses.
+        const px::Value<T> zero(T(0.0f));
+        auto a_at = [&](const px::Int& gr, const px::Int& gk) {
+            return px::select(gr < m && gk < kk, a[px::min(gr, m - 1) * kk + px::min(gk, kk - 1)], zero);
+        };
+        auto b_at = [&](const px::Int& gk, const px::Int& gc) {
+            return px::select(gk < kk && gc < n, b[px::min(gk, kk - 1) * n + px::min(gc, n - 1)], zero);
+        };
+
+        // Groups of 256 work-items (8 subgroups of 32: NVIDIA GPUs) copy with a fixed
+        // number of elements per work-item, so the copy is straight-line code: the next
+        // slice is loaded into registers while the tensor cores work on this one, and a
+        // block inside the matrices loads without guards. Elements are consecutive along
+        // the rows of a and b across consecutive work-items.
+        constexpr int G = 256, EA = BM * BK / G, EB = BK * BN / G;
+        auto register_copies = [&] {
+            px::If(items == G, [&] {
+                px::Int ar = tid / BK, ac = tid % BK, br = tid / BN, bc = tid % BN;
+                std::vector<px::Var<T>> ra(EA), rb(EB);
+                px::Bool inside = row0 + BM <= m && col0 + BN <= n;
+                auto fetch = [&](const px::Value<int32_t>& k0) {
+                    px::If(inside && k0 + BK <= kk, [&] {
+                        for (int j = 0; j < EA; ++j) ra[j] = a[(row0 + ar + j * (G / BK)) * kk + k0 + ac];
+                        for (int j = 0; j < EB; ++j) rb[j] = b[(k0 + br + j * (G / BN)) * n + col0 + bc];
+                    }).Else([&] { // an edge block, or past the last slice: zeros outside
+                        for (int j = 0; j < EA; ++j) {
+                            px::Int gr = row0 + ar + j * (G / BK), gk = k0 + ac;
+                            ra[j] = a_at(gr, gk);
+                        }
+                        for (int j = 0; j < EB; ++j) {
+                            px::Int gk = k0 + br + j * (G / BN), gc = col0 + bc;
+                            rb[j] = b_at(gk, gc);
+                        }
+                    });
+                };
+                auto stash = [&] {
+                    for (int j = 0; j < EA; ++j) as[ar + j * (G / BK)][ac] = ra[j];
+                    for (int j = 0; j < EB; ++j) bs[br + j * (G / BN)][bc] = rb[j];
+                };
+                fetch(0);
+                stash();
+                px::barrier();
+                px::For(0, slices, [&](px::Int t) {
+                    fetch((t + 1) * BK);
+                    compute(0);
+                    px::barrier();
+                    stash();
+                    px::barrier();
+                });
+            }).Else([&] {
+                // Any other group size: a loop over the slice's elements, guarded.
+                px::For(0, slices, [&](px::Int t) {
+                    px::Int k0 = t * BK;
+                    px::For(tid, BM * BK, items, [&](px::Int e) {
+                        px::Int r = e / BK, col = e % BK;
+                        px::Int gr = row0 + r, gk = k0 + col;
+                        as[r][col] = a_at(gr, gk);
+                    });
+                    px::For(tid, BK * BN, items, [&](px::Int e) {
+                        px::Int r = e / BN, col = e % BN;
+                        px::Int gk = k0 + r, gc = col0 + col;
+                        bs[r][col] = b_at(gk, gc);
+                    });
+                    px::barrier();
+                    compute(0);
+                    px::barrier();
+                });
+            });
+        };
+
+        register_copies();
+
+        // Out through shared memory: each subgroup stores one fragment into its own 16 x 16
+        // tile of cs, then the whole group copies the 8 tiles to c, guarded.
+        for (int f = 0; f < FM * FN; ++f) {
+            px::store_fragment(*acc[f], cs, sg * 16, 0);
+            px::barrier();
+            px::For(tid, mma_subgroups * 256, items, [&](px::Int e) {
+                px::Int s = e / 256, r = e % 256 / 16, col = e % 16;
+                px::Int gr = row0 + s / (BN / WN) * WM + 16 * (f / FN) + r;
+                px::Int gc = col0 + s % (BN / WN) * WN + 16 * (f % FN) + col;
+                px::If(gr < m && gc < n, [&] { c[gr * n + gc] = cs[s * 16 + r][col]; });
+            });
+            px::barrier();
+        }
+    };
+    if (blocks == 1) block();
+    else
+        px::For(0, blocks, [&](px::Int) {
+            block();
+            col0 = col0 + BN;
+        });
+}
+
+// f16 and bf16 with k and n multiples of 8: a group of two warpgroups (8 subgroups) computes
+// a 128 x 256 block of c, each warpgroup 64 x 256 in one warpgroup accumulator (wgmma on
+// sm_90). Slices of 64 of k go into four stages of swizzled shared arrays by px::copy_async
+// (zeros past the edges): while the tensor cores work on slice t (and finish t - 1), slices
+// t + 1 and t + 2 are on their way.
+template <class T>
+void warpgroup_block(const px::In<T>& a, const px::In<T>& b, const px::Out<float>& c, const px::Int& m,
+                     const px::Int& n, const px::Int& kk) {
+    constexpr int BM = mma_block, BN = 2 * mma_block, BK = 64, S = 4, V = 8;
+    auto as = px::shared<T>(S * BM, BK, px::Swizzle128{});
+    auto bs = px::shared<T>(S * BK, BN, px::Swizzle128{});
+    px::Fragment<float, 64, BN, 16, px::Accumulator> acc;
+    px::fill_fragment(acc, 0.0f);
+
+    px::Int tid = px::local_id(1) * px::local_size(0) + px::local_id(0);
+    px::Int items = px::local_size(0) * px::local_size(1);
+    px::Int rows = px::subgroup_id() / 4 * 64; // the warpgroup's rows of the block
+    px::Int row0 = px::group_id(1) * BM, col0 = px::group_id(0) * BN;
+    px::Int slices = (kk + BK - 1) / BK;
+    // Slice t into stage `stage`, in copies of 8 elements; past the edges they read nothing.
+    auto issue = [&](const px::Value<int32_t>& t, const px::Value<int32_t>& stage) {
+        px::Int k0 = t * BK;
+        px::For(tid, BM * BK / V, items, [&](px::Int e) {
+            px::Int r = e / (BK / V), col = e % (BK / V) * V;
+            px::Int gr = row0 + r, gk = k0 + col;
+            px::Int valid = px::select(gr < m && gk < kk, px::Int(V), px::Int(0));
+            px::copy_async<V>(as, stage * BM + r, col, a, px::select(valid > 0, gr * kk + gk, 0), valid);
+        });
+        px::For(tid, BK * BN / V, items, [&](px::Int e) {
+            px::Int r = e / (BN / V), col = e % (BN / V) * V;
+            px::Int gk = k0 + r, gc = col0 + col;
+            px::Int valid = px::select(gk < kk && gc < n, px::Int(V), px::Int(0));
+            px::copy_async<V>(bs, stage * BK + r, col, b, px::select(valid > 0, gk * n + gc, 0), valid);
+        });
+    };
+    for (int p = 0; p + 2 < S; ++p) {
+        px::If(p < slices, [&] { issue(p, p); });
+        px::copy_async_commit();
+    }
+    px::For(0, slices, [&](px::Int t) {
+        px::copy_async_wait(S - 3); // this work-item's copies of slice t are in
+        px::barrier();              // and everyone's; every warpgroup is done reading slice t - 2
+        px::If(t + S - 2 < slices, [&] { issue(t + S - 2, (t + S - 2) % S); });
+        px::copy_async_commit();
+        // Slice t's multiply may go on after this returns (in flight 1): the stages it and t - 1
+        // read are refilled only after later barriers.
+        px::mma_shared<BK>(acc, as, t % S * BM + rows, 0, bs, t % S * BK, 0, 1);
+    });
+    px::store_fragment(acc, c, (row0 + rows) * n + col0, n, m - row0 - rows, n - col0);
+}
+
+// matmul_f16 / matmul_bf16: warpgroup_block where k and n are multiples of 8, else
+// fragment_blocks on two 128 x 128 blocks; matmul_tf32: fragment_blocks on one.
 template <class T> Kernel<In<T>, In<T>, Out<float>, Int, Int, Int> make_matmul_mma() {
     return px::kernel(mma_name<T>(), {"a", "b", "c", "m", "n", "k"},
         [](px::In<T> a, px::In<T> b, px::Out<float> c, px::Int m, px::Int n, px::Int kk) {
-            constexpr int BM = mma_block, BN = mma_block, BK = 32;
-            constexpr int K = std::same_as<T, float> ? 8 : 16; // the fragment's k
-            constexpr int WM = 64, WN = 32;                     // a subgroup's part of the block
-            constexpr int FM = WM / 16, FN = WN / 16;           // its fragments: 4 x 2
-            static_assert((BM / WM) * (BN / WN) == mma_subgroups);
-            // f16 and bf16: 8 subgroups of at most 32 work-items (32 on NVIDIA GPUs, 1 on the
-            // host), and two such groups at once on a GPU multiprocessor: ptxas then keeps a
-            // work-item within 128 registers, and one group's barrier wait is the other's turn
-            // (0.26 -> 0.38 of cuBLAS at 8192^3 on an H200, docs/benchmarks.md). tf32's larger
-            // fragments spill at 128 registers and ran at half the speed: one group there. A
-            // device whose subgroups are wider than 32 refuses the launch, naming this bound.
-            if constexpr (sizeof(T) == 2) {
-                px::max_work_group_size(mma_subgroups * 32);
-                px::min_groups_per_unit(2);
-            }
-            // Rows padded by 16 bytes: fragment loads of consecutive rows then start in
-            // different banks, and every row stays 16-byte aligned (what wmma asks).
-            constexpr uint32_t pad = 16 / sizeof(T);
-            // f16 and bf16 keep two slices (stages) where rows are 16-byte aligned (below); tf32
-            // one, as two would pass the 48 KiB of static shared memory.
-            constexpr int stages = sizeof(T) == 2 ? 2 : 1;
-            auto as = px::shared<T>(stages * BM, BK, px::Pad{pad});
-            auto bs = px::shared<T>(stages * BK, BN, px::Pad{pad});
-            auto cs = px::shared<float>(mma_subgroups * 16, 16, px::Pad{4});
-
-            px::Int tid = px::local_id(1) * px::local_size(0) + px::local_id(0);
-            px::Int items = px::local_size(0) * px::local_size(1);
-            px::Int sg = px::subgroup_id();
-            px::Int wm = sg / (BN / WN) * WM; // the subgroup's part: rows wm.., columns wn..
-            px::Int wn = sg % (BN / WN) * WN;
-            px::Int row0 = px::group_id(1) * BM; // groups: x along n, y along m
-            px::Int col0 = px::group_id(0) * BN;
-
-            std::vector<std::unique_ptr<px::Fragment<float, 16, 16, K, px::Accumulator>>> acc;
-            for (int i = 0; i < FM * FN; ++i) {
-                acc.push_back(std::make_unique<px::Fragment<float, 16, 16, K, px::Accumulator>>());
-                px::fill_fragment(*acc.back(), 0.0f);
-            }
-            px::Fragment<T, 16, 16, K, px::MatrixA> fa[FM];
-            px::Fragment<T, 16, 16, K, px::MatrixB> fb[FN];
-
-            px::Int slices = (kk + BK - 1) / BK;
-            // The tensor-core work on the slice in stage `stage` of as and bs.
-            auto compute = [&](const px::Value<int32_t>& stage) {
-                for (int p = 0; p < BK; p += K) {
-                    for (int i = 0; i < FM; ++i) px::load_fragment(fa[i], as, stage * BM + wm + 16 * i, p);
-                    for (int j = 0; j < FN; ++j) px::load_fragment(fb[j], bs, stage * BK + p, wn + 16 * j);
-                    for (int i = 0; i < FM; ++i)
-                        for (int j = 0; j < FN; ++j) px::mma(*acc[i * FN + j], fa[i], fb[j]);
-                }
-            };
-            // a[gr][gk] and b[gk][gc], or 0 outside the matrices, read from clamped addresses.
-            const px::Value<T> zero(T(0.0f));
-            auto a_at = [&](const px::Int& gr, const px::Int& gk) {
-                return px::select(gr < m && gk < kk, a[px::min(gr, m - 1) * kk + px::min(gk, kk - 1)], zero);
-            };
-            auto b_at = [&](const px::Int& gk, const px::Int& gc) {
-                return px::select(gk < kk && gc < n, b[px::min(gk, kk - 1) * n + px::min(gc, n - 1)], zero);
-            };
-
-            // Groups of 256 work-items (8 subgroups of 32: NVIDIA GPUs) copy with a fixed
-            // number of elements per work-item, so the copy is straight-line code: the next
-            // slice is loaded into registers while the tensor cores work on this one, and a
-            // block inside the matrices loads without guards. Elements are consecutive along
-            // the rows of a and b across consecutive work-items.
-            constexpr int G = 256, EA = BM * BK / G, EB = BK * BN / G;
-            auto register_copies = [&] {
-                px::If(items == G, [&] {
-                    px::Int ar = tid / BK, ac = tid % BK, br = tid / BN, bc = tid % BN;
-                    std::vector<px::Var<T>> ra(EA), rb(EB);
-                    px::Bool inside = row0 + BM <= m && col0 + BN <= n;
-                    auto fetch = [&](const px::Value<int32_t>& k0) {
-                        px::If(inside && k0 + BK <= kk, [&] {
-                            for (int j = 0; j < EA; ++j) ra[j] = a[(row0 + ar + j * (G / BK)) * kk + k0 + ac];
-                            for (int j = 0; j < EB; ++j) rb[j] = b[(k0 + br + j * (G / BN)) * n + col0 + bc];
-                        }).Else([&] { // an edge block, or past the last slice: zeros outside
-                            for (int j = 0; j < EA; ++j) {
-                                px::Int gr = row0 + ar + j * (G / BK), gk = k0 + ac;
-                                ra[j] = a_at(gr, gk);
-                            }
-                            for (int j = 0; j < EB; ++j) {
-                                px::Int gk = k0 + br + j * (G / BN), gc = col0 + bc;
-                                rb[j] = b_at(gk, gc);
-                            }
-                        });
-                    };
-                    auto stash = [&] {
-                        for (int j = 0; j < EA; ++j) as[ar + j * (G / BK)][ac] = ra[j];
-                        for (int j = 0; j < EB; ++j) bs[br + j * (G / BN)][bc] = rb[j];
-                    };
-                    fetch(0);
-                    stash();
-                    px::barrier();
-                    px::For(0, slices, [&](px::Int t) {
-                        fetch((t + 1) * BK);
-                        compute(0);
-                        px::barrier();
-                        stash();
-                        px::barrier();
-                    });
-                }).Else([&] {
-                    // Any other group size: a loop over the slice's elements, guarded.
-                    px::For(0, slices, [&](px::Int t) {
-                        px::Int k0 = t * BK;
-                        px::For(tid, BM * BK, items, [&](px::Int e) {
-                            px::Int r = e / BK, col = e % BK;
-                            px::Int gr = row0 + r, gk = k0 + col;
-                            as[r][col] = a_at(gr, gk);
-                        });
-                        px::For(tid, BK * BN, items, [&](px::Int e) {
-                            px::Int r = e / BN, col = e % BN;
-                            px::Int gk = k0 + r, gc = col0 + col;
-                            bs[r][col] = b_at(gk, gc);
-                        });
-                        px::barrier();
-                        compute(0);
-                        px::barrier();
-                    });
-                });
-            };
-
-            if constexpr (stages == 2) {
-                // Rows of a and b that start on 16 bytes (k and n multiples of 8): each slice
-                // goes straight into shared memory in copies of 8 elements (cp.async on
-                // sm_80 and up, a plain copy elsewhere), the next one in flight while the
-                // tensor cores work on this one. Past the edges the copies read nothing and
-                // write zeros.
-                constexpr int V = 8;
-                auto issue = [&](const px::Value<int32_t>& t, const px::Value<int32_t>& stage) {
-                    px::Int k0 = t * BK;
-                    px::For(tid, BM * BK / V, items, [&](px::Int c) {
-                        px::Int r = c / (BK / V), col = c % (BK / V) * V;
-                        px::Int gr = row0 + r, gk = k0 + col;
-                        px::Int valid = px::select(gr < m && gk < kk, px::Int(V), px::Int(0));
-                        px::copy_async<V>(as, stage * BM + r, col, a, px::select(valid > 0, gr * kk + gk, 0), valid);
-                    });
-                    px::For(tid, BK * BN / V, items, [&](px::Int c) {
-                        px::Int r = c / (BN / V), col = c % (BN / V) * V;
-                        px::Int gk = k0 + r, gc = col0 + col;
-                        px::Int valid = px::select(gk < kk && gc < n, px::Int(V), px::Int(0));
-                        px::copy_async<V>(bs, stage * BK + r, col, b, px::select(valid > 0, gk * n + gc, 0), valid);
-                    });
-                };
-                px::If(kk % V == 0 && n % V == 0, [&] {
-                    issue(0, 0);
-                    px::copy_async_commit();
-                    px::For(0, slices, [&](px::Int t) {
-                        px::If(t + 1 < slices, [&] { issue(t + 1, (t + 1) % 2); });
-                        px::copy_async_commit();
-                        px::copy_async_wait(1); // this work-item's copies of slice t are in
-                        px::barrier();          // and everyone's
-                        compute(t % 2);
-                        px::barrier();          // before slice t + 2 overwrites this stage
-                    });
-                }).Else(register_copies);
+            if constexpr (sizeof(T) == 4) {
+                fragment_blocks<T>(a, b, c, m, n, kk, 1);
             } else {
-                register_copies();
-            }
-
-            // Out through shared memory: each subgroup stores one fragment into its own 16 x 16
-            // tile of cs, then the whole group copies the 8 tiles to c, guarded.
-            for (int f = 0; f < FM * FN; ++f) {
-                px::store_fragment(*acc[f], cs, sg * 16, 0);
-                px::barrier();
-                px::For(tid, mma_subgroups * 256, items, [&](px::Int e) {
-                    px::Int s = e / 256, r = e % 256 / 16, col = e % 16;
-                    px::Int gr = row0 + s / (BN / WN) * WM + 16 * (f / FN) + r;
-                    px::Int gc = col0 + s % (BN / WN) * WN + 16 * (f % FN) + col;
-                    px::If(gr < m && gc < n, [&] { c[gr * n + gc] = cs[s * 16 + r][col]; });
+                // 8 subgroups of at most 32 work-items (32 on NVIDIA GPUs, 1 on the host): two
+                // warpgroups. A device whose subgroups are wider refuses the launch, naming it.
+                px::max_work_group_size(mma_subgroups * 32);
+                px::If(kk % 8 == 0 && n % 8 == 0, [&] { warpgroup_block<T>(a, b, c, m, n, kk); }).Else([&] {
+                    fragment_blocks<T>(a, b, c, m, n, kk, 2);
                 });
-                px::barrier();
             }
         });
 }
@@ -296,7 +325,11 @@ Grid matmul_mma_grid(Runtime& rt, const Target& t, const ir::Kernel& kernel, siz
     // 8 subgroups where subgroups are consecutive work-items, and where they are rows of
     // the group's x dimension (PoCL) as well.
     const uint32_t width = subgroup_width(rt, t, kernel);
-    const size_t blocks_x = (n + mma_block - 1) / mma_block;
+    // f16 and bf16 groups compute blocks of 128 x 256 (two blocks of fragment_blocks).
+    const bool wide = std::any_of(kernel.fragments.begin(), kernel.fragments.end(),
+                                  [](const ir::FragmentDecl& f) { return f.warpgroup(); });
+    const size_t block_n = wide ? 2 * mma_block : mma_block;
+    const size_t blocks_x = (n + block_n - 1) / block_n;
     const size_t blocks_y = (m + mma_block - 1) / mma_block;
     return Grid(blocks_x * width, blocks_y * mma_subgroups).local_size(width, mma_subgroups);
 }
