@@ -284,6 +284,7 @@ const ir::Kernel* find(std::string_view name) {
         {"math_catalog_f32", &math_catalog<float>().ir()}, {"math_catalog_f64", &math_catalog<double>().ir()},
         {"matmul_f16", &matmul_f16().ir()},     {"matmul_bf16", &matmul_bf16().ir()},
         {"matmul_tf32", &matmul_tf32().ir()},
+        {"matmul_f16_rows", &matmul_f16_rows().ir()}, {"matmul_bf16_rows", &matmul_bf16_rows().ir()},
     };
     auto it = all.find(name);
     return it == all.end() ? nullptr : it->second;
@@ -293,7 +294,8 @@ std::vector<std::string> names() {
     return {"vector_add", "reduce",  "warp_reduce", "matmul_naive", "matmul_tiled", "transpose",
             "scan_groups", "scan_add",    "histogram",    "histogram_wide", "vector_add_float4", "saxpy_f16",
             "dequant_int8", "softmax_bf16", "softmax_f32", "particles", "pipeline_step",
-            "math_catalog_f32", "math_catalog_f64", "matmul_f16", "matmul_bf16", "matmul_tf32"};
+            "math_catalog_f32", "math_catalog_f64", "matmul_f16", "matmul_bf16", "matmul_tf32",
+            "matmul_f16_rows", "matmul_bf16_rows"};
 }
 
 } // namespace plexus::samples

@@ -1,6 +1,8 @@
 // matmul_f16 / matmul_bf16 / matmul_tf32: GEMMs on the matrix units, any m, n, k. f16 and bf16
-// with k and n multiples of 8 run on warpgroup accumulators (wgmma on sm_90, warpgroup_block);
-// every other case on m16 fragments (fragment_blocks).
+// with k and n multiples of 8 run on warpgroup accumulators (wgmma on sm_90, warpgroup_block),
+// with n alone a multiple of 8 on matmul_f16_rows / matmul_bf16_rows (the same with a loaded
+// through registers), every other case on m16 fragments (fragment_blocks). The problems pick the
+// kernel by shape, as a GEMM library does.
 #include "matmul_mma.hpp"
 
 #include "problem_util.hpp"
@@ -8,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace plexus::samples {
 
@@ -164,15 +167,19 @@ void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float
         });
 }
 
-// f16 and bf16 with k and n multiples of 8: a group of two warpgroups (8 subgroups) computes
-// a 128 x 256 block of c, each warpgroup 64 x 256 in one warpgroup accumulator (wgmma on
-// sm_90). Slices of 64 of k go into four stages of swizzled shared arrays by px::copy_async
-// (zeros past the edges): while the tensor cores work on slice t (and finish t - 1), slices
-// t + 1 and t + 2 are on their way.
+// A group of two warpgroups (8 subgroups) computes a 128 x 256 block of c, each warpgroup 64 x
+// 256 in one warpgroup accumulator (wgmma on sm_90). Slices of 64 of k go into four stages of
+// swizzled shared arrays, zeros past the edges, and the multiply of slice t is left in flight
+// while slice t + 1 arrives. How a slice arrives: matmul_f16 / bf16 (k and n multiples of 8,
+// rows of a and b on 16 bytes) by px::copy_async, two slices ahead; matmul_f16_rows / bf16_rows
+// (`a_rows`: any k) a by registers one slice ahead (groups of 256: 32 elements a work-item) and
+// b by px::copy_async where n is a multiple of 8, else each slice by guarded loops, waited for.
+// The two are separate kernels: the registers a needs cost the copy_async path 0.70 -> 0.56
+// of cuBLAS at 8192^3 when both were in one kernel (docs/benchmarks.md).
 template <class T>
 void warpgroup_block(const px::In<T>& a, const px::In<T>& b, const px::Out<float>& c, const px::Int& m,
-                     const px::Int& n, const px::Int& kk) {
-    constexpr int BM = mma_block, BN = 2 * mma_block, BK = 64, S = 4, V = 8;
+                     const px::Int& n, const px::Int& kk, bool a_rows) {
+    constexpr int BM = mma_block, BN = 2 * mma_block, BK = 64, S = 4, V = 8, G = 256, EA = BM * BK / G;
     auto as = px::shared<T>(S * BM, BK, px::Swizzle128{});
     auto bs = px::shared<T>(S * BK, BN, px::Swizzle128{});
     px::Fragment<float, 64, BN, 16, px::Accumulator> acc;
@@ -183,50 +190,105 @@ void warpgroup_block(const px::In<T>& a, const px::In<T>& b, const px::Out<float
     px::Int rows = px::subgroup_id() / 4 * 64; // the warpgroup's rows of the block
     px::Int row0 = px::group_id(1) * BM, col0 = px::group_id(0) * BN;
     px::Int slices = (kk + BK - 1) / BK;
-    // Slice t into stage `stage`, in copies of 8 elements; past the edges they read nothing.
-    auto issue = [&](const px::Value<int32_t>& t, const px::Value<int32_t>& stage) {
-        px::Int k0 = t * BK;
+    // a[gr][gk] and b[gk][gc], or 0 outside the matrices, read from clamped addresses.
+    const px::Value<T> zero(T(0.0f));
+    auto a_at = [&](const px::Int& gr, const px::Int& gk) {
+        return px::select(gr < m && gk < kk, a[px::min(gr, m - 1) * kk + px::min(gk, kk - 1)], zero);
+    };
+    auto b_at = [&](const px::Int& gk, const px::Int& gc) {
+        return px::select(gk < kk && gc < n, b[px::min(gk, kk - 1) * n + px::min(gc, n - 1)], zero);
+    };
+    // Slice t of a or b into stage `stage`, in copies of 8 elements; past the edges they read
+    // nothing and write zeros.
+    auto copy_a = [&](const px::Value<int32_t>& t, const px::Value<int32_t>& stage) {
         px::For(tid, BM * BK / V, items, [&](px::Int e) {
             px::Int r = e / (BK / V), col = e % (BK / V) * V;
-            px::Int gr = row0 + r, gk = k0 + col;
+            px::Int gr = row0 + r, gk = t * BK + col;
             px::Int valid = px::select(gr < m && gk < kk, px::Int(V), px::Int(0));
             px::copy_async<V>(as, stage * BM + r, col, a, px::select(valid > 0, gr * kk + gk, 0), valid);
         });
+    };
+    auto copy_b = [&](const px::Value<int32_t>& t, const px::Value<int32_t>& stage) {
         px::For(tid, BK * BN / V, items, [&](px::Int e) {
             px::Int r = e / (BN / V), col = e % (BN / V) * V;
-            px::Int gk = k0 + r, gc = col0 + col;
+            px::Int gk = t * BK + r, gc = col0 + col;
             px::Int valid = px::select(gk < kk && gc < n, px::Int(V), px::Int(0));
             px::copy_async<V>(bs, stage * BK + r, col, b, px::select(valid > 0, gk * n + gc, 0), valid);
         });
     };
-    for (int p = 0; p + 2 < S; ++p) {
-        px::If(p < slices, [&] { issue(p, p); });
-        px::copy_async_commit();
+    // The multiply of the slice in `stage`, left in flight: the stages it and the one before
+    // read are refilled only after later barriers.
+    auto multiply = [&](const px::Value<int32_t>& stage) {
+        px::mma_shared<BK>(acc, as, stage * BM + rows, 0, bs, stage * BK, 0, 1);
+    };
+    // Two slices ahead of the multiply, by copy_async (`with_a`: a too).
+    auto pipeline = [&](bool with_a, const std::function<void(const px::Int&)>& before) {
+        for (int p = 0; p + 2 < S; ++p) {
+            px::If(p < slices, [&] {
+                if (with_a) copy_a(p, p);
+                copy_b(p, p);
+            });
+            px::copy_async_commit();
+        }
+        px::For(0, slices, [&](px::Int t) {
+            before(t);
+            px::copy_async_wait(S - 3); // this work-item's copies of slice t are in
+            px::barrier();              // and everyone's; every warpgroup is done reading slice t - 2
+            px::If(t + S - 2 < slices, [&] {
+                if (with_a) copy_a(t + S - 2, (t + S - 2) % S);
+                copy_b(t + S - 2, (t + S - 2) % S);
+            });
+            px::copy_async_commit();
+            multiply(t % S);
+        });
+    };
+    if (!a_rows) {
+        pipeline(true, [](const px::Int&) {});
+    } else {
+        px::If(n % V == 0 && items == G, [&] {
+            // a by registers: slice t + 1's elements are loaded while slice t is multiplied,
+            // and stored into their stage at the start of the next step (the multiply that read
+            // that stage last, t - 3, is done).
+            px::Int ar = tid / BK, ac = tid % BK;
+            std::vector<px::Var<T>> ra(EA);
+            auto fetch = [&](const px::Value<int32_t>& t) {
+                for (int j = 0; j < EA; ++j) ra[j] = a_at(row0 + ar + j * (G / BK), t * BK + ac);
+            };
+            fetch(0);
+            pipeline(false, [&](const px::Int& t) {
+                for (int j = 0; j < EA; ++j) as[t % S * BM + ar + j * (G / BK)][ac] = ra[j];
+                px::If(t + 1 < slices, [&] { fetch(t + 1); });
+            });
+        }).Else([&] {
+            px::For(0, slices, [&](px::Int t) {
+                px::For(tid, BM * BK, items, [&](px::Int e) { as[e / BK][e % BK] = a_at(row0 + e / BK, t * BK + e % BK); });
+                px::For(tid, BK * BN, items, [&](px::Int e) { bs[e / BN][e % BN] = b_at(t * BK + e / BN, col0 + e % BN); });
+                px::barrier();
+                px::mma_shared<BK>(acc, as, rows, 0, bs, 0, 0);
+                px::barrier();
+            });
+        });
     }
-    px::For(0, slices, [&](px::Int t) {
-        px::copy_async_wait(S - 3); // this work-item's copies of slice t are in
-        px::barrier();              // and everyone's; every warpgroup is done reading slice t - 2
-        px::If(t + S - 2 < slices, [&] { issue(t + S - 2, (t + S - 2) % S); });
-        px::copy_async_commit();
-        // Slice t's multiply may go on after this returns (in flight 1): the stages it and t - 1
-        // read are refilled only after later barriers.
-        px::mma_shared<BK>(acc, as, t % S * BM + rows, 0, bs, t % S * BK, 0, 1);
-    });
     px::store_fragment(acc, c, (row0 + rows) * n + col0, n, m - row0 - rows, n - col0);
 }
 
 // matmul_f16 / matmul_bf16: warpgroup_block where k and n are multiples of 8, else
-// fragment_blocks on two 128 x 128 blocks; matmul_tf32: fragment_blocks on one.
-template <class T> Kernel<In<T>, In<T>, Out<float>, Int, Int, Int> make_matmul_mma() {
-    return px::kernel(mma_name<T>(), {"a", "b", "c", "m", "n", "k"},
-        [](px::In<T> a, px::In<T> b, px::Out<float> c, px::Int m, px::Int n, px::Int kk) {
+// fragment_blocks on two 128 x 128 blocks; matmul_tf32: fragment_blocks on one;
+// matmul_f16_rows / matmul_bf16_rows: warpgroup_block with a by registers.
+template <class T> Kernel<In<T>, In<T>, Out<float>, Int, Int, Int> make_matmul_mma(bool a_rows = false) {
+    return px::kernel(std::string(mma_name<T>()) + (a_rows ? "_rows" : ""), {"a", "b", "c", "m", "n", "k"},
+        [a_rows](px::In<T> a, px::In<T> b, px::Out<float> c, px::Int m, px::Int n, px::Int kk) {
             if constexpr (sizeof(T) == 4) {
                 fragment_blocks<T>(a, b, c, m, n, kk, 1);
             } else {
                 // 8 subgroups of at most 32 work-items (32 on NVIDIA GPUs, 1 on the host): two
                 // warpgroups. A device whose subgroups are wider refuses the launch, naming it.
                 px::max_work_group_size(mma_subgroups * 32);
-                px::If(kk % 8 == 0 && n % 8 == 0, [&] { warpgroup_block<T>(a, b, c, m, n, kk); }).Else([&] {
+                if (a_rows) {
+                    warpgroup_block<T>(a, b, c, m, n, kk, true);
+                    return;
+                }
+                px::If(kk % 8 == 0 && n % 8 == 0, [&] { warpgroup_block<T>(a, b, c, m, n, kk, false); }).Else([&] {
                     fragment_blocks<T>(a, b, c, m, n, kk, 2);
                 });
             }
@@ -244,7 +306,7 @@ public:
     MatmulMma(int m, int n, int k, Runtime& rt, std::mt19937& g)
         : m_(m), n_(n), k_(k), a_(random_inputs<T>(size_t(m_) * k_, g)), b_(random_inputs<T>(size_t(k_) * n_, g)), ba_(rt, a_),
           bb_(rt, b_), bc_(rt, size_t(m_) * n_) {}
-    std::string kernel() const override { return mma_name<T>(); }
+    std::string kernel() const override { return kernel_().ir().name; }
     std::string size_text() const override {
         return "m=" + std::to_string(m_) + " n=" + std::to_string(n_) + " k=" + std::to_string(k_);
     }
@@ -294,9 +356,12 @@ private:
         return check_matmul_rows(a, b, c, m_, n_, k_, [this](double mag) { return bound(mag); });
     }
     double bound(double mag) const { return matmul_mma_bound(k_, mag, std::same_as<T, float>); }
-    static const Kernel<In<T>, In<T>, Out<float>, Int, Int, Int>& kernel_() {
-        if constexpr (std::same_as<T, px::half>) return matmul_f16();
-        else if constexpr (std::same_as<T, px::bf16>) return matmul_bf16();
+    // The kernel for the shape: with k not a multiple of 8 but n one, the one that loads a
+    // through registers.
+    const Kernel<In<T>, In<T>, Out<float>, Int, Int, Int>& kernel_() const {
+        const bool rows = k_ % 8 != 0 && n_ % 8 == 0;
+        if constexpr (std::same_as<T, px::half>) return rows ? matmul_f16_rows() : matmul_f16();
+        else if constexpr (std::same_as<T, px::bf16>) return rows ? matmul_bf16_rows() : matmul_bf16();
         else return matmul_tf32();
     }
     int m_, n_, k_;
@@ -317,6 +382,14 @@ const Kernel<In<bf16>, In<bf16>, Out<float>, Int, Int, Int>& matmul_bf16() {
 }
 const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tf32() {
     static const auto k = make_matmul_mma<float>();
+    return k;
+}
+const Kernel<In<half>, In<half>, Out<float>, Int, Int, Int>& matmul_f16_rows() {
+    static const auto k = make_matmul_mma<half>(true);
+    return k;
+}
+const Kernel<In<bf16>, In<bf16>, Out<float>, Int, Int, Int>& matmul_bf16_rows() {
+    static const auto k = make_matmul_mma<bf16>(true);
     return k;
 }
 

@@ -16,6 +16,9 @@ inline constexpr int mma_subgroups = 8;
 const Kernel<In<half>, In<half>, Out<float>, Int, Int, Int>& matmul_f16();
 const Kernel<In<bf16>, In<bf16>, Out<float>, Int, Int, Int>& matmul_bf16();
 const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tf32();
+// The f16 and bf16 problems use these where k is not a multiple of 8 and n is: a by registers.
+const Kernel<In<half>, In<half>, Out<float>, Int, Int, Int>& matmul_f16_rows();
+const Kernel<In<bf16>, In<bf16>, Out<float>, Int, Int, Int>& matmul_bf16_rows();
 // The launch of one of those kernels on `t` for an m x n c: a group of mma_subgroups rows of
 // the device's subgroup width per mma_block x mma_block block.
 Grid matmul_mma_grid(Runtime& rt, const Target& t, const ir::Kernel& kernel, size_t m, size_t n);
