@@ -200,17 +200,26 @@ void warpgroup_block(const px::In<T>& a, const px::In<T>& b, const px::Out<float
     };
     // Slice t of a or b into stage `stage`, in copies of 8 elements; past the edges they read
     // nothing and write zeros.
+    // body(r, col) for each chunk of 8 elements of a rows x (per_row * 8) tile: groups of 256
+    // take a fixed count a work-item, straight-line (its rows 256 / per_row apart, so the
+    // swizzle's row bits are the same for all), other groups loop.
+    auto chunks = [&](int count, int per_row, const std::function<void(const px::Int&, const px::Int&)>& body) {
+        px::If(items == G, [&] {
+            px::Int r0 = tid / per_row, col = tid % per_row * V;
+            for (int j = 0; j < count / G; ++j) body(r0 + j * (G / per_row), col);
+        }).Else([&] {
+            px::For(tid, count, items, [&](px::Int e) { body(e / per_row, e % per_row * V); });
+        });
+    };
     auto copy_a = [&](const px::Value<int32_t>& t, const px::Value<int32_t>& stage) {
-        px::For(tid, BM * BK / V, items, [&](px::Int e) {
-            px::Int r = e / (BK / V), col = e % (BK / V) * V;
+        chunks(BM * BK / V, BK / V, [&](const px::Int& r, const px::Int& col) {
             px::Int gr = row0 + r, gk = t * BK + col;
             px::Int valid = px::select(gr < m && gk < kk, px::Int(V), px::Int(0));
             px::copy_async<V>(as, stage * BM + r, col, a, px::select(valid > 0, gr * kk + gk, 0), valid);
         });
     };
     auto copy_b = [&](const px::Value<int32_t>& t, const px::Value<int32_t>& stage) {
-        px::For(tid, BK * BN / V, items, [&](px::Int e) {
-            px::Int r = e / (BN / V), col = e % (BN / V) * V;
+        chunks(BK * BN / V, BN / V, [&](const px::Int& r, const px::Int& col) {
             px::Int gk = t * BK + r, gc = col0 + col;
             px::Int valid = px::select(gk < kk && gc < n, px::Int(V), px::Int(0));
             px::copy_async<V>(bs, stage * BK + r, col, b, px::select(valid > 0, gk * n + gc, 0), valid);

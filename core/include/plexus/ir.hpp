@@ -523,7 +523,7 @@ using SharedArray = ArrayDecl;
 // and V = 16 / elem_size to a chunk,
 //   (col / E) * rows * E + row * E + ((col % E / V) ^ (row % 8)) * V + col % V
 // (the tensor cores' 128-byte swizzle: the 16-byte chunk index XOR the row's low three bits).
-// The Expr form is i32 arithmetic on row and col.
+// The Expr form is u32 arithmetic on row and col (indices are not negative).
 uint64_t swizzled_index(uint32_t rows, uint32_t elem_size, uint64_t row, uint64_t col);
 Expr swizzled_index(uint32_t rows, uint32_t elem_size, const Expr& row, const Expr& col);
 

@@ -508,11 +508,13 @@ uint64_t swizzled_index(uint32_t rows, uint32_t elem_size, uint64_t row, uint64_
     return col / e * rows * e + row * e + ((col % e / v) ^ (row % 8)) * v + col % v;
 }
 Expr swizzled_index(uint32_t rows, uint32_t elem_size, const Expr& row, const Expr& col) {
+    // In u32: the divisions and remainders by powers of two become shifts and masks, and
+    // (r + 8 j) % 8 is seen to be r % 8 (indices are not negative).
     const int64_t e = 128 / elem_size, v = 16 / elem_size;
-    auto i32 = [](const Expr& x) { return x->type == Scalar::I32 ? x : Cast::make(Scalar::I32, x); };
-    auto k = [](int64_t c) { return Const::make_int(Scalar::I32, c); };
+    auto u32 = [](const Expr& x) { return x->type == Scalar::U32 ? x : Cast::make(Scalar::U32, x); };
+    auto k = [](int64_t c) { return Const::make_int(Scalar::U32, c); };
     auto op = [](BinaryOp o, Expr a, Expr b) { return Binary::make(o, std::move(a), std::move(b)); };
-    const Expr r = i32(row), c = i32(col);
+    const Expr r = u32(row), c = u32(col);
     Expr panel = op(BinaryOp::Mul, op(BinaryOp::Div, c, k(e)), k(int64_t(rows) * e));
     Expr chunk = op(BinaryOp::BitXor, op(BinaryOp::Div, op(BinaryOp::Rem, c, k(e)), k(v)), op(BinaryOp::Rem, r, k(8)));
     return op(BinaryOp::Add, op(BinaryOp::Add, panel, op(BinaryOp::Mul, r, k(e))),
