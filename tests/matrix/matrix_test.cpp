@@ -155,6 +155,14 @@ template <class T> void check_warpgroup(const std::string& name) {
             CHECK_FALSE(px::samples::drop_reason(e, dev.target).empty()); // only a device the router drops
             continue;
         }
+        // A group of two subgroups is half a warpgroup: refused, naming the rule.
+        try {
+            rt.launch(dev.target, kernel, px::Grid(width, 2).local_size(width, 2), ba, bb, bc).wait();
+            FAIL("a group of half a warpgroup ran on " << dev.label);
+        } catch (const px::Error& e) {
+            CHECK(e.code() == px::ErrorCode::InvalidArgument);
+            CHECK(std::string(e.what()).find("whole warpgroups") != std::string::npos);
+        }
         const auto c = bc.host();
         size_t bad = 0;
         std::string first;

@@ -681,6 +681,16 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
         throw Error(ErrorCode::OutOfResources, "work-group of " + std::to_string(group) +
                     " work-items exceeds the device's maximum of " + std::to_string(ctx.info->max_work_group_size),
                     {b.name(), ctx.info->name, k->name, "", "", ""});
+    // Warpgroup accumulators belong to four subgroups together: a group of a partial warpgroup
+    // would hang wgmma and leave rows uncomputed elsewhere.
+    if (const uint32_t width = ctx.info->subgroup_size;
+        width && group % (4 * width) != 0 &&
+        std::any_of(k->fragments.begin(), k->fragments.end(), [](const ir::FragmentDecl& f) { return f.warpgroup(); }))
+        throw Error(ErrorCode::InvalidArgument,
+                    "kernel '" + k->name + "' holds warpgroup accumulators, so its work-groups are whole warpgroups: " +
+                        "a multiple of 4 subgroups of " + std::to_string(width) + " work-items (" +
+                        std::to_string(4 * width) + "); the launch's group has " + std::to_string(group),
+                    {b.name(), ctx.info->name, k->name, "", "", ""});
     dims.dynamic_local_bytes = c->host ? uint32_t(c->host->local_bytes(uint32_t(group))) : c->dynamic_shared;
 
     // Buffers: make every argument current on this device, in argument order (a buffer passed
