@@ -112,7 +112,7 @@ void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float
                     for (int j = 0; j < EA; ++j) as[ar + j * (G / BK)][ac] = ra[j];
                     for (int j = 0; j < EB; ++j) bs[br + j * (G / BN)][bc] = rb[j];
                 };
-                fetch(0);
+                px::If(0 < slices, [&] { fetch(0); }); // k = 0 reads nothing
                 stash();
                 px::barrier();
                 px::For(0, slices, [&](px::Int t) {
@@ -257,13 +257,13 @@ void warpgroup_block(const px::In<T>& a, const px::In<T>& b, const px::Out<float
         px::If(n % V == 0 && items == G, [&] {
             // a by registers: slice t + 1's elements are loaded while slice t is multiplied,
             // and stored into their stage at the start of the next step (the multiply that read
-            // that stage last, t - 3, is done).
+            // that stage last, t - 4, is done).
             px::Int ar = tid / BK, ac = tid % BK;
             std::vector<px::Var<T>> ra(EA);
             auto fetch = [&](const px::Value<int32_t>& t) {
                 for (int j = 0; j < EA; ++j) ra[j] = a_at(row0 + ar + j * (G / BK), t * BK + ac);
             };
-            fetch(0);
+            px::If(0 < slices, [&] { fetch(0); }); // k = 0 reads nothing
             pipeline(false, [&](const px::Int& t) {
                 for (int j = 0; j < EA; ++j) as[t % S * BM + ar + j * (G / BK)][ac] = ra[j];
                 px::If(t + 1 < slices, [&] { fetch(t + 1); });

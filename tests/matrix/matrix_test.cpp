@@ -343,6 +343,22 @@ TEST_CASE("warpgroup operations the IR refuses, and JSON keeps them") {
     CHECK(collect_uses(k).intrinsics ==
           std::vector<std::string>{"matrix_acc_m16n16k16_f32", "matrix_acc_m64n128k16_f32", "subgroup_id"});
     CHECK(px::matrix_feature("matrix_acc_m64n128k16_f32") == PLX_MATRIX_WARPGROUP);
+    // A bounded store is row-major, and a load has no bounds, in JSON too.
+    std::string text = to_json(k);
+    const std::string row = "\"layout\": \"row\"";
+    REQUIRE(text.find(row) != std::string::npos);
+    text.replace(text.find(row), row.size(), "\"layout\": \"col\"");
+    try {
+        from_json(text);
+        FAIL("a column-major bounded store was read");
+    } catch (const px::Error& e) {
+        CHECK(says(e, "a bounded store is row-major"));
+    }
+    // Whatever the corners, the tiles fit their arrays.
+    k.shared[0] = ArrayDecl{"as", Scalar::F16, 8 * 64, {8, 64}, 0};
+    k.shared[0].swizzle = true;
+    CHECK(says(invalid_kernel([&] { validate(k); }), "its A tile has 64 rows, the array 8"));
+    k.shared[0] = as;
     k.body = Block::make({mma(32)});
     CHECK(says(invalid_kernel([&] { validate(k); }), "not a multiple of 64"));
     k.body = Block::make({Matrix::mma_shared("small", "as", i(0), i(0), "bs", i(0), i(0), 1)});

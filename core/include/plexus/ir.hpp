@@ -380,7 +380,7 @@ struct Match final : StmtNode {
 // by four consecutive subgroups (subgroups 4q .. 4q + 3 of a group, a warpgroup on CUDA), each
 // holding 16 of its rows: subgroup s the rows 16 * (s % 4) ... Its A and B operands are not
 // fragments but tiles of swizzled shared arrays (ArrayDecl::swizzle), read by MmaShared (wgmma
-// on sm_90, ldmatrix and mma.sync on sm_80 .. 89, plain arithmetic elsewhere).
+// on sm_90, ldmatrix and mma.sync on sm_80 .. 89 and past sm_90, plain arithmetic elsewhere).
 enum class MatrixUse : uint8_t { A, B, Acc };
 enum class MatrixLayout : uint8_t { Row, Col };
 const char* to_string(MatrixUse u);    // "a", "b", "acc"
@@ -425,10 +425,10 @@ const char* to_string(MatrixOp op); // "fill", "load", "store", "mma", "mma_shar
 //          [row_b][col_b], both swizzled arrays of f16 or bf16; products and sums in f32. The
 //          four subgroups of a warpgroup give the same operands. row_a and row_b are multiples
 //          of 8, col_a of 16 and col_b of 64 (the tensor cores' descriptors). With in_flight
-//          n > 0 the n latest mma_shared of the subgroup may still be reading their tiles when
-//          this one returns (their results are in d by the next store or fill of it): shared
-//          memory they read must not be written until a later mma_shared with fewer in flight
-//          has returned (wgmma.wait_group n; other backends finish each at once).
+//          n > 0 this one and the n - 1 before it may still be reading their tiles when it
+//          returns (their results are in d by the next store or fill of it); every earlier one
+//          is done, so a tile may be rewritten once n later mma_shared have returned
+//          (wgmma.wait_group n; other backends finish each at once).
 struct Matrix final : StmtNode {
     static constexpr StmtKind node_kind = StmtKind::Matrix;
     MatrixOp op = MatrixOp::Fill;

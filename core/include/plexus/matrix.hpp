@@ -177,7 +177,7 @@ void store_fragment(const F& f, const Dst& dst, const I& index, const S& stride,
 // group, which reach it together with the same operands): A is the 64 x K tile of the
 // swizzled shared array `a` at [row_a][col_a], B the K x N tile of `b` at [row_b][col_b]; K is
 // a multiple of 16. row_a and row_b are multiples of 8, col_a of 16, col_b of 64. wgmma on
-// sm_90, ldmatrix and mma.sync on sm_80 .. 89; plain arithmetic on the other backends, each
+// sm_90, ldmatrix and mma.sync on sm_80 .. 89 and past sm_90; plain arithmetic on the other backends, each
 // subgroup computing its 16 rows. With in_flight n, the tensor cores may still be reading the
 // tiles of the n latest mma_shared when this returns (sm_90: the next one's loads overlap
 // them); the tiles of earlier ones are done. The results are in acc for its next store.

@@ -14,7 +14,6 @@ std::unique_ptr<SourceGenerator> make_codegen(plx_language language) {
 
 CudaDynamicShared cuda_dynamic_shared(const ir::Kernel& kernel) {
     CudaDynamicShared out;
-    if (kernel.shared_bytes() <= cuda_static_shared_limit) return out;
     // 128 bytes: what wmma (32), cp.async (16) and every scalar type need, with room to spare;
     // 1024 for a swizzled array, whose swizzle the tensor cores take from the address bits.
     for (const ir::ArrayDecl& a : kernel.shared) {
@@ -23,6 +22,8 @@ CudaDynamicShared cuda_dynamic_shared(const ir::Kernel& kernel) {
         out.offsets.push_back(out.bytes);
         out.bytes += uint64_t(a.count) * ir::size_of(a.type);
     }
+    // Within the static limit, aligned as laid out here, the arrays stay static.
+    if (out.bytes <= cuda_static_shared_limit) return {};
     return out;
 }
 

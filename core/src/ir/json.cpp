@@ -591,7 +591,9 @@ struct Reader {
             Expr index = expr(field(j, path, "index"), path + ".index");
             Expr stride = expr(field(j, path, "stride"), path + ".stride");
             const MatrixLayout l = layout(j, path);
-            if (op == "store" && (j.contains("rows") || j.contains("cols"))) {
+            if (j.contains("rows") || j.contains("cols")) {
+                if (op == "load") fail(path + ".rows", "a fragment load has no bounds (only a warpgroup store does)");
+                if (l != MatrixLayout::Row) fail(path + ".layout", "a bounded store is row-major");
                 Expr rows = expr(field(j, path, "rows"), path + ".rows");
                 Expr cols = expr(field(j, path, "cols"), path + ".cols");
                 return checked(path, [&] {

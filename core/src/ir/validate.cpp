@@ -297,6 +297,16 @@ private:
                                 std::to_string(extent) + " past the array's " + std::to_string(size));
         };
         const int64_t depth = 16 * int64_t(n.steps);
+        // Whatever the corners, the tiles must fit the arrays.
+        auto fits = [&](const char* role, int64_t extent, uint32_t size, const char* dim) {
+            if (extent > int64_t(size))
+                fail(where, what + ": its " + role + " tile has " + std::to_string(extent) + " " + dim + ", the array " +
+                                std::to_string(size));
+        };
+        fits("A", 64, a.dims[0], "rows");
+        fits("A", depth, a.dims[1], "columns");
+        fits("B", depth, b.dims[0], "rows");
+        fits("B", f.n, b.dims[1], "columns");
         check(n.row_a, "A row", 8, 64, a.dims[0]);
         check(n.col_a, "A column", 16, depth, a.dims[1]);
         check(n.row_b, "B row", 8, depth, b.dims[0]);
