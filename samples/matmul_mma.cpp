@@ -64,11 +64,11 @@ void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float
     auto block = [&] {
         for (auto& f : acc) px::fill_fragment(*f, 0.0f);
         px::Int slices = (kk + BK - 1) / BK;
-        // The tensor-core work on the slice in stage `stage` of as and bs.
-        auto compute = [&](const px::Value<int32_t>& stage) {
+        // The tensor-core work on the slice in as and bs.
+        auto compute = [&] {
             for (int p = 0; p < BK; p += K) {
-                for (int i = 0; i < FM; ++i) px::load_fragment(fa[i], as, stage * BM + wm + 16 * i, p);
-                for (int j = 0; j < FN; ++j) px::load_fragment(fb[j], bs, stage * BK + p, wn + 16 * j);
+                for (int i = 0; i < FM; ++i) px::load_fragment(fa[i], as, wm + 16 * i, p);
+                for (int j = 0; j < FN; ++j) px::load_fragment(fb[j], bs, p, wn + 16 * j);
                 for (int i = 0; i < FM; ++i)
                     for (int j = 0; j < FN; ++j) px::mma(*acc[i * FN + j], fa[i], fb[j]);
             }
@@ -117,7 +117,7 @@ void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float
                 px::barrier();
                 px::For(0, slices, [&](px::Int t) {
                     fetch((t + 1) * BK);
-                    compute(0);
+                    compute();
                     px::barrier();
                     stash();
                     px::barrier();
@@ -137,7 +137,7 @@ void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float
                         bs[r][col] = b_at(gk, gc);
                     });
                     px::barrier();
-                    compute(0);
+                    compute();
                     px::barrier();
                 });
             });
