@@ -84,9 +84,10 @@ inline Grid grid1(uint64_t g, uint32_t l) { return {1, {g, 1, 1}, {l, 1, 1}}; }
 
 enum class LocalMem { AsTheRuleSays, None };
 
-// Calls the work-group function once per group, in order, with group-local memory of
-// host_local_bytes() bytes filled with garbage (as uninitialized local memory may be).
-inline void run(const plexus::codegen::HostKernel& hk, const ir::Kernel& k, std::vector<void*> args,
+// Calls the work-group function once per group, in order, with the group-local memory its
+// layout asks for (HostKernel::local_bytes, as the native plugin gives it) filled with garbage
+// (as uninitialized local memory may be).
+inline void run(const plexus::codegen::HostKernel& hk, const ir::Kernel& /*kernel*/, std::vector<void*> args,
                 const Grid& g, LocalMem mem = LocalMem::AsTheRuleSays) {
     plexus::codegen::HostArgs host_args{args.data()};
     plx_workgroup_ctx ctx{};
@@ -99,7 +100,7 @@ inline void run(const plexus::codegen::HostKernel& hk, const ir::Kernel& k, std:
         ctx.local_size[d] = g.local[d];
         group_size *= g.local[d];
     }
-    size_t bytes = mem == LocalMem::None ? 0 : plexus::codegen::host_local_bytes(k, uint32_t(group_size));
+    size_t bytes = mem == LocalMem::None ? 0 : size_t(hk.local_bytes(uint32_t(group_size)));
     std::unique_ptr<void, decltype(&std::free)> local(bytes ? std::aligned_alloc(64, (bytes + 63) & ~size_t(63)) : nullptr,
                                                       &std::free);
     ctx.local_mem = local.get();

@@ -81,11 +81,11 @@ TEST_CASE("schedule by output: an 8 x 8 micro-kernel in p, i, j order runs in bl
     };
     CHECK(most_open(inner(k)) == T * T);
     // 32 vector registers (AVX-512): blocks of 16, shared Lets read again in later blocks.
-    const ir::Kernel scheduled = plexus::codegen::host::schedule_by_output(k, 32);
+    const ir::Kernel scheduled = plexus::codegen::host::schedule_by_output(k, 32, 0);
     CHECK(most_open(inner(scheduled)) <= 16);
     CHECK(inner(scheduled).size() > inner(k).size()); // every statement kept, Lets read again added
     // 16 (AVX2): blocks of 8, every statement once.
-    const ir::Kernel narrow = plexus::codegen::host::schedule_by_output(k, 16);
+    const ir::Kernel narrow = plexus::codegen::host::schedule_by_output(k, 16, 0);
     CHECK(most_open(inner(narrow)) <= 8);
     CHECK(inner(narrow).size() == inner(k).size());
 

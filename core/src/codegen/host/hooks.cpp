@@ -39,6 +39,9 @@ size_t HostLowering::new_variable(const std::string& name, const Type& t) {
 }
 
 Value* HostLowering::per_item_address(size_t id) {
+    if (layout_.in_record[id])
+        return b_.CreateInBoundsGEP(b_.getInt8Ty(), variables_[id].home,
+                                    b_.CreateMul(item_->linear, b_.getInt64(layout_.record_bytes), "", true, true));
     return b_.CreateInBoundsGEP(mem_type(variables_[id].type), variables_[id].home, item_->linear);
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,14 +46,26 @@ struct Layout {
     std::vector<ir::Type> decl_types;
     // Per declaration: for a Recompute variable, the expression its Let initializes it with.
     std::vector<ir::Expr> recompute;
-    // PerItem declarations: the offset of the variable's array is prefix * padded group size.
+    // PerItem declarations: the offset of the variable's array is prefix * padded group size;
+    // for one in the item records (`in_record`), its offset within a work-item's record.
     std::vector<uint64_t> per_item_prefix;
+    // Per declaration: a PerItem variable that a region run per work-item touches lives in
+    // the work-item's record (all such variables of one work-item side by side, the records
+    // one after another), so that the work-item's accesses to them are contiguous; the other
+    // PerItem variables have an array each, the work-items' copies side by side, so that W
+    // work-items' copies are one vector.
+    std::vector<bool> in_record;
+    uint64_t record_bytes = 0; // one work-item's record, a multiple of 16
+    // Per region (maximal run of statements between group control, in the lowering's order;
+    // the body of a kernel without barriers is region 0): run one work-item at a time
+    // (per_item_region) rather than in chunks of W work-items.
+    std::vector<bool> item_region;
     // Per private array (kernel.privates): Private (one stack array that each work-item uses
     // in turn: it is used within one region) or PerItem (one copy per work-item), and for
     // PerItem its prefix, as for variables.
     std::vector<Storage> privates;
     std::vector<uint64_t> private_prefix;
-    uint64_t per_item_bytes = 0; // one work-item's share: its PerItem variables and arrays
+    uint64_t per_item_bytes = 0; // one work-item's share of the arrays: PerItem variables and private arrays
     std::vector<uint64_t> shared_offset; // per shared array, 64-byte aligned
     uint64_t shared_bytes = 0;           // end of the shared arrays, rounded up to 64
 
@@ -66,12 +79,42 @@ struct Layout {
     static uint64_t padded_group(uint64_t work_group_size) {
         return ((work_group_size + item_padding - 1) & ~(item_padding - 1)) | item_padding;
     }
-    uint64_t local_bytes(uint64_t work_group_size) const {
+    // Where the records start: after the shared arrays and the per-item arrays.
+    uint64_t records_offset(uint64_t work_group_size) const {
         return shared_bytes + padded_group(work_group_size) * per_item_bytes;
+    }
+    uint64_t local_bytes(uint64_t work_group_size) const {
+        return records_offset(work_group_size) + work_group_size * record_bytes;
     }
 };
 
-Layout analyze(const ir::Kernel& kernel);
+// `lanes`: the W of the chunks the work-item loops run in (the target's vector bits / 32);
+// below 2, no region runs per work-item.
+Layout analyze(const ir::Kernel& kernel, unsigned lanes = 0);
+
+// The statements of the regions of `kernel` that run per work-item (Layout::item_region) for
+// chunks of `lanes` work-items, as the nodes of their blocks' bodies.
+std::set<const ir::StmtNode*> per_item_statements(const ir::Kernel& kernel, unsigned lanes);
+
+// What a name outside a region is to per_item_region: the same in every work-item (a scalar
+// parameter, a group loop's counter), a pure expression of the indices evaluated where it is
+// read (Storage::Recompute; `init`), or something else.
+struct NameForm {
+    enum Kind { Unknown, Uniform, Defined } kind = Unknown;
+    ir::Expr init;
+};
+
+// Whether a region (its statements) should run one work-item at a time, with the x loop left
+// scalar so that LLVM's SLP vectorizer makes vectors of each work-item's straight-line code,
+// rather than in chunks of W work-items that LoopVectorize makes one vector iteration of. Each
+// access to a buffer or shared array is classed by how its index moves from one work-item of a
+// chunk to the next: by 1 (consecutive lanes read consecutive elements: one vector access), by
+// a constant 2 or more (a work-item reading a quad of its own, as matmul_tiled's `b` values
+// are: across work-items a shuffle of several vectors or a gather, within one a vector load),
+// or otherwise. A region without loops runs per work-item when the second kind outnumbers the
+// first. `lanes` is W (below 2: false); `outer` says what names declared outside the region are.
+bool per_item_region(const std::vector<const ir::Stmt*>& region, unsigned lanes,
+                     const std::function<NameForm(const std::string&)>& outer);
 
 // The kernel with each run of Lets and Assigns (no store, atomic or control flow between
 // them) that computes more than B values read after it reordered so that the values are
@@ -81,7 +124,10 @@ Layout analyze(const ir::Kernel& kernel);
 // The same statements in an order their dependences allow: the same results, bit for bit.
 // A CPU runs W work-items as one vector per value; written in p, i, j order all 64
 // accumulators would be live at once, twice AVX-512's 32 registers.
-ir::Kernel schedule_by_output(const ir::Kernel& kernel, unsigned vector_registers);
+// Regions run per work-item (per_item_region, for chunks of `lanes`) keep their order: there
+// SLP makes vectors of a work-item's values (8 accumulators of matmul's 8 x 8 micro-tile are
+// one vector) and blocks of outputs would split those vectors.
+ir::Kernel schedule_by_output(const ir::Kernel& kernel, unsigned vector_registers, unsigned lanes);
 
 // Whether an intrinsic is one of the work-item and group indices and sizes ("local_id_x",
 // "num_groups_y", ...): a pure function of where the work-item is.

@@ -88,7 +88,10 @@ using namespace ir;
 // (maximal runs of statements between group control) that touch it.
 class Analysis {
 public:
-    explicit Analysis(const Kernel& k) : k_(k) {}
+    Analysis(const Kernel& k, unsigned lanes) : k_(k), lanes_(lanes) {}
+
+    // The statements of region r (after run()).
+    const std::vector<const Stmt*>& region(size_t r) const { return regions_.at(r); }
 
     Layout run() {
         Layout out;
@@ -99,7 +102,8 @@ public:
         if (out.barrier) {
             group_body(k_.body, false);
         } else {
-            region_ = 0;
+            region_ = next_region_++;
+            regions_.push_back({&k_.body});
             item_stmt(k_.body);
         }
         for (auto& d : decls_) {
@@ -122,9 +126,29 @@ public:
             out.decls.push_back(s);
             out.decl_types.push_back(d.type);
             out.recompute.push_back(s == Storage::Recompute ? d.init : nullptr);
-            out.per_item_prefix.push_back(s == Storage::PerItem ? out.per_item_bytes : 0);
-            if (s == Storage::PerItem) out.per_item_bytes += memory_form(d.type).size;
         }
+        for (auto& r : regions_) out.item_region.push_back(per_item_region(r, lanes_, [&](const std::string& name) {
+            return outer(out, name);
+        }));
+        // The per-item arrays, then the records; a record's members in declaration order, each
+        // at a multiple of its alignment.
+        for (size_t i = 0; i < decls_.size(); ++i) {
+            const bool per_item = out.decls[i] == Storage::PerItem;
+            bool record = false;
+            for (int r : decls_[i].regions) record = record || (per_item && out.item_region.at(size_t(r)));
+            const MemoryForm m = memory_form(decls_[i].type);
+            uint64_t at = 0;
+            if (record) {
+                at = out.record_bytes = (out.record_bytes + m.align - 1) / m.align * m.align;
+                out.record_bytes += m.size;
+            } else if (per_item) {
+                at = out.per_item_bytes;
+                out.per_item_bytes += m.size;
+            }
+            out.in_record.push_back(record);
+            out.per_item_prefix.push_back(at);
+        }
+        out.record_bytes = (out.record_bytes + 15) & ~uint64_t(15);
         // A private array starts undefined for each work-item, so one used within one region
         // can be one stack array that the work-items use in turn.
         for (size_t i = 0; i < k_.privates.size(); ++i) {
@@ -149,6 +173,7 @@ private:
     struct Use {
         int region = -2; // the first region touching it; -2: none yet
         bool shared_between_regions = false;
+        std::vector<int> regions; // every region touching it, in order
     };
     struct Decl : Use {
         Decl(Type t, Kind k, std::string n) : type(std::move(t)), kind(k), name(std::move(n)) {}
@@ -164,7 +189,9 @@ private:
     static constexpr int kGroup = -1; // "touched by group control"
 
     const Kernel& k_;
+    const unsigned lanes_;
     std::vector<Decl> decls_;
+    std::vector<std::vector<const Stmt*>> regions_; // each region's statements
     std::vector<Use> arrays_ = std::vector<Use>(k_.privates.size()); // per private array
     std::vector<std::pair<std::string, size_t>> scope_;
     int region_ = kGroup;
@@ -223,7 +250,22 @@ private:
         }
         return cost(out, size_t(&d - decls_.data())) <= 48;
     }
+    // A name read in a region but declared outside it, for per_item_region: only names
+    // declared once in the kernel, so that the declaration is the one the region sees.
+    NameForm outer(const Layout& out, const std::string& name) const {
+        if (declared_.count(name) == 0 || declared_.at(name) != 1) return {};
+        for (size_t i = 0; i < decls_.size(); ++i) {
+            if (decls_[i].name != name) continue;
+            switch (out.decls[i]) {
+            case Storage::Value: case Storage::Group: return {NameForm::Uniform, nullptr};
+            case Storage::Recompute: return {NameForm::Defined, decls_[i].init};
+            default: return {};
+            }
+        }
+        return {};
+    }
     void use(Use& u) const {
+        if (region_ >= 0 && (u.regions.empty() || u.regions.back() != region_)) u.regions.push_back(region_);
         if (region_ == kGroup) u.shared_between_regions = true;
         else if (u.region == -2) u.region = region_;
         else if (u.region != region_) u.shared_between_regions = true;
@@ -354,8 +396,12 @@ private:
                 region_ = kGroup;
                 group_stmt(x);
             } else {
-                if (!in_run) region_ = next_region_++;
+                if (!in_run) {
+                    region_ = next_region_++;
+                    regions_.emplace_back();
+                }
                 in_run = true;
+                regions_.back().push_back(&x);
                 item_stmt_in_block(x);
             }
         }
@@ -406,7 +452,17 @@ private:
 
 } // namespace
 
-Layout analyze(const ir::Kernel& kernel) { return Analysis(kernel).run(); }
+Layout analyze(const ir::Kernel& kernel, unsigned lanes) { return Analysis(kernel, lanes).run(); }
+
+std::set<const ir::StmtNode*> per_item_statements(const ir::Kernel& kernel, unsigned lanes) {
+    Analysis a(kernel, lanes);
+    const Layout layout = a.run();
+    std::set<const ir::StmtNode*> out;
+    for (size_t r = 0; r < layout.item_region.size(); ++r)
+        if (layout.item_region[r])
+            for (const ir::Stmt* s : a.region(r)) out.insert(s->get());
+    return out;
+}
 
 } // namespace host
 

@@ -56,6 +56,8 @@ private:
     llvm::BasicBlock* ret_ = nullptr;
     llvm::Value* on_heap_ = nullptr; // i1: group-local memory came from aligned_alloc
     llvm::Value* local_base_ = nullptr;
+    llvm::Value* records_ = nullptr; // i64: where the work-items' records start (Layout::records_offset)
+    size_t next_region_ = 0;         // regions lowered so far (Layout::item_region)
     // Per private array kept per work-item: the first byte of its copies in group-local memory.
     std::vector<llvm::Value*> private_copies_;
     const Lanes* lanes_ = nullptr;                // set while a chunk is lowered in lock step
@@ -105,10 +107,13 @@ private:
                       const std::function<void(llvm::Value*, llvm::BasicBlock*)>& body,
                       llvm::Value* from = nullptr);
     // `stmts`: the region's statements, when it may run in lock step (body lowers them).
-    void item_loops(const std::function<void()>& body, const std::vector<const ir::Stmt*>* stmts = nullptr);
-    // The x loop of every work-item (no vector width known), a chunk of W, or the rest after
-    // the chunks.
-    enum class XLoop { Whole, Chunk, Rest };
+    // `per_item`: the region runs one work-item at a time (Layout::item_region).
+    void item_loops(const std::function<void()>& body, const std::vector<const ir::Stmt*>* stmts = nullptr,
+                    bool per_item = false);
+    // The x loop of every work-item (no vector width known), a chunk of W, the rest after
+    // the chunks, or every work-item of a region run per work-item (not vectorized: SLP makes
+    // vectors within each work-item).
+    enum class XLoop { Whole, Chunk, Rest, Item };
     void mark_parallel(llvm::BasicBlock* after, llvm::BasicBlock* latch, XLoop kind, unsigned lanes);
     void group_body(const ir::Stmt& s, bool in_barrier_loop);
 

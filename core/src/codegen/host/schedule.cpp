@@ -228,15 +228,22 @@ std::vector<Stmt> schedule_run(std::span<const Stmt> run, std::span<const Stmt> 
     return out;
 }
 
-Stmt schedule(const Stmt& s, const Shape& shape) {
+// `leave`: statements left as they are, with what they hold (those of regions run per
+// work-item: there SLP makes vectors of a work-item's values, 8 accumulators of matmul's 8 x 8
+// micro-tile in one, and blocks of outputs would split those vectors).
+Stmt schedule(const Stmt& s, const Shape& shape, const std::set<const StmtNode*>& leave) {
     if (!s) return s;
-    if (s->kind != StmtKind::Block) return with_children(s, [&](const Stmt& x) { return schedule(x, shape); });
+    if (s->kind != StmtKind::Block) return with_children(s, [&](const Stmt& x) { return schedule(x, shape, leave); });
     std::vector<Stmt> body;
-    for (auto& x : static_cast<const Block&>(*s).body) body.push_back(schedule(x, shape));
+    std::vector<bool> kept;
+    for (auto& x : static_cast<const Block&>(*s).body) {
+        kept.push_back(leave.count(x.get()) != 0);
+        body.push_back(kept.back() ? x : schedule(x, shape, leave));
+    }
     std::vector<Stmt> out;
     for (size_t i = 0; i < body.size();) {
         size_t j = i;
-        while (j < body.size() && movable(body[j])) ++j;
+        while (j < body.size() && !kept[j] && movable(body[j])) ++j;
         if (j == i) {
             out.push_back(body[i++]);
             continue;
@@ -250,10 +257,10 @@ Stmt schedule(const Stmt& s, const Shape& shape) {
 
 } // namespace
 
-ir::Kernel schedule_by_output(const ir::Kernel& kernel, unsigned vector_registers) {
+ir::Kernel schedule_by_output(const ir::Kernel& kernel, unsigned vector_registers, unsigned lanes) {
     const Shape shape{std::max<size_t>(4, vector_registers / 2), vector_registers >= 32};
     ir::Kernel k = kernel;
-    k.body = schedule(kernel.body, shape);
+    k.body = schedule(kernel.body, shape, per_item_statements(kernel, lanes));
     return k;
 }
 

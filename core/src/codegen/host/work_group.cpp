@@ -55,7 +55,8 @@ void HostLowering::counted_loop(Value* n, const char* name,
 // lane (a broadcast instead of a gather) and `x % 16` is the lane: the indexing of tiles by
 // `tid / cols` and `tid % cols` that GPU kernels use. The region is emitted twice for that
 // (the chunks and the rest), each time with the declarations numbered from the same point.
-void HostLowering::item_loops(const std::function<void()>& body, const std::vector<const Stmt*>* stmts) {
+void HostLowering::item_loops(const std::function<void()>& body, const std::vector<const Stmt*>* stmts,
+                              bool per_item) {
     llvm::Type* i64 = b_.getInt64Ty();
     Value* lx = b_.CreateZExt(local_size_[0], i64);
     Value* ly = b_.CreateZExt(local_size_[1], i64);
@@ -91,8 +92,8 @@ void HostLowering::item_loops(const std::function<void()>& body, const std::vect
                 mark_parallel(before, x_latch, kind, lanes);
             };
             auto same = [](Value* x) { return x; };
-            if (lanes < 2) {
-                x_loop("wi.x", local_size_[0], nullptr, same, XLoop::Whole);
+            if (lanes < 2 || per_item) {
+                x_loop("wi.x", local_size_[0], nullptr, same, per_item ? XLoop::Item : XLoop::Whole);
                 return;
             }
             const unsigned shift = llvm::Log2_32(lanes);
@@ -160,7 +161,7 @@ void HostLowering::mark_parallel(BasicBlock* after, BasicBlock* latch, XLoop kin
     if (kind == XLoop::Chunk) {
         flag("llvm.loop.vectorize.enable", llvm::ConstantAsMetadata::get(b_.getTrue()));
         flag("llvm.loop.vectorize.width", llvm::ConstantAsMetadata::get(b_.getInt32(lanes)));
-    } else if (kind == XLoop::Rest) {
+    } else if (kind == XLoop::Rest || kind == XLoop::Item) {
         flag("llvm.loop.vectorize.enable", llvm::ConstantAsMetadata::get(b_.getFalse()));
     }
     llvm::MDNode* loop = llvm::MDNode::getDistinct(c_, hints);
@@ -180,9 +181,11 @@ void HostLowering::group_body(const Stmt& s, bool in_barrier_loop) {
     std::vector<const Stmt*> run;
     auto flush = [&] {
         if (run.empty()) return;
+        const size_t region = next_region_++;
+        if (region >= layout_.item_region.size()) internal("more regions than the layout found");
         item_loops([&] {
             for (const Stmt* x : run) stmt(*x);
-        }, &run);
+        }, &run, layout_.item_region[region]);
         run.clear();
     };
     for (auto& x : *list) {
@@ -298,7 +301,7 @@ void HostLowering::prologue() {
     // A group without work-items (a zero local size) has nothing to run, group control included.
     b_.CreateCondBr(b_.CreateAnd(shape_ok, b_.CreateICmpNE(group_size, b_.getInt64(0))), run_bb, ret_);
     b_.SetInsertPoint(run_bb);
-    if (layout_.shared_bytes || layout_.per_item_bytes)
+    if (layout_.shared_bytes || layout_.per_item_bytes || layout_.record_bytes)
         group_size = group_local_memory(ctx, group_size);
     bind_params(args, group_size);
 }
@@ -312,9 +315,10 @@ Value* HostLowering::group_local_memory(Value* ctx, Value* group_size) {
         b_.CreateAnd(b_.CreateAdd(group_size, b_.getInt64(Layout::item_padding - 1)),
                      b_.getInt64(~(Layout::item_padding - 1))),
         b_.getInt64(Layout::item_padding));
-    Value* need = b_.CreateAdd(b_.getInt64(layout_.shared_bytes),
-                               b_.CreateMul(padded, b_.getInt64(layout_.per_item_bytes)),
-                               "local_need");
+    records_ = b_.CreateAdd(b_.getInt64(layout_.shared_bytes),
+                            b_.CreateMul(padded, b_.getInt64(layout_.per_item_bytes)), "records"); // Layout::records_offset
+    Value* need = b_.CreateAdd(records_, b_.CreateMul(group_size, b_.getInt64(layout_.record_bytes)),
+                               "local_need"); // Layout::local_bytes
     Value* mem = field(ctx, offsetof(plx_workgroup_ctx, local_mem), ptr, "local_mem");
     Value* have =
         field(ctx, offsetof(plx_workgroup_ctx, local_mem_bytes), i64, "local_mem_bytes");
@@ -360,7 +364,11 @@ void HostLowering::bind_params(Value* args, Value* group_size) {
     };
     for (size_t d = 0; d < layout_.decls.size(); ++d) {
         Variable v{layout_.decl_types[d], nullptr};
-        if (layout_.decls[d] == Storage::PerItem) v.home = copies(layout_.per_item_prefix[d]);
+        // A record member's home is its place in work-item 0's record.
+        if (layout_.decls[d] == Storage::PerItem)
+            v.home = layout_.in_record[d] ? b_.CreateInBoundsGEP(b_.getInt8Ty(), local_base_,
+                                                                 b_.CreateAdd(records_, b_.getInt64(layout_.per_item_prefix[d])))
+                                          : copies(layout_.per_item_prefix[d]);
         variables_.push_back(v);
         storage_.push_back(layout_.decls[d]);
     }
@@ -398,14 +406,18 @@ void HostLowering::run() {
     };
     if (!layout_.barrier) {
         const std::vector<const Stmt*> body = {&k_.body};
+        next_region_ = 1;
         item_loops([&] {
             init_params();
             nested(k_.body);
-        }, &body);
+        }, &body, layout_.item_region.at(0));
     } else {
         if (!params_init_.empty()) item_loops(init_params);
         group_body(k_.body, false);
     }
+    if (next_region_ != layout_.item_region.size())
+        internal("lowering met " + std::to_string(next_region_) + " regions, the layout " +
+                 std::to_string(layout_.item_region.size()));
     if (next_decl_ != variables_.size())
         internal("lowering met " + std::to_string(next_decl_) + " declarations, the layout " +
                  std::to_string(variables_.size()));
