@@ -408,8 +408,7 @@ Grid matmul_mma_grid(Runtime& rt, const Target& t, const ir::Kernel& kernel, siz
     // the group's x dimension (PoCL) as well.
     const uint32_t width = subgroup_width(rt, t, kernel);
     // f16 and bf16 groups compute blocks of 128 x 256 (two blocks of fragment_blocks).
-    const bool wide = std::any_of(kernel.fragments.begin(), kernel.fragments.end(),
-                                  [](const ir::FragmentDecl& f) { return f.warpgroup(); });
+    const bool wide = kernel.has_warpgroup();
     const size_t block_n = wide ? 2 * mma_block : mma_block;
     const size_t blocks_x = (n + block_n - 1) / block_n;
     const size_t blocks_y = (m + mma_block - 1) / mma_block;

@@ -557,6 +557,9 @@ struct Kernel {
     const ArrayDecl* shared_array(std::string_view name) const;
     const ArrayDecl* private_array(std::string_view name) const;
     const FragmentDecl* fragment(std::string_view name) const;
+    // Whether a fragment is a warpgroup accumulator (FragmentDecl::warpgroup): the kernel then
+    // runs its groups as whole warpgroups and its PTX needs sm_90a's wgmma.
+    bool has_warpgroup() const;
     const TypeDecl* type_decl(std::string_view name) const;
     uint64_t shared_bytes() const;
     uint64_t hash() const; // FNV-1a of the canonical JSON: stable across runs and processes

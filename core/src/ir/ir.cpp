@@ -694,6 +694,9 @@ const Param* Kernel::param(std::string_view n) const { return find_named(params,
 const ArrayDecl* Kernel::shared_array(std::string_view n) const { return find_named(shared, n); }
 const ArrayDecl* Kernel::private_array(std::string_view n) const { return find_named(privates, n); }
 const FragmentDecl* Kernel::fragment(std::string_view n) const { return find_named(fragments, n); }
+bool Kernel::has_warpgroup() const {
+    return std::any_of(fragments.begin(), fragments.end(), [](const FragmentDecl& f) { return f.warpgroup(); });
+}
 const TypeDecl* Kernel::type_decl(std::string_view n) const {
     for (auto& d : types)
         if (d->name == n) return d.get();

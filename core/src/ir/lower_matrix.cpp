@@ -1,7 +1,6 @@
 // lower_matrix: fragments as private arrays of the whole tile, Matrix statements as loops.
 #include "rewrite.hpp"
 
-#include <algorithm>
 #include <functional>
 
 namespace plexus::ir {
@@ -172,9 +171,7 @@ private:
 
 Kernel lower_matrix(const Kernel& k, bool only_warpgroup) {
     if (k.fragments.empty()) return k;
-    if (only_warpgroup && std::none_of(k.fragments.begin(), k.fragments.end(),
-                                       [](const FragmentDecl& f) { return f.warpgroup(); }))
-        return k;
+    if (only_warpgroup && !k.has_warpgroup()) return k;
     return Lowerer(k, only_warpgroup).run();
 }
 

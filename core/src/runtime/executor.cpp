@@ -684,8 +684,7 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
     // Warpgroup accumulators belong to four subgroups together: a group of a partial warpgroup
     // would hang wgmma and leave rows uncomputed elsewhere.
     if (const uint32_t width = ctx.info->subgroup_size;
-        width && group % (4 * width) != 0 &&
-        std::any_of(k->fragments.begin(), k->fragments.end(), [](const ir::FragmentDecl& f) { return f.warpgroup(); }))
+        width && group % (4 * width) != 0 && k->has_warpgroup())
         throw Error(ErrorCode::InvalidArgument,
                     "kernel '" + k->name + "' holds warpgroup accumulators, so its work-groups are whole warpgroups: " +
                         "a multiple of 4 subgroups of " + std::to_string(width) + " work-items (" +

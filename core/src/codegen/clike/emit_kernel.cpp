@@ -1,6 +1,5 @@
 // The C-like emitter's driver: the translation unit in its order (header, pragmas, helper
 // types, records, helper functions, the kernel), user names and the variables in scope.
-#include <algorithm>
 #include "emitter.hpp"
 
 #include "plexus/error.hpp"
@@ -167,8 +166,7 @@ const ir::Type& Emitter::variable_type(const std::string& var) const {
 std::string emit_kernel(const ir::Kernel& kernel, const Options& options, const Dialect& dialect) {
     const bool fragments = !kernel.fragments.empty() && !dialect.matrix_units();
     // Warpgroup accumulators run as plain arithmetic in C-like code (CUDA C's wmma has no m64).
-    const bool warpgroup = std::any_of(kernel.fragments.begin(), kernel.fragments.end(),
-                                       [](const ir::FragmentDecl& f) { return f.warpgroup(); });
+    const bool warpgroup = kernel.has_warpgroup();
     const bool copies = !dialect.async_copies() && ir::collect_uses(kernel).async_copy;
     if (!fragments && !warpgroup && !copies) return Emitter(kernel, options, dialect).run();
     ir::validate(kernel); // the divergence rules hold for the fragments, not their loops

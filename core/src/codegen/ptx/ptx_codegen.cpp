@@ -29,8 +29,6 @@
 
 #include "plexus/error.hpp"
 
-#include <algorithm>
-
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LLVMContext.h>
@@ -67,8 +65,7 @@ public:
         Stopwatch watch;
         // Warpgroup accumulators on an sm_90 GPU: sm_90a, whose wgmma they run on (PTX for it
         // loads on sm_90 only; later GPUs get sm_90 PTX and the mma.sync path).
-        const bool warpgroup = std::any_of(kernel.fragments.begin(), kernel.fragments.end(),
-                                           [](const ir::FragmentDecl& f) { return f.warpgroup(); });
+        const bool warpgroup = kernel.has_warpgroup();
         const bool sm90 = options.arch == "sm_90" || options.arch == "sm_90a";
         ptx::Target& target = ptx::Target::get(warpgroup && sm90 ? std::string("sm_90a") : options.arch);
         const ptx::Libdevice& lib = ptx::libdevice();

@@ -30,8 +30,7 @@ public:
     PtxLowering(const Kernel& kernel, const Options& options, llvm::Module& module, bool libdevice,
                 int sm, bool wgmma)
         : LlvmLowering(kernel, options, module, "PTX generation"), libdevice_(libdevice), sm_(sm), wgmma_(wgmma),
-          warpgroup_(std::any_of(kernel.fragments.begin(), kernel.fragments.end(),
-                                 [](const FragmentDecl& f) { return f.warpgroup(); })) {}
+          warpgroup_(kernel.has_warpgroup()) {}
 
     // One nvvm.annotations entry on the kernel function.
     void annotate(const char* key, uint32_t value) {
