@@ -25,7 +25,8 @@ inline constexpr uint32_t unbounded_group_items = 256;
 inline constexpr uint64_t cuda_static_shared_limit = 48 * 1024;
 struct CudaDynamicShared {
     uint64_t bytes = 0;
-    std::vector<uint64_t> offsets; // per kernel.shared array, each 128-byte aligned
+    std::vector<uint64_t> offsets; // per kernel.shared array, each 128-byte aligned (1024: swizzled)
+    uint64_t align = 128;          // the largest of those: what the extern array needs
 };
 CudaDynamicShared cuda_dynamic_shared(const ir::Kernel& kernel);
 

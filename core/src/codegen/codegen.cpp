@@ -1,6 +1,8 @@
 // make_codegen: the generator for a plugin language; where the CUDA generators put shared arrays.
 #include "plexus/codegen.hpp"
 
+#include <algorithm>
+
 namespace plexus::codegen {
 
 std::unique_ptr<SourceGenerator> make_codegen(plx_language language) {
@@ -18,6 +20,7 @@ CudaDynamicShared cuda_dynamic_shared(const ir::Kernel& kernel) {
     // 1024 for a swizzled array, whose swizzle the tensor cores take from the address bits.
     for (const ir::ArrayDecl& a : kernel.shared) {
         const uint64_t align = a.swizzle ? 1024 : 128;
+        out.align = std::max(out.align, align);
         out.bytes = (out.bytes + align - 1) / align * align;
         out.offsets.push_back(out.bytes);
         out.bytes += uint64_t(a.count) * ir::size_of(a.type);

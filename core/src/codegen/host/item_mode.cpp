@@ -75,8 +75,7 @@ public:
     }
 
     size_t unit = 0;    // consecutive elements in consecutive lanes: one vector access
-    size_t strided = 0; // elements a constant 2 or more apart: shuffles, or a gather
-    size_t other = 0;   // the same element in every lane, or no known pattern
+    size_t strided = 0; // runs of a work-item's own, at least half a vector (note)
 
 private:
     unsigned w_;
@@ -86,12 +85,12 @@ private:
     // A strided access counts for running per work-item when the work-item's own run (as
     // many elements as the stride) fills at least half a vector: SLP then loads it as one,
     // or two runs as one (matmul's quads on AVX2). With narrower runs lanes across work-items
-    // fill the vector better (matmul's quads on AVX-512, W = 16).
+    // fill the vector better (matmul's quads on AVX-512, W = 16). The same element in every
+    // lane, or no known pattern, counts for neither.
     void note(const std::optional<Form>& f) {
-        if (!f || f->coeff == 0) ++other;
-        else if (std::llabs(f->coeff) == 1) ++unit;
+        if (!f || f->coeff == 0) return;
+        if (std::llabs(f->coeff) == 1) ++unit;
         else if (2 * std::llabs(f->coeff) >= int64_t(w_)) ++strided;
-        else ++other;
     }
     void expr(const Expr& e) {
         if (auto* l = as<Load>(e); l && l->space != Space::Private) note(form(l->index));

@@ -313,7 +313,7 @@ std::unique_ptr<HostKernel> compile_host(const ir::Kernel& kernel, const Options
 // target's registers (schedule_by_output).
 static ir::Kernel lowered(const ir::Kernel& kernel, const host::Target& target) {
     return host::schedule_by_output(ir::lower_async_copy(ir::lower_matrix(kernel)), target.vector_registers,
-                                    target.vector_bits / 32);
+                                    target.lanes());
 }
 // Validates the kernel as written first: the lowerings rely on the validator's guarantees
 // (declared names, uniform barriers).
@@ -326,7 +326,7 @@ std::unique_ptr<HostKernel> host::compile_with_features(
     const ir::Kernel& written, const Options& options, const std::vector<std::string>& feature_changes) {
     Machine m = machine(written, options, feature_changes);
     const ir::Kernel kernel = host_form(written, m.target);
-    host::Layout layout = host::analyze(kernel, m.target.vector_bits / 32);
+    host::Layout layout = host::analyze(kernel, m.target.lanes());
     llvm::LLVMContext context;
     std::string diagnostics;
     std::unique_ptr<llvm::Module> module = optimized_module(kernel, options, m, layout, context, diagnostics);
@@ -343,7 +343,7 @@ std::unique_ptr<HostKernel> load_host_object(const ir::Kernel& written, const Op
                                              const std::vector<unsigned char>& object) {
     Machine m = machine(written, options, {});
     const ir::Kernel kernel = lowered(written, m.target);
-    return link(kernel, m, object, "; loaded from the disk cache as object code: no LLVM IR\n", host::analyze(kernel, m.target.vector_bits / 32));
+    return link(kernel, m, object, "; loaded from the disk cache as object code: no LLVM IR\n", host::analyze(kernel, m.target.lanes()));
 }
 
 // The machine of the options alone, for what does not depend on a kernel.
@@ -369,7 +369,7 @@ std::string host_assembly(const ir::Kernel& written, const Options& options) {
     llvm::LLVMContext context;
     std::string diagnostics;
     std::unique_ptr<llvm::Module> module =
-        optimized_module(kernel, options, m, host::analyze(kernel, m.target.vector_bits / 32), context, diagnostics);
+        optimized_module(kernel, options, m, host::analyze(kernel, m.target.lanes()), context, diagnostics);
     std::vector<unsigned char> text = emit(kernel, *module, *m.tm, llvm::CodeGenFileType::AssemblyFile);
     return {text.begin(), text.end()};
 }
@@ -380,7 +380,7 @@ std::string host_llvm_ir(const ir::Kernel& written, const Options& options, bool
     llvm::LLVMContext context;
     std::string diagnostics, text;
     std::unique_ptr<llvm::Module> module =
-        optimized_module(kernel, options, m, host::analyze(kernel, m.target.vector_bits / 32), context, diagnostics, optimized);
+        optimized_module(kernel, options, m, host::analyze(kernel, m.target.lanes()), context, diagnostics, optimized);
     llvm::raw_string_ostream os(text);
     module->print(os, nullptr);
     return text;

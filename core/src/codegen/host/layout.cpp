@@ -118,7 +118,7 @@ public:
             // case's work-items assign it.
             case Kind::GroupMatch: s = d.assigned ? Storage::PerItem : Storage::Group; break;
             case Kind::Var:
-                s = !d.shared_between_regions ? Storage::Private
+                s = !d.shared_between_regions() ? Storage::Private
                     : recomputable(out, d)    ? Storage::Recompute
                                               : Storage::PerItem;
                 break;
@@ -152,7 +152,7 @@ public:
         // A private array starts undefined for each work-item, so one used within one region
         // can be one stack array that the work-items use in turn.
         for (size_t i = 0; i < k_.privates.size(); ++i) {
-            Storage s = arrays_[i].shared_between_regions ? Storage::PerItem : Storage::Private;
+            Storage s = arrays_[i].shared_between_regions() ? Storage::PerItem : Storage::Private;
             out.privates.push_back(s);
             out.private_prefix.push_back(s == Storage::PerItem ? out.per_item_bytes : 0);
             const ArrayDecl& a = k_.privates[i];
@@ -171,9 +171,9 @@ private:
     enum class Kind { Buffer, Param, Var, GroupLoop, GroupMatch };
     // Where a variable or private array is used: regions, group control.
     struct Use {
-        int region = -2; // the first region touching it; -2: none yet
-        bool shared_between_regions = false;
-        std::vector<int> regions; // every region touching it, in order
+        bool by_group = false;    // group control touches it
+        std::vector<int> regions; // the regions touching it, in order (no region twice in a row)
+        bool shared_between_regions() const { return by_group || regions.size() > 1; }
     };
     struct Decl : Use {
         Decl(Type t, Kind k, std::string n) : type(std::move(t)), kind(k), name(std::move(n)) {}
@@ -265,10 +265,8 @@ private:
         return {};
     }
     void use(Use& u) const {
-        if (region_ >= 0 && (u.regions.empty() || u.regions.back() != region_)) u.regions.push_back(region_);
-        if (region_ == kGroup) u.shared_between_regions = true;
-        else if (u.region == -2) u.region = region_;
-        else if (u.region != region_) u.shared_between_regions = true;
+        if (region_ == kGroup) u.by_group = true;
+        else if (u.regions.empty() || u.regions.back() != region_) u.regions.push_back(region_);
     }
     void touch(const std::string& name, bool assign) {
         Decl& d = decls_[find(name)];

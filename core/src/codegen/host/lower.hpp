@@ -19,6 +19,8 @@ struct Target {
     llvm::DataLayout data_layout;
     bool f16c = false; // the CPU converts f16 itself (vcvtps2ph, vcvtph2ps)
     unsigned vector_bits = 0; // the widest vector registers (prefer-vector-width); 0: LLVM's choice
+    // W: the work-items of a chunk, one 32-bit lane each (0 where LLVM chooses the width).
+    unsigned lanes() const { return vector_bits / 32; }
     unsigned vector_registers = 16; // how many: 32 with AVX-512 and on AArch64, else 16
     bool libmvec = false; // glibc's vector math library is loaded: vector exp, log, sin, ...
 };

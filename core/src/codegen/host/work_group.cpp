@@ -60,7 +60,7 @@ void HostLowering::item_loops(const std::function<void()>& body, const std::vect
     llvm::Type* i64 = b_.getInt64Ty();
     Value* lx = b_.CreateZExt(local_size_[0], i64);
     Value* ly = b_.CreateZExt(local_size_[1], i64);
-    const unsigned lanes = target_.vector_bits / 32;
+    const unsigned lanes = target_.lanes();
     // No-wrap flags: an index within a group is below the group size, which devices bound
     // far under 2^31.
     counted_loop(local_size_[2], "wi.z", [&](Value* z, BasicBlock*) {

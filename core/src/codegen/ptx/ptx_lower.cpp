@@ -92,8 +92,7 @@ public:
             auto* all = new llvm::GlobalVariable(m_, bytes, false, llvm::GlobalValue::ExternalLinkage, nullptr,
                                                  "plx_dynamic_shared", nullptr, llvm::GlobalValue::NotThreadLocal,
                                                  shared_space);
-            const bool swizzle = std::any_of(k_.shared.begin(), k_.shared.end(), [](const ArrayDecl& a) { return a.swizzle; });
-            all->setAlignment(llvm::Align(swizzle ? 1024 : 128));
+            all->setAlignment(llvm::Align(dynamic.align));
             for (uint64_t offset : dynamic.offsets)
                 shared_.push_back(llvm::ConstantExpr::getInBoundsGetElementPtr(b_.getInt8Ty(), all,
                                                                               b_.getInt64(offset)));
