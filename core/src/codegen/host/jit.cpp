@@ -2,6 +2,7 @@
 // info (so the work-item loops vectorize), emits an object file and links it with ORC LLJIT;
 // load_host_object links one read back from the disk cache.
 #include "codegen/host/host.hpp"
+#include "codegen/host/interleave.hpp"
 #include "codegen/host/lower.hpp"
 
 #include "plexus/error.hpp"
@@ -140,6 +141,9 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, const host::Target& targ
     pb.registerFunctionAnalyses(fam);
     pb.registerLoopAnalyses(lam);
     pb.crossRegisterProxies(lam, fam, cgam, mam);
+    pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager& mpm, llvm::OptimizationLevel) {
+        mpm.addPass(llvm::createModuleToFunctionPassAdaptor(host::InterleaveChains()));
+    });
     pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
 }
 

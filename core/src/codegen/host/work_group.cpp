@@ -1,6 +1,7 @@
 // The work-group function's structure: the prologue that reads the launch context, the loops
 // over work-items, and group control (once per group, around the regions that barriers
 // separate); the statements inside a region are the shared lowering's.
+#include "codegen/host/interleave.hpp"
 #include "codegen/host/lowering.hpp"
 
 #include <llvm/Analysis/ValueTracking.h>
@@ -164,6 +165,7 @@ void HostLowering::mark_parallel(BasicBlock* after, BasicBlock* latch, XLoop kin
     } else if (kind == XLoop::Rest || kind == XLoop::Item) {
         flag("llvm.loop.vectorize.enable", llvm::ConstantAsMetadata::get(b_.getFalse()));
     }
+    if (kind == XLoop::Item) hints.push_back(item_loop_hint(c_)); // for InterleaveChains
     llvm::MDNode* loop = llvm::MDNode::getDistinct(c_, hints);
     loop->replaceOperandWith(0, loop);
     latch->getTerminator()->setMetadata(llvm::LLVMContext::MD_loop, loop);
