@@ -135,7 +135,7 @@ bool interleave_block(llvm::BasicBlock& bb, llvm::BatchAAResults& aa) {
     };
     from_users();
     for (size_t k = 0; k < n; ++k)
-        if (body[k]->use_empty() || llvm::isa<llvm::StoreInst>(body[k]))
+        if (body[k]->use_empty())
             for (size_t p : preds[k]) key[k].first = std::max(key[k].first, key[p].first);
     from_users();
 
@@ -156,22 +156,10 @@ bool interleave_block(llvm::BasicBlock& bb, llvm::BatchAAResults& aa) {
             if (--waiting[s] == 0) ready.push({key[s], s});
     }
     if (order.size() != n) return false; // cannot happen: every edge goes forward
-    bool moved = false;
-    for (size_t k = 0; k < n; ++k) moved = moved || order[k] != k;
-    if (!moved) return false;
+    if (std::is_sorted(order.begin(), order.end())) return false; // the order it had
     Instruction* end = bb.getTerminator();
     for (size_t k : order) body[k]->moveBefore(end);
     return true;
-}
-
-bool item_loop(const llvm::Loop& loop) {
-    const llvm::MDNode* id = loop.getLoopID();
-    if (!id) return false;
-    for (const llvm::MDOperand& op : id->operands())
-        if (const auto* node = llvm::dyn_cast<llvm::MDNode>(op.get()); node && node->getNumOperands() > 0)
-            if (const auto* name = llvm::dyn_cast<llvm::MDString>(node->getOperand(0)); name && name->getString() == item_loop_marker)
-                return true;
-    return false;
 }
 
 } // namespace
@@ -186,7 +174,7 @@ llvm::PreservedAnalyses InterleaveChains::run(llvm::Function& f, llvm::FunctionA
     bool changed = false;
     for (const llvm::Loop* top : loops)
         for (const llvm::Loop* loop : top->getLoopsInPreorder())
-            if (item_loop(*loop))
+            if (llvm::findOptionMDForLoop(loop, item_loop_marker))
                 for (llvm::BasicBlock* bb : loop->blocks()) changed = interleave_block(*bb, aa) || changed;
     if (!changed) return llvm::PreservedAnalyses::all();
     llvm::PreservedAnalyses kept;

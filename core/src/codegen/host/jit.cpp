@@ -314,40 +314,47 @@ std::unique_ptr<HostKernel> compile_host(const ir::Kernel& kernel, const Options
 // The kernel the host code is generated from: the host has no matrix units, so fragments
 // become private arrays and loops (ir::lower_matrix), nor asynchronous copies, which it does at
 // once (ir::lower_async_copy); long straight-line runs in blocks of outputs sized for the
-// target's registers (schedule_by_output).
-static ir::Kernel lowered(const ir::Kernel& kernel, const host::Target& target) {
-    return host::schedule_by_output(ir::lower_async_copy(ir::lower_matrix(kernel)), target.vector_registers,
-                                    target.lanes());
+// target's registers (schedule_by_output); with it, its layout for the target's chunks of W
+// work-items (host::analyze).
+struct HostForm {
+    ir::Kernel kernel;
+    host::Layout layout;
+};
+static HostForm lowered(const ir::Kernel& written, const host::Target& target) {
+    ir::Kernel kernel = host::schedule_by_output(ir::lower_async_copy(ir::lower_matrix(written)),
+                                                 target.vector_registers, target.lanes());
+    host::Layout layout = host::analyze(kernel, target.lanes());
+    return {std::move(kernel), std::move(layout)};
 }
 // Validates the kernel as written first: the lowerings rely on the validator's guarantees
 // (declared names, uniform barriers).
-static ir::Kernel host_form(const ir::Kernel& kernel, const host::Target& target) {
-    ir::validate(kernel);
-    return lowered(kernel, target);
+static HostForm host_form(const ir::Kernel& written, const host::Target& target) {
+    ir::validate(written);
+    return lowered(written, target);
 }
 
 std::unique_ptr<HostKernel> host::compile_with_features(
     const ir::Kernel& written, const Options& options, const std::vector<std::string>& feature_changes) {
     Machine m = machine(written, options, feature_changes);
-    const ir::Kernel kernel = host_form(written, m.target);
-    host::Layout layout = host::analyze(kernel, m.target.lanes());
+    HostForm form = host_form(written, m.target);
+    const ir::Kernel& kernel = form.kernel;
     llvm::LLVMContext context;
     std::string diagnostics;
-    std::unique_ptr<llvm::Module> module = optimized_module(kernel, options, m, layout, context, diagnostics);
+    std::unique_ptr<llvm::Module> module = optimized_module(kernel, options, m, form.layout, context, diagnostics);
     std::string text;
     llvm::raw_string_ostream text_os(text);
     module->print(text_os, nullptr);
     std::vector<unsigned char> object = emit(kernel, *module, *m.tm, llvm::CodeGenFileType::ObjectFile);
     if (!diagnostics.empty())
         compile_error(kernel, "LLVM reported errors", llvm::make_error<llvm::StringError>(diagnostics, llvm::inconvertibleErrorCode()));
-    return link(kernel, m, std::move(object), std::move(text), std::move(layout));
+    return link(kernel, m, std::move(object), std::move(text), std::move(form.layout));
 }
 
 std::unique_ptr<HostKernel> load_host_object(const ir::Kernel& written, const Options& options,
                                              const std::vector<unsigned char>& object) {
     Machine m = machine(written, options, {});
-    const ir::Kernel kernel = lowered(written, m.target);
-    return link(kernel, m, object, "; loaded from the disk cache as object code: no LLVM IR\n", host::analyze(kernel, m.target.lanes()));
+    HostForm form = lowered(written, m.target);
+    return link(form.kernel, m, object, "; loaded from the disk cache as object code: no LLVM IR\n", std::move(form.layout));
 }
 
 // The machine of the options alone, for what does not depend on a kernel.
@@ -369,22 +376,21 @@ std::string host_target_id(const Options& options) {
 
 std::string host_assembly(const ir::Kernel& written, const Options& options) {
     Machine m = machine(written, options, {});
-    const ir::Kernel kernel = host_form(written, m.target);
+    const HostForm form = host_form(written, m.target);
     llvm::LLVMContext context;
     std::string diagnostics;
-    std::unique_ptr<llvm::Module> module =
-        optimized_module(kernel, options, m, host::analyze(kernel, m.target.lanes()), context, diagnostics);
-    std::vector<unsigned char> text = emit(kernel, *module, *m.tm, llvm::CodeGenFileType::AssemblyFile);
+    std::unique_ptr<llvm::Module> module = optimized_module(form.kernel, options, m, form.layout, context, diagnostics);
+    std::vector<unsigned char> text = emit(form.kernel, *module, *m.tm, llvm::CodeGenFileType::AssemblyFile);
     return {text.begin(), text.end()};
 }
 
 std::string host_llvm_ir(const ir::Kernel& written, const Options& options, bool optimized) {
     Machine m = machine(written, options, {});
-    const ir::Kernel kernel = host_form(written, m.target);
+    const HostForm form = host_form(written, m.target);
     llvm::LLVMContext context;
     std::string diagnostics, text;
     std::unique_ptr<llvm::Module> module =
-        optimized_module(kernel, options, m, host::analyze(kernel, m.target.lanes()), context, diagnostics, optimized);
+        optimized_module(form.kernel, options, m, form.layout, context, diagnostics, optimized);
     llvm::raw_string_ostream os(text);
     module->print(os, nullptr);
     return text;
