@@ -171,3 +171,83 @@ TEST_CASE("lock step: a short loop in a barrier loop stores through a group-leve
         CHECK(bad == 0);
     }
 }
+
+TEST_CASE("lock step: temporaries each region assigns before reading are one copy, not one per work-item") {
+    // t = 0; u = 2 l; w = 1; c = 0               u: recomputable per lane, w: uniform at its Let
+    // for j in [0, 2): t = t + in[(g + j) % n]   (a loop: the region runs in lock step)
+    // sh[l] = t + u + w; c = t
+    // barrier
+    // for s in [0, 4):
+    //     t = sh[(s % 2) 64 + (l + 1) % 64] * 0.5 + s;  u = l + s;  w = t * 0.25
+    //     for j in [0, 2): c = c + t * u + w           c: read before it is assigned
+    //     sh[(1 - s % 2) 64 + l] = c
+    //     barrier
+    // if (g < n) out[g] = c
+    // t, u and w carry nothing across a barrier, so the layout gives them no copy per
+    // work-item; the lock-stepped regions must still take the values each one assigns, not
+    // u's Let recomputed per lane or w's as one value for all lanes.
+    Scalar I = Scalar::I32, F = Scalar::F32;
+    Expr l = var("l"), s = var("s"), t = var("t", F), u = var("u"), w = var("w", F), c = var("c", F);
+    auto rem = [](Expr a, int b) { return bin(BinaryOp::Rem, std::move(a), ci(b)); };
+    Stmt gather = for_("j", ci(0), ci(2), ci(1),
+                       block({assign("t", add(t, load("in", F, bin(BinaryOp::Rem, add(var("g"), var("j")), var("n")))))}));
+    Stmt step = block({assign("t", add(mul(lload("sh", F, add(mul(rem(s, 2), ci(64)), rem(add(l, ci(1)), 64))), cf(0.5)),
+                                       cast(F, s))),
+                       assign("u", add(l, s)),
+                       assign("w", mul(t, cf(0.25))),
+                       for_("j", ci(0), ci(2), ci(1), block({assign("c", add(add(c, mul(t, cast(F, u))), w))})),
+                       lstore("sh", add(mul(sub(ci(1), rem(s, 2)), ci(64)), l), c),
+                       barrier()});
+    const ir::Kernel k = kernel(
+        "temporaries", {buf("in", F), buf("out", F, ir::Access::Write), scalar("n", I)},
+        {let("l", cast(I, lid())), let("g", gid()), let("t", cf(0.0)), let("u", mul(l, ci(2))), let("w", cf(1.0)),
+         let("c", cf(0.0)), gather, lstore("sh", l, add(add(t, cast(F, u)), w)), assign("c", t), barrier(),
+         for_("s", ci(0), ci(4), ci(1), step),
+         if_(lt(var("g"), var("n")), store("out", var("g"), c))},
+        {{"sh", F, 128}});
+    // Declarations: in, out, n, then l, g, t, u, w, c, j, s, j.
+    const auto layout = plexus::codegen::host::analyze(k);
+    using plexus::codegen::host::Storage;
+    REQUIRE(layout.region_local.size() == 12);
+    for (size_t d : {5, 6, 7}) {
+        CAPTURE(d);
+        CHECK(layout.region_local[d]);
+        CHECK(layout.decls[d] == Storage::Private);
+    }
+    CHECK_FALSE(layout.region_local[8]);
+    CHECK(layout.decls[8] == Storage::PerItem);
+
+    const int n = 1000, local = 64;
+    std::vector<float> in = random_vec<float>(size_t(n), -1.f, 1.f), want(in.size());
+    for (int base = 0; base < n; base += local) {
+        std::vector<float> sh(2 * local), acc(local);
+        for (int i = 0; i < local; ++i) {
+            float t0 = 0.f;
+            for (int j = 0; j < 2; ++j) t0 = t0 + in[size_t((base + i + j) % n)];
+            sh[size_t(i)] = t0 + float(2 * i) + 1.f;
+            acc[size_t(i)] = t0;
+        }
+        for (int st = 0; st < 4; ++st) {
+            const int from = st % 2 * local, to = (1 - st % 2) * local;
+            for (int i = 0; i < local; ++i) {
+                const float tt = sh[size_t(from + (i + 1) % local)] * 0.5f + float(st), ww = tt * 0.25f;
+                for (int j = 0; j < 2; ++j) acc[size_t(i)] = acc[size_t(i)] + tt * float(i + st) + ww;
+            }
+            for (int i = 0; i < local; ++i) sh[size_t(to + i)] = acc[size_t(i)];
+        }
+        for (int i = 0; i < local && base + i < n; ++i) want[size_t(base + i)] = acc[size_t(i)];
+    }
+    for (const std::string& features : feature_sets()) {
+        CAPTURE(features);
+        auto hk = compile_native(k, features);
+        std::vector<float> out(in.size(), -7.f);
+        int n_arg = n;
+        run(*hk, k, {in.data(), out.data(), &n_arg}, grid1(uint64_t(n), uint32_t(local)));
+        // The same operations in the same order as the reference (no contraction): exact.
+        int bad = 0;
+        for (int g = 0; g < n; ++g)
+            if (out[size_t(g)] != want[size_t(g)] && ++bad <= 5)
+                FAIL_CHECK("g " << g << ": " << out[size_t(g)] << ", want " << want[size_t(g)]);
+        CHECK(bad == 0);
+    }
+}

@@ -38,6 +38,22 @@ size_t HostLowering::new_variable(const std::string& name, const Type& t) {
     return d;
 }
 
+// A region-local variable carries nothing from one region to the next (each assigns it before
+// reading it), so each region keeps it where its own variables go: the home its declaring
+// region chose (a scalar slot, a lane frame, a uniform value or a recomputed Let) would be
+// wrong in a region lowered another way.
+void HostLowering::rehome_region_locals() {
+    lane_frame_.resize(variables_.size());
+    for (size_t d = 0; d < next_decl_; ++d) {
+        if (!layout_.region_local.at(d)) continue;
+        lane_recomputed_.erase(d);
+        uniform_vars_.erase(d);
+        lane_frame_[d] = lanes_ != nullptr;
+        llvm::Type* t = reg_type(variables_[d].type);
+        variables_[d].home = lanes_ ? lane_array(t, "region.local") : entry_alloca(t, "region.local");
+    }
+}
+
 Value* HostLowering::per_item_address(size_t id) {
     if (layout_.in_record[id])
         return b_.CreateInBoundsGEP(b_.getInt8Ty(), variables_[id].home,

@@ -44,6 +44,11 @@ struct Layout {
     // each Let and For in pre-order, the order in which the lowering meets them.
     std::vector<Storage> decls;
     std::vector<ir::Type> decl_types;
+    // Per declaration: a Private variable that several regions touch, each assigning it before
+    // reading it (a temporary declared outside a loop with a barrier and set inside it). Each
+    // region's writes are its own, so the lowering must not take it for a constant of one
+    // region (a uniform or lane-recomputed Let).
+    std::vector<bool> region_local;
     // Per declaration: for a Recompute variable, the expression its Let initializes it with.
     std::vector<ir::Expr> recompute;
     // PerItem declarations: the offset of the variable's array is prefix * padded group size;

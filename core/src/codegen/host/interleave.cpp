@@ -16,8 +16,9 @@
 // are relative to everything else. So the new order computes the same values, bit for bit.
 // Priority: each floating-point arithmetic instruction gets its level (the longest chain of
 // such instructions that feeds it), and is scheduled level by level, in program order within
-// a level; every other instruction goes just before its first user (loads next to the FMA that
-// reads them), a store after everything whose level it waits for.
+// a level; an instruction that feeds arithmetic goes just before its first user (loads next
+// to the FMA that reads them); one that feeds none (a copy from global to shared memory, a
+// store) as early as its dependences allow.
 #include "codegen/host/interleave.hpp"
 
 #include <llvm/Analysis/AliasAnalysis.h>
@@ -118,26 +119,28 @@ bool interleave_block(llvm::BasicBlock& bb, llvm::BatchAAResults& aa) {
         (store ? writes : reads).push_back(k);
     }
 
-    // Priority (level, position): arithmetic by its own level and place; anything else takes
-    // its earliest user's, so it runs just before that user; an instruction without users in
-    // the block (a store) keeps its place, after the levels of the accesses it waits for.
+    // Priority (level, position). Arithmetic has its own level and place; an instruction that
+    // feeds arithmetic takes its earliest user's, so it runs just before that user (a load
+    // next to its FMA, not hoisted into a register for the whole block; an address both a
+    // copy and an FMA's load use, with the copy). One that feeds none
+    // keeps its own level, that of the arithmetic feeding it, 0 for none: a copy (a load
+    // stored elsewhere, as a prefetch into shared memory) goes as early as its dependences
+    // allow, so its latency hides behind the arithmetic; a store right after the level that
+    // computes what it stores.
     using Key = std::pair<int, size_t>;
     std::vector<Key> key(n);
-    for (size_t k = 0; k < n; ++k) key[k] = {level[k], k};
-    auto from_users = [&] {
-        for (size_t k = n; k-- > 0;) {
-            if (arithmetic(*body[k])) continue;
-            Key best{INT_MAX, 0};
-            for (llvm::User* u : body[k]->users())
-                if (auto it = at.find(llvm::dyn_cast<Instruction>(u)); it != at.end()) best = std::min(best, key[it->second]);
-            if (best.first != INT_MAX) key[k] = best;
-        }
-    };
-    from_users();
-    for (size_t k = 0; k < n; ++k)
-        if (body[k]->use_empty())
-            for (size_t p : preds[k]) key[k].first = std::max(key[k].first, key[p].first);
-    from_users();
+    std::vector<char> feeds(n, 0);
+    for (size_t k = n; k-- > 0;) {
+        key[k] = {level[k], k};
+        feeds[k] = arithmetic(*body[k]);
+        Key first{INT_MAX, 0};
+        for (llvm::User* u : body[k]->users())
+            if (auto it = at.find(llvm::dyn_cast<Instruction>(u)); it != at.end()) {
+                feeds[k] = feeds[k] || feeds[it->second];
+                first = std::min(first, key[it->second]);
+            }
+        if (feeds[k] && !arithmetic(*body[k])) key[k] = first;
+    }
 
     std::vector<size_t> waiting(n);
     using Ready = std::pair<Key, size_t>;

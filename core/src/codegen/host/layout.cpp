@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -117,12 +118,15 @@ public:
             // A payload bound by group control is uniform: one slot for the group, unless the
             // case's work-items assign it.
             case Kind::GroupMatch: s = d.assigned ? Storage::PerItem : Storage::Group; break;
+            // A variable that each region touching it assigns before it reads it carries no
+            // value from one region to the next: one copy, like a variable of one region.
             case Kind::Var:
-                s = !d.shared_between_regions() ? Storage::Private
-                    : recomputable(out, d)    ? Storage::Recompute
-                                              : Storage::PerItem;
+                s = !d.shared_between_regions() || (!d.by_group && !d.exposed) ? Storage::Private
+                    : recomputable(out, d)                                   ? Storage::Recompute
+                                                                             : Storage::PerItem;
                 break;
             }
+            out.region_local.push_back(s == Storage::Private && d.shared_between_regions());
             out.decls.push_back(s);
             out.decl_types.push_back(d.type);
             out.recompute.push_back(s == Storage::Recompute ? d.init : nullptr);
@@ -185,6 +189,7 @@ private:
         Expr init;                 // a Let's
         std::vector<size_t> reads; // the declarations `init` reads, one entry per read
         bool pure = false;         // `init` has no load, atomic or call but the index ones
+        bool exposed = false;      // a region reads it before assigning it (or may)
     };
     static constexpr int kGroup = -1; // "touched by group control"
 
@@ -196,6 +201,9 @@ private:
     std::vector<std::pair<std::string, size_t>> scope_;
     int region_ = kGroup;
     int next_region_ = 0;
+    // The declarations the current region has assigned on every path to the statement being
+    // walked (a Let counts; an assignment inside a branch, loop or case only within it).
+    std::set<size_t> assigned_;
 
     std::map<std::string, int> declared_; // how many declarations each name has
 
@@ -269,10 +277,22 @@ private:
         else if (u.regions.empty() || u.regions.back() != region_) u.regions.push_back(region_);
     }
     void touch(const std::string& name, bool assign) {
-        Decl& d = decls_[find(name)];
+        const size_t i = find(name);
+        Decl& d = decls_[i];
         d.assigned = d.assigned || assign;
         d.writes += assign;
+        if (region_ != kGroup) {
+            if (assign) assigned_.insert(i);
+            else if (!assigned_.count(i)) d.exposed = true;
+        }
         use(d);
+    }
+    // Walks a body that may run or not, or more than once: what it assigns is not assigned
+    // after it.
+    template <class F> void maybe(F&& walk) {
+        const std::set<size_t> saved = assigned_;
+        walk();
+        assigned_ = saved;
     }
     void touch_array(const std::string& name, Space space) {
         if (space != Space::Private) return;
@@ -312,8 +332,8 @@ private:
         case StmtKind::If: {
             auto& n = static_cast<const If&>(*s);
             expr(n.cond);
-            item_stmt(n.then_body);
-            item_stmt(n.else_body);
+            maybe([&] { item_stmt(n.then_body); });
+            maybe([&] { item_stmt(n.else_body); });
             break;
         }
         case StmtKind::For: {
@@ -323,18 +343,20 @@ private:
             expr(n.step);
             declare(n.var, n.type, Kind::Var);
             touch(n.var, true);
-            item_stmt(n.body);
+            maybe([&] { item_stmt(n.body); });
             break;
         }
         case StmtKind::While: {
             auto& n = static_cast<const While&>(*s);
             expr(n.cond);
-            item_stmt(n.body);
+            maybe([&] { item_stmt(n.body); });
             break;
         }
         case StmtKind::Native: item_stmt(static_cast<const Native&>(*s).fallback); break;
         case StmtKind::Match:
-            match(static_cast<const Match&>(*s), Kind::Var, [&](const Stmt& x) { item_stmt(x); });
+            maybe([&] {
+                match(static_cast<const Match&>(*s), Kind::Var, [&](const Stmt& x) { maybe([&] { item_stmt(x); }); });
+            });
             break;
         default: item_stmt_in_block(s); break;
         }
@@ -397,6 +419,7 @@ private:
                 if (!in_run) {
                     region_ = next_region_++;
                     regions_.emplace_back();
+                    assigned_.clear();
                 }
                 in_run = true;
                 regions_.back().push_back(&x);

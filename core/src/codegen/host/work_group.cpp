@@ -76,6 +76,7 @@ void HostLowering::item_loops(const std::function<void()>& body, const std::vect
                 Item it{{x, y, z}, linear, latch};
                 const Item* saved = item_;
                 item_ = &it;
+                rehome_region_locals();
                 loops_.push_back({nullptr, nullptr}); // no break leaves a region
                 body();
                 loops_.pop_back();
@@ -107,6 +108,7 @@ void HostLowering::item_loops(const std::function<void()>& body, const std::vect
                     const Lanes chunk{first, y, z, row, lanes};
                     lanes_ = &chunk;
                     region_ = stmts;
+                    rehome_region_locals();
                     for (const Stmt* s : *stmts) lockstep(*s, nullptr);
                     lanes_ = nullptr;
                     region_ = nullptr;
