@@ -44,13 +44,13 @@ size_t HostLowering::new_variable(const std::string& name, const Type& t) {
 // wrong in a region lowered another way.
 void HostLowering::rehome_region_locals() {
     lane_frame_.resize(variables_.size());
-    for (size_t d = 0; d < next_decl_; ++d) {
+    for (const auto& [name, d] : scope_) {
         if (!layout_.region_local.at(d)) continue;
         lane_recomputed_.erase(d);
         uniform_vars_.erase(d);
         lane_frame_[d] = lanes_ != nullptr;
         llvm::Type* t = reg_type(variables_[d].type);
-        variables_[d].home = lanes_ ? lane_array(t, "region.local") : entry_alloca(t, "region.local");
+        variables_[d].home = lanes_ ? lane_array(t, name.c_str()) : entry_alloca(t, name);
     }
 }
 

@@ -75,8 +75,8 @@ private:
 
     // ---- hooks (hooks.cpp) ----
     size_t new_variable(const std::string& name, const ir::Type& t) override;
-    // Gives the Layout's region-local variables declared before the region about to be lowered
-    // a home of their own there: a lane frame in lock step, else a stack slot.
+    // Gives the Layout's region-local variables in scope (declared before the region about to
+    // be lowered) a home of their own there: a lane frame in lock step, else a stack slot.
     void rehome_region_locals();
     llvm::Value* read_variable(size_t id) override;
     void write_variable(size_t id, llvm::Value* v) override;
