@@ -46,8 +46,9 @@ struct Layout {
     std::vector<ir::Type> decl_types;
     // Per declaration: a Private variable that several regions touch, each assigning it before
     // reading it (a temporary declared outside a loop with a barrier and set inside it). Each
-    // region's writes are its own, so the lowering must not take it for a constant of one
-    // region (a uniform or lane-recomputed Let).
+    // region's writes are its own: the lowering gives it a new home in every region after the
+    // one declaring it, so that what that region made of its Let (one value for a lock-stepped
+    // chunk, or the Let recomputed per lane) does not reach a region that assigns it.
     std::vector<bool> region_local;
     // Per declaration: for a Recompute variable, the expression its Let initializes it with.
     std::vector<ir::Expr> recompute;

@@ -125,7 +125,7 @@ size_t HostLowering::recompute_cost(const Expr& e, bool& ok) const {
 void HostLowering::lane_recompute(const Stmt& s) {
     if (s->kind != StmtKind::Let) return;
     auto& n = static_cast<const Let&>(*s);
-    if (!n.type.is_scalar() || layout_.region_local.at(next_decl_)) return;
+    if (!n.type.is_scalar()) return;
     for (const Stmt* x : *region_)
         if (assigns(*x, n.name)) return;
     bool ok = true;
@@ -157,7 +157,7 @@ bool HostLowering::reads_run(const Stmt& s, const std::vector<const Stmt*>& run)
 bool HostLowering::uniform_let(const Stmt& s) const {
     if (s->kind != StmtKind::Let) return false;
     auto& n = static_cast<const Let&>(*s);
-    if (!n.type.is_scalar() || !uniform(n.init) || layout_.region_local.at(next_decl_)) return false;
+    if (!n.type.is_scalar() || !uniform(n.init)) return false;
     for (const Stmt* x : *region_)
         if (assigns(*x, n.name)) return false;
     return true;
