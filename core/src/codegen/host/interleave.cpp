@@ -122,11 +122,11 @@ bool interleave_block(llvm::BasicBlock& bb, llvm::BatchAAResults& aa) {
     // Priority (level, position). Arithmetic has its own level and place; an instruction that
     // feeds arithmetic takes its earliest user's, so it runs just before that user (a load
     // next to its FMA, not hoisted into a register for the whole block; an address both a
-    // copy and an FMA's load use, with the copy). One that feeds none
-    // keeps its own level, that of the arithmetic feeding it, 0 for none: a copy (a load
-    // stored elsewhere, as a prefetch into shared memory) goes as early as its dependences
-    // allow, so its latency hides behind the arithmetic; a store right after the level that
-    // computes what it stores.
+    // copy and an FMA's load use, with the copy). One that feeds none keeps its own level,
+    // that of the arithmetic feeding it, 0 for none: a copy (a load stored elsewhere, as a
+    // prefetch into shared memory) goes as early as its dependences allow, so its latency
+    // hides behind the arithmetic; a store right after the level that computes what it
+    // stores.
     using Key = std::pair<int, size_t>;
     std::vector<Key> key(n);
     std::vector<char> feeds(n, 0);

@@ -354,9 +354,7 @@ private:
         }
         case StmtKind::Native: item_stmt(static_cast<const Native&>(*s).fallback); break;
         case StmtKind::Match:
-            maybe([&] {
-                match(static_cast<const Match&>(*s), Kind::Var, [&](const Stmt& x) { maybe([&] { item_stmt(x); }); });
-            });
+            match(static_cast<const Match&>(*s), Kind::Var, [&](const Stmt& x) { maybe([&] { item_stmt(x); }); });
             break;
         default: item_stmt_in_block(s); break;
         }
