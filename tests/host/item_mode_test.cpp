@@ -22,7 +22,7 @@ Expr x() { return cast(Scalar::I32, lid()); }
 
 // The classification of a region of `stmts` for chunks of `lanes`; `tx` is a name declared
 // outside the region as `local_id_x % 16` (Storage::Recompute), `n` a scalar parameter.
-bool per_item(std::vector<Stmt> stmts, unsigned lanes) {
+bool per_item(std::vector<Stmt> stmts, unsigned lanes, unsigned full_rate_lanes = 0) {
     std::vector<const Stmt*> region;
     for (auto& s : stmts) region.push_back(&s);
     const Expr tx_init = bin(BinaryOp::Rem, x(), ci(16));
@@ -30,7 +30,7 @@ bool per_item(std::vector<Stmt> stmts, unsigned lanes) {
         if (name == "tx") return NameForm{NameForm::Defined, tx_init};
         if (name == "n") return NameForm{NameForm::Uniform, nullptr};
         return NameForm{};
-    });
+    }, full_rate_lanes);
 }
 
 // Four stores out[base * 4 + j]: a quad of the work-item's own.
@@ -48,6 +48,9 @@ TEST_CASE("per_item_region: a work-item's own quads run per work-item where they
     CHECK(per_item(quad_stores(x()), 8));
     CHECK(per_item(quad_stores(x()), 4));
     CHECK_FALSE(per_item(quad_stores(x()), 16));
+    // Zen 4: W = 16, but 512-bit operations cost two of 256 bits: the quad is half of a vector
+    // of the full rate's 8 lanes.
+    CHECK(per_item(quad_stores(x()), 16, 8));
     CHECK_FALSE(per_item(quad_stores(x()), 0)); // no vector width known
     // Through a name declared outside the region, and through a Let of the region.
     CHECK(per_item(quad_stores(var("tx")), 8));
@@ -119,10 +122,14 @@ TEST_CASE("regions run per work-item: their accumulators in records, the results
     for (size_t d = 0; d < layout.decls.size(); ++d)
         if (layout.decls[d] == plexus::codegen::host::Storage::PerItem) CHECK(layout.in_record[d]);
     CHECK(layout.local_bytes(L) == layout.shared_bytes + L * 16);
-    // For chunks of 16 (AVX-512) the same kernel keeps the chunks and arrays per variable.
+    // For chunks of 16 (AVX-512) the same kernel keeps the chunks and arrays per variable,
+    // unless the CPU computes only 8 lanes at full rate (Zen 4): then as for 8.
     const auto wide = plexus::codegen::host::analyze(k, 16);
     for (bool r : wide.item_region) CHECK_FALSE(r);
     CHECK(wide.record_bytes == 0);
+    const auto zen4 = plexus::codegen::host::analyze(k, 16, 8);
+    CHECK(zen4.item_region == layout.item_region);
+    CHECK(zen4.record_bytes == 16);
 
     const int groups = 5, steps = 7, total = groups * L;
     auto in = random_vec<float>(size_t(steps * total * Q), -1.f, 1.f);

@@ -113,19 +113,52 @@ TEST_CASE("vector_add, reduce, matmul_naive and matmul_tiled: the work-item loop
         CHECK(count(naive, {"load " + floats}) > 0);
 
         // matmul_tiled: its step region reads a work-item's own quads of `b` (4 apart between
-        // neighbouring work-items). With W = 16 (AVX-512) it runs in chunks: each of the
-        // step's 512 FMAs is one vector FMA of W work-items. With W = 8 (AVX2) a quad fills
-        // half a vector and the region runs per work-item: SLP makes each row of the
+        // neighbouring work-items). With W = 16 (AVX-512 at full rate) it runs in chunks: each
+        // of the step's 512 FMAs is one vector FMA of W work-items. With W = 8 (AVX2) a quad
+        // fills half a vector and the region runs per work-item: SLP makes each row of the
         // work-item's 8 x 8 tile one vector, 64 vector FMAs per step (host.hpp,
-        // per_item_region). Without FMA instructions (the 128-bit set) an fma is a call to
-        // fmaf per element either way, and SLP leaves it scalar: nothing to check.
+        // per_item_region); on Zen 4 (512 bits at half rate) it runs per work-item too (the
+        // next test). Without FMA instructions (the 128-bit set) an fma is a call to fmaf per
+        // element either way, and SLP leaves it scalar: nothing to check.
         auto mm = work_item_loop_code(plexus::codegen::host_llvm_ir(samples::matmul_tiled().ir(), o, true));
-        if (bits == 512) CHECK(count(mm, {"@llvm.fma.v" + w + "f32"}) >= 512);
+        if (bits == 512 && plexus::codegen::host::full_rate_bits(o) == 512)
+            CHECK(count(mm, {"@llvm.fma.v" + w + "f32"}) >= 512);
         if (bits == 256) {
             CHECK(count(mm, {"@llvm.fma.v" + w + "f32"}) == 64);
             CHECK(count(mm, {"@llvm.fma.f32"}) == 0);
         }
     }
+}
+
+TEST_CASE("matmul_tiled on AVX-512: chunks of 16 work-items where 512 bits run at full rate, per work-item on Zen 4") {
+#if defined(__x86_64__)
+    // Code for a named CPU (the config's `cpu`), built whatever the host is; nothing runs.
+    // Sapphire Rapids computes a 512-bit FMA at once: the step is 512 FMAs of 16 work-items
+    // each. Zen 4 takes two passes of its 256-bit units per 512-bit FMA, so a chunk's
+    // shuffles of the quads of `b` buy nothing and the step runs per work-item: its 8 x 8
+    // products are 512 lanes of FMAs in vectors of the work-item's own values, none scalar.
+    namespace samples = plexus::samples;
+    for (const char* cpu : {"sapphirerapids", "znver4"}) {
+        CAPTURE(cpu);
+        Options o;
+        o.backend = "native";
+        o.host_cpu = cpu;
+        REQUIRE(plexus::codegen::host::vector_bits(o) == 512);
+        const bool zen4 = std::string(cpu) == "znver4";
+        CHECK(plexus::codegen::host::full_rate_bits(o) == (zen4 ? 256u : 512u));
+        auto mm = work_item_loop_code(plexus::codegen::host_llvm_ir(samples::matmul_tiled().ir(), o, true));
+        const size_t v16 = count(mm, {"@llvm.fma.v16f32"}), v8 = count(mm, {"@llvm.fma.v8f32"});
+        if (!zen4) {
+            CHECK(v16 >= 512);
+            continue;
+        }
+        CHECK(v16 * 16 + v8 * 8 == 512);
+        CHECK(v16 + v8 <= 64);
+        CHECK(count(mm, {"@llvm.fma.f32"}) == 0);
+    }
+#else
+    MESSAGE("skipped: the CPU names are x86-64's");
+#endif
 }
 
 TEST_CASE("softmax_f32: exp in a vectorized work-item loop calls glibc's vector expf where it is loaded") {

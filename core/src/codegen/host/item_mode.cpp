@@ -22,8 +22,8 @@ struct Form {
 
 class Strides {
 public:
-    Strides(unsigned lanes, const std::function<NameForm(const std::string&)>& outer)
-        : w_(lanes), outer_(outer) {}
+    Strides(unsigned lanes, unsigned full_rate_lanes, const std::function<NameForm(const std::string&)>& outer)
+        : w_(lanes), full_(full_rate_lanes ? full_rate_lanes : lanes), outer_(outer) {}
 
     // Counts the region's accesses to buffers and shared arrays by how their index moves
     // between lanes; false when the region holds a loop (lock step's or LoopVectorize's).
@@ -79,18 +79,20 @@ public:
 
 private:
     unsigned w_;
+    unsigned full_; // the lanes of a vector the CPU computes at full rate
     const std::function<NameForm(const std::string&)>& outer_;
     std::map<std::string, std::optional<Form>> locals_; // the region's own variables
 
     // A strided access counts for running per work-item when the work-item's own run (as
-    // many elements as the stride) fills at least half a vector: SLP then loads it as one,
-    // or two runs as one (matmul's quads on AVX2). With narrower runs lanes across work-items
-    // fill the vector better (matmul's quads on AVX-512, W = 16). The same element in every
-    // lane, or no known pattern, counts for neither.
+    // many elements as the stride) fills at least half a vector the CPU computes at full
+    // rate: SLP then loads it as one, or two runs as one (matmul's quads on AVX2, and on Zen
+    // 4's AVX-512, whose 512-bit vectors cost two of 256). With narrower runs lanes across
+    // work-items fill the vector better (matmul's quads on Intel's AVX-512, W = 16). The
+    // same element in every lane, or no known pattern, counts for neither.
     void note(const std::optional<Form>& f) {
         if (!f || f->coeff == 0) return;
         if (std::llabs(f->coeff) == 1) ++unit;
-        else if (2 * std::llabs(f->coeff) >= int64_t(w_)) ++strided;
+        else if (2 * std::llabs(f->coeff) >= int64_t(full_)) ++strided;
     }
     void expr(const Expr& e) {
         if (auto* l = as<Load>(e); l && l->space != Space::Private) note(form(l->index));
@@ -190,9 +192,9 @@ private:
 } // namespace
 
 bool per_item_region(const std::vector<const Stmt*>& region, unsigned lanes,
-                     const std::function<NameForm(const std::string&)>& outer) {
+                     const std::function<NameForm(const std::string&)>& outer, unsigned full_rate_lanes) {
     if (lanes < 2) return false;
-    Strides s(lanes, outer);
+    Strides s(lanes, full_rate_lanes, outer);
     for (const Stmt* x : region)
         if (!s.count(*x)) return false;
     return s.strided > s.unit;

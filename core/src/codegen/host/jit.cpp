@@ -232,6 +232,11 @@ Machine machine(const ir::Kernel& kernel, const Options& options, const std::vec
     const llvm::Triple& triple = tm->getTargetTriple();
     const bool avx512 = triple.isX86() && sub.checkFeatures("+avx512f");
     if (triple.isX86()) target.vector_bits = avx512 ? 512 : sub.checkFeatures("+avx") ? 256 : 128;
+    // Zen 4 has AVX-512 on 256-bit units: a 512-bit FMA costs what two 256-bit ones do (Intel's
+    // AVX-512 server cores and Zen 5's server parts compute 512 bits at once). LLVM's
+    // scheduling models do not tell the two apart (Sapphire Rapids' 512-bit FMAs get the same
+    // half rate as Zen 4's), so the CPU is named here: the host's, or the config's `cpu`.
+    target.full_rate_bits = avx512 && jtmb.getCPU() == "znver4" ? 256 : target.vector_bits;
     target.libmvec = triple.getArch() == llvm::Triple::x86_64 && load_libmvec();
     // Vector registers: x86 has 16 (xmm/ymm 0-15), AVX-512 32; AArch64's NEON and SVE have 32.
     target.vector_registers = avx512 || triple.isAArch64() ? 32 : 16;
@@ -322,8 +327,9 @@ struct HostForm {
 };
 static HostForm lowered(const ir::Kernel& written, const host::Target& target) {
     ir::Kernel kernel = host::schedule_by_output(ir::lower_async_copy(ir::lower_matrix(written)),
-                                                 target.vector_registers, target.lanes());
-    host::Layout layout = host::analyze(kernel, target.lanes());
+                                                 target.vector_registers, target.lanes(),
+                                                 target.full_rate_lanes());
+    host::Layout layout = host::analyze(kernel, target.lanes(), target.full_rate_lanes());
     return {std::move(kernel), std::move(layout)};
 }
 // Validates the kernel as written first: the lowerings rely on the validator's guarantees
@@ -368,6 +374,7 @@ static host::Target target_only(const Options& options) {
 }
 
 unsigned host::vector_bits(const Options& options) { return target_only(options).vector_bits; }
+unsigned host::full_rate_bits(const Options& options) { return target_only(options).full_rate_bits; }
 
 std::string host_target_id(const Options& options) {
     host::Target t = target_only(options);

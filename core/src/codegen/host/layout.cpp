@@ -89,7 +89,8 @@ using namespace ir;
 // (maximal runs of statements between group control) that touch it.
 class Analysis {
 public:
-    Analysis(const Kernel& k, unsigned lanes) : k_(k), lanes_(lanes) {}
+    Analysis(const Kernel& k, unsigned lanes, unsigned full_rate_lanes)
+        : k_(k), lanes_(lanes), full_rate_lanes_(full_rate_lanes) {}
 
     // The statements of region r (after run()).
     const std::vector<const Stmt*>& region(size_t r) const { return regions_.at(r); }
@@ -131,9 +132,9 @@ public:
             out.decl_types.push_back(d.type);
             out.recompute.push_back(s == Storage::Recompute ? d.init : nullptr);
         }
-        for (auto& r : regions_) out.item_region.push_back(per_item_region(r, lanes_, [&](const std::string& name) {
-            return outer(out, name);
-        }));
+        for (auto& r : regions_)
+            out.item_region.push_back(per_item_region(
+                r, lanes_, [&](const std::string& name) { return outer(out, name); }, full_rate_lanes_));
         // The per-item arrays, then the records; a record's members in declaration order, each
         // at a multiple of its alignment.
         for (size_t i = 0; i < decls_.size(); ++i) {
@@ -195,6 +196,7 @@ private:
 
     const Kernel& k_;
     const unsigned lanes_;
+    const unsigned full_rate_lanes_;
     std::vector<Decl> decls_;
     std::vector<std::vector<const Stmt*>> regions_; // each region's statements
     std::vector<Use> arrays_ = std::vector<Use>(k_.privates.size()); // per private array
@@ -471,10 +473,13 @@ private:
 
 } // namespace
 
-Layout analyze(const ir::Kernel& kernel, unsigned lanes) { return Analysis(kernel, lanes).run(); }
+Layout analyze(const ir::Kernel& kernel, unsigned lanes, unsigned full_rate_lanes) {
+    return Analysis(kernel, lanes, full_rate_lanes).run();
+}
 
-std::set<const ir::StmtNode*> per_item_statements(const ir::Kernel& kernel, unsigned lanes) {
-    Analysis a(kernel, lanes);
+std::set<const ir::StmtNode*> per_item_statements(const ir::Kernel& kernel, unsigned lanes,
+                                                  unsigned full_rate_lanes) {
+    Analysis a(kernel, lanes, full_rate_lanes);
     const Layout layout = a.run();
     std::set<const ir::StmtNode*> out;
     for (size_t r = 0; r < layout.item_region.size(); ++r)

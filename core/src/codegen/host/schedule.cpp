@@ -257,10 +257,11 @@ Stmt schedule(const Stmt& s, const Shape& shape, const std::set<const StmtNode*>
 
 } // namespace
 
-ir::Kernel schedule_by_output(const ir::Kernel& kernel, unsigned vector_registers, unsigned lanes) {
+ir::Kernel schedule_by_output(const ir::Kernel& kernel, unsigned vector_registers, unsigned lanes,
+                              unsigned full_rate_lanes) {
     const Shape shape{std::max<size_t>(4, vector_registers / 2), vector_registers >= 32};
     ir::Kernel k = kernel;
-    k.body = schedule(kernel.body, shape, per_item_statements(kernel, lanes));
+    k.body = schedule(kernel.body, shape, per_item_statements(kernel, lanes, full_rate_lanes));
     return k;
 }
 

@@ -17,6 +17,7 @@ std::unique_ptr<HostKernel> load_host_object(const ir::Kernel& kernel, const Opt
 std::string host_target_id(const Options&) { return "none"; }
 
 unsigned host::vector_bits(const Options&) { return 0; }
+unsigned host::full_rate_bits(const Options&) { return 0; }
 
 std::string host_assembly(const ir::Kernel& kernel, const Options& options) {
     compile_host(kernel, options);
