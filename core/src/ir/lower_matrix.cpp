@@ -109,18 +109,33 @@ private:
     }
 
     // d[i][j] += A[row_a + 16 * (subgroup % 4) + i][col_a + kk] * B[row_b + kk][col_b + j], in
-    // f32, kk = 0 .. 16 * steps - 1 in order, j innermost.
+    // f32, kk = 0 .. 16 * steps - 1 in order, j innermost. The swizzle keeps each 16 bytes of
+    // a row together (and col_b is a multiple of 64, as the tensor cores' descriptors need), so
+    // j goes over runs of v elements, each run addressed once: the loop over a run reads
+    // consecutive elements, which a CPU loads as one vector (with the swizzled address per
+    // element it stayed scalar).
     Stmt mma_shared(const Matrix& n, const FragmentDecl& d) {
+        const ArrayDecl& bd = *k_.shared_array(n.array_b);
+        const uint32_t run = 16 / size_of(bd.type.scalar()); // elements in 16 bytes
+        const uint32_t v = d.n % run == 0 ? run : 1;
         const std::string q = fresh("row0");
         Stmt let = Let::make(q, add(i32v(n.row_a), quarter_row()));
         Stmt body = loop(16, "i", [&](const Expr& i) {
             return loop(16 * n.steps, "k", [&](const Expr& kk) {
                 std::string av = fresh("a");
                 Stmt a = Let::make(av, f32(swizzled(n.array, add(var(q), i), add(i32v(n.col_a), kk))));
-                Stmt row = loop(d.n, "j", [&](const Expr& j) {
-                    Expr b = f32(swizzled(n.array_b, add(i32v(n.row_b), kk), add(i32v(n.col_b), j)));
-                    Expr at = add(mul(i, i32(d.n)), j);
-                    return set(d, at, add(element(d, at), mul(var(av, Scalar::F32), b)));
+                Stmt row = loop(d.n / v, "run", [&](const Expr& r) {
+                    Expr first = mul(r, i32(v));
+                    std::string b0 = fresh("b0");
+                    Stmt at_run = Let::make(b0, swizzled_index(bd.dims[0], size_of(bd.type.scalar()),
+                                                               add(i32v(n.row_b), kk), add(i32v(n.col_b), first)));
+                    Stmt elements = loop(v, "j", [&](const Expr& j) {
+                        Expr b = f32(Load::make(n.array_b, Space::Local, bd.type,
+                                                add(var(b0, Scalar::U32), Cast::make(Scalar::U32, j))));
+                        Expr at = add(mul(i, i32(d.n)), add(first, j));
+                        return set(d, at, add(element(d, at), mul(var(av, Scalar::F32), b)));
+                    });
+                    return Block::make({at_run, elements});
                 });
                 return Block::make({a, row});
             });
