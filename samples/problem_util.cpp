@@ -20,11 +20,16 @@ const DeviceInfo& device_of(Runtime& rt, const Target& t) {
     throw Error(ErrorCode::NoBackend, "no backend named '" + t.backend + "' is loaded");
 }
 
-uint32_t subgroup_width(Runtime& rt, const Target& t, const ir::Kernel& kernel) {
-    if (!t.backend.empty()) return device_of(rt, t).subgroup_size;
+const DeviceInfo* routed_device(Runtime& rt, const Target& t, const ir::Kernel& kernel) {
+    if (!t.backend.empty()) return &device_of(rt, t);
     for (const Candidate& c : rt.explain(kernel))
-        if (c.kept) return c.backend_ptr->devices().at(c.device_index).subgroup_size;
-    return 1; // the launch itself reports that no backend can run it
+        if (c.kept) return &c.backend_ptr->devices().at(c.device_index);
+    return nullptr;
+}
+
+uint32_t subgroup_width(Runtime& rt, const Target& t, const ir::Kernel& kernel) {
+    const DeviceInfo* d = routed_device(rt, t, kernel);
+    return d ? d->subgroup_size : 1;
 }
 
 void record(CheckResult& r, size_t index, double got, double want, double bound) {
