@@ -293,6 +293,69 @@ nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::str
                       base.error);
 }
 
+// The samples of the type and operation extensions, each with its size here (elements; particles:
+// bodies, math_catalog: inputs per function), for the rows beside PoCL. --size does not apply:
+// particles is quadratic in it.
+const std::vector<std::pair<const char*, size_t>>& pocl_kernels() {
+    static const std::vector<std::pair<const char*, size_t>> kernels = {
+        {"vector_add_float4", size_t(1) << 24}, {"saxpy_f16", size_t(1) << 24}, {"dequant_int8", size_t(1) << 24},
+        {"softmax_bf16", size_t(1) << 24},      {"warp_reduce", size_t(1) << 24}, {"scan", size_t(1) << 22},
+        {"histogram_wide", size_t(1) << 22},    {"particles", 8192},             {"math_catalog", size_t(1) << 14}};
+    return kernels;
+}
+
+// The first OpenCL device that is a CPU (PoCL), or null; `at` is set to it.
+const DeviceInfo* pocl_device(Runtime& rt, Target& at) {
+    for (const Backend* b : rt.backends())
+        if (b->name() == "opencl")
+            for (size_t d = 0; d < b->devices().size(); ++d)
+                if (b->devices()[d].type == DeviceType::CPU) {
+                    at = Target{b->name(), int(d)};
+                    return &b->devices()[d];
+                }
+    return nullptr;
+}
+
+// A sample on the native backend beside the same problem on the OpenCL CPU device: the same
+// kernel through another compiler of work-items for the same CPU. Each side has its own
+// instance of the problem (the same seed), so no buffer moves between the backends, and the
+// two are timed alternately. Where PoCL cannot run the kernel, the row says why.
+nlohmann::json pocl_row(Runtime& rt, const Backend& b, size_t d, const char* kernel, size_t size, const Options& o) {
+    const std::string device = b.devices()[d].name;
+    const Target ours{b.name(), int(d)};
+    auto p = samples::make_problem(kernel, size, rt, 7);
+    Target pocl;
+    const DeviceInfo* pocl_dev = pocl_device(rt, pocl);
+    std::string why = pocl_dev ? "" : "no OpenCL CPU device (PoCL) is loaded";
+    std::unique_ptr<samples::Problem> q;
+    if (pocl_dev) {
+        q = samples::make_problem(kernel, size, rt, 7);
+        try {
+            q->run(rt, pocl);
+        } catch (const Error& e) {
+            why = samples::drop_reason(e, pocl);
+            if (why.empty()) why = e.what();
+        }
+    }
+    const int reps = std::max(1, o.reps / 3);
+    double value = 0, base = 0;
+    const std::string base_name = "PoCL" + (pocl_dev ? " on " + pocl_dev->name : std::string()) + ": the same kernel";
+    if (why.empty()) {
+        auto [s, sq] = median_seconds_alternating(reps, [&] { p->run(rt, ours); }, [&] { q->run(rt, pocl); });
+        value = p->work() / s / 1e9;
+        base = q->work() / sq / 1e9;
+        if (!q->check().ok()) why = "its output was wrong";
+    } else {
+        value = p->work() / median_seconds(reps, [&] { p->run(rt, ours); }) / 1e9;
+    }
+    const bool verified = p->check().ok();
+    nlohmann::json row = result_row(kernel, b, device, p->size_text(), p->unit(), value, verified, base_name,
+                                    why.empty() ? base : 0, why);
+    row["against"] = "PoCL";
+    if (why.empty()) std::printf("        baseline of the row above: %s\n", base_name.c_str());
+    return row;
+}
+
 // What an empty launch costs without plexus on one device: one round at a time, or -1 with
 // why set. One group of 32 work-items, or on the native backend one per hardware thread.
 struct RawLaunch {
@@ -379,6 +442,8 @@ int run_bench(const std::vector<std::string>& args) {
                          "           on a CPU each also beside OpenBLAS cblas_sgemm, opened at run time where installed),\n"
                          "           matmul_f16, matmul_bf16, matmul_tf32 (matrix fragments; GPU: beside cublasGemmEx),\n"
                          "           softmax_bf16 (beside the same kernel in f32), empty_launch (cuda, opencl, native),\n"
+                         "           and on native CPU devices vector_add_float4, saxpy_f16, dequant_int8, softmax_bf16,\n"
+                         "           warp_reduce, scan, histogram_wide, particles, math_catalog beside PoCL (the same kernel),\n"
                          "           transfer (Queue::write / read, pageable and pinned, beside the raw copy; --size in bytes),\n"
                          "           pipeline (three overlapped queues beside the slowest stage alone),\n"
                          "           multi_device_matmul (all devices of a backend beside its device 0 alone),\n"
@@ -483,6 +548,10 @@ int run_bench(const std::vector<std::string>& args) {
                         results.push_back(multi_device_row(rt, *b, kernel, o.size ? o.size : is_gpu ? gpu_size : 512,
                                                            is_gpu ? std::max(1, o.reps / 3) : 1));
                     });
+            // The type and operation samples beside PoCL, on the native backend's CPU.
+            if (b->name() == "native" && dev.type == DeviceType::CPU)
+                for (const auto& [kernel, size] : pocl_kernels())
+                    attempt(*b, dev.name, kernel, [&] { results.push_back(pocl_row(rt, *b, d, kernel, size, o)); });
             attempt(*b, dev.name, "empty_launch", [&] {
                 if (nlohmann::json row = launch_row(rt, *b, d, gpu); !row.is_null()) results.push_back(std::move(row));
             });
