@@ -110,14 +110,15 @@ private:
 
     // d[i][j] += A[row_a + 16 * (subgroup % 4) + i][col_a + kk] * B[row_b + kk][col_b + j], in
     // f32, kk = 0 .. 16 * steps - 1 in order, j innermost. The swizzle keeps each 16 bytes of
-    // a row together (and col_b is a multiple of 64, as the tensor cores' descriptors need), so
-    // j goes over runs of v elements, each run addressed once: the loop over a run reads
-    // consecutive elements, which a CPU loads as one vector (with the swizzled address per
-    // element it stayed scalar).
+    // a row together, so where col_b is a constant (the validator has checked that it is a
+    // multiple of 64) j goes over runs of v elements, each run addressed once: the loop over a
+    // run reads consecutive elements, which a CPU loads as one vector (with the swizzled
+    // address per element it stayed scalar). A col_b computed at run time is addressed element
+    // by element, right whatever its value.
     Stmt mma_shared(const Matrix& n, const FragmentDecl& d) {
         const ArrayDecl& bd = *k_.shared_array(n.array_b);
         const uint32_t run = 16 / size_of(bd.type.scalar()); // elements in 16 bytes
-        const uint32_t v = d.n % run == 0 ? run : 1;
+        const uint32_t v = as<Const>(n.col_b) && d.n % run == 0 ? run : 1;
         const std::string q = fresh("row0");
         Stmt let = Let::make(q, add(i32v(n.row_a), quarter_row()));
         Stmt body = loop(16, "i", [&](const Expr& i) {
