@@ -335,6 +335,44 @@ const ir::Kernel& private_barrier() {
     return k.ir();
 }
 
+// Groups of at most 64. Per work-item (local id l, group size L), with j = min(i, n - 1):
+//   h = ha[j] (f16 x3) and c = (i, -i) (i32 x2), both across the barriers; tile[l] = f32(h);
+//   barrier; acc = 0 (f32 x3); for k < trips[j] (a count per work-item):
+//       d = tile[(l + k) % L] - acc * 0.5; acc += d * 0.25; c += (k, 1);
+//       if k is odd: h += f16(acc).zyx (each lane rounded to f16 after the add);
+//   barrier; for i < n: oh[i] = h, of[i] = acc, oc[i] = c.
+const ir::Kernel& vectors_lockstep() {
+    using F3 = px::Vec<float, 3>;
+    using H3 = px::Vec<px::half, 3>;
+    using I2 = px::Vec<int32_t, 2>;
+    static const auto k = px::kernel("vectors_lockstep", {"ha", "trips", "oh", "of", "oc", "n"},
+        [](px::In<H3> ha, px::In<int32_t> trips, px::Out<H3> oh, px::Out<F3> of, px::Out<I2> oc, px::Int n) {
+            px::Int i = px::global_id(0);
+            px::Int l = px::local_id(0);
+            px::Int size = px::local_size(0);
+            auto tile = px::shared<F3>(64);
+            px::Int j = px::min(i, n - 1);
+            px::Var<H3> h = ha[j];
+            px::Var<I2> c = px::make<I2>(i, -i);
+            tile[l] = px::cast<F3>(h);
+            px::barrier();
+            px::Var<F3> acc = 0.0f;
+            px::For(0, trips[j], [&](px::Int k) {
+                px::Var<F3> d = tile[(l + k) % size] - acc * 0.5f;
+                acc += d * 0.25f;
+                c += px::make<I2>(k, 1);
+                px::If(k % 2 == 1, [&] { h = h + px::cast<H3>(acc).swizzle<2, 1, 0>(); });
+            });
+            px::barrier();
+            px::If(i < n, [&] {
+                oh[i] = h;
+                of[i] = acc;
+                oc[i] = c;
+            });
+        });
+    return k.ir();
+}
+
 std::vector<Named> all() {
     std::vector<Named> out;
     for (ir::Scalar t : {ir::Scalar::I8, ir::Scalar::U8, ir::Scalar::I16, ir::Scalar::U16}) {
@@ -344,7 +382,7 @@ std::vector<Named> all() {
     for (ir::Scalar t : {ir::Scalar::F16, ir::Scalar::BF16})
         for (const ir::Kernel* k : {&half_arith(t), &half_convert(t)}) out.push_back({k->name, k});
     for (const ir::Kernel* k : {&vector_add4(), &vector_ops(), &bf16_vectors(), &records(), &record_fields(), &variants(),
-                                &variant_group(), &private_barrier()})
+                                &variant_group(), &private_barrier(), &vectors_lockstep()})
         out.push_back({k->name, k});
     return out;
 }

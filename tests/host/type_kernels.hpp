@@ -63,6 +63,9 @@ const ir::Kernel& variants();
 const ir::Kernel& variant_group();
 // Private arrays: one live across a barrier (a copy per work-item), one within one region.
 const ir::Kernel& private_barrier();
+// Vectors in a loop whose trip count differs per work-item (a region run in lock step on the
+// host), some of them living across barriers (type_kernels.cpp says what it computes).
+const ir::Kernel& vectors_lockstep();
 
 struct Named {
     std::string name;

@@ -215,3 +215,63 @@ TEST_CASE("vector operations, swizzles, constructors, lane writes and casts, lan
         }
     }
 }
+
+TEST_CASE("vectors in lock step: f16, f32 and i32 vectors in a loop of per-lane trip counts, across barriers, at every vector width") {
+    // The host keeps a vector variable one array per lane (per work-item copies and lock-step
+    // lane frames) and splits the vector operations of such a region into lanes before
+    // LoopVectorize (jit.cpp, SplitVectors); every lane of every output against the reference.
+    using H3 = px::Vec<px::half, 3>;
+    using I2 = px::Vec<int32_t, 2>;
+    const ir::Kernel& k = typek::vectors_lockstep();
+    const int n = 300;
+    std::vector<H3> ha(n);
+    std::vector<int32_t> trips(n);
+    for (int i = 0; i < n; ++i) {
+        ha[i] = lanes<H3>([](int) { return h16(float(int(rng()() % 801) - 400) * 0.01f); });
+        trips[i] = int32_t(rng()() % 21);
+    }
+    for (const std::string& features : feature_sets()) {
+        plexus::codegen::Options o;
+        o.backend = "native";
+        o.host_features = features;
+        auto hk = plexus::codegen::host::compile_with_features(k, o, {});
+        if (plexus::codegen::host::vector_bits(o) >= 64) {
+            const std::string lowered = plexus::codegen::host_llvm_ir(k, o, false);
+            CHECK(lowered.find("lockstep.head") != std::string::npos);
+            CHECK(lowered.find("plexus-split-vectors") != std::string::npos);
+        }
+        for (uint32_t local : {1u, 7u, 16u, 37u, 64u}) {
+            CAPTURE(features);
+            CAPTURE(local);
+            std::vector<H3> oh(n);
+            std::vector<F3> of(n);
+            std::vector<I2> oc(n);
+            int32_t nn = n;
+            run(*hk, k, {ha.data(), trips.data(), oh.data(), of.data(), oc.data(), &nn}, grid1(n, local));
+            int bad = 0;
+            for (int i = 0; i < n; ++i) {
+                const int size = int(local), base = i / size * size, l = i % size;
+                H3 h = ha[i];
+                F3 acc = lanes<F3>([](int) { return 0.0f; });
+                I2 c = lanes<I2>([&](int q) { return q == 0 ? i : -i; });
+                for (int kk = 0; kk < trips[i]; ++kk) {
+                    const H3 t = ha[std::min(base + (l + kk) % size, n - 1)];
+                    for (int q = 0; q < 3; ++q) {
+                        const float d = float(t[q]) - acc[q] * 0.5f;
+                        acc[q] = acc[q] + d * 0.25f;
+                    }
+                    c[0] += kk;
+                    c[1] += 1;
+                    if (kk % 2 == 1)
+                        for (int q = 0; q < 3; ++q) h[q] = h16(float(h[q]) + float(h16(acc[2 - q])));
+                }
+                if ((!same(oh[i], h) || !same(of[i], acc) || !same(oc[i], c)) && ++bad <= 5)
+                    FAIL_CHECK("work-item " << i << ": h " << float(oh[i][0]) << ", " << float(oh[i][1]) << ", "
+                                            << float(oh[i][2]) << " want " << float(h[0]) << ", " << float(h[1])
+                                            << ", " << float(h[2]) << "; acc.x " << of[i][0] << " want " << acc[0]
+                                            << "; c " << oc[i][0] << ", " << oc[i][1] << " want " << c[0] << ", " << c[1]);
+            }
+            CHECK(bad == 0);
+        }
+    }
+}

@@ -65,10 +65,9 @@ size_t count(const std::vector<std::string>& code, std::initializer_list<std::st
     return n;
 }
 
-} // namespace
-
-TEST_CASE("vector_add, reduce, matmul_naive and matmul_tiled: the work-item loops are vectors of the target's width") {
-    namespace samples = plexus::samples;
+// Calls f(options, bits) for the native backend with each of feature_sets(), where the target
+// has a known vector width (bits: its vector bits).
+template <class F> void for_each_width(F&& f) {
     for (const std::string& features : feature_sets()) {
         Options o;
         o.backend = "native";
@@ -78,9 +77,18 @@ TEST_CASE("vector_add, reduce, matmul_naive and matmul_tiled: the work-item loop
             MESSAGE("LLVM chooses the vector width on this target: nothing to check");
             continue;
         }
+        CAPTURE(features);
+        f(o, bits);
+    }
+}
+
+} // namespace
+
+TEST_CASE("vector_add, reduce, matmul_naive and matmul_tiled: the work-item loops are vectors of the target's width") {
+    namespace samples = plexus::samples;
+    for_each_width([](const Options& o, unsigned bits) {
         const std::string w = std::to_string(bits / 32);
         const std::string floats = "<" + w + " x float>";
-        CAPTURE(features);
         CAPTURE(floats);
 
         // vector_add: each chunk loads W floats of a and b, adds and stores them at once.
@@ -127,7 +135,22 @@ TEST_CASE("vector_add, reduce, matmul_naive and matmul_tiled: the work-item loop
             CHECK(count(mm, {"@llvm.fma.v" + w + "f32"}) == 64);
             CHECK(count(mm, {"@llvm.fma.f32"}) == 0);
         }
-    }
+    });
+}
+
+TEST_CASE("particles: the tile loop's float3 arithmetic is W work-items per vector") {
+    // The tile loop runs a chunk of W work-items in lock step; its positions, differences and
+    // forces are float3 values, which LoopVectorize cannot widen as they are. Kept one array
+    // per lane and split into lanes before it (jit.cpp, SplitVectors), each lane of the loop
+    // is W work-items at once: r2 * sqrt(r2) and the division by it are vectors of W, and no
+    // work-item is left to a scalar sqrt. Before, the loop kept one work-item per iteration.
+    for_each_width([](const Options& o, unsigned bits) {
+        const std::string w = std::to_string(bits / 32);
+        auto loops = work_item_loop_code(plexus::codegen::host_llvm_ir(plexus::samples::particles().ir(), o, true), true);
+        CHECK(count(loops, {"@llvm.sqrt.v" + w + "f32"}) > 0);
+        CHECK(count(loops, {"fdiv <" + w + " x float>"}) > 0);
+        CHECK(count(loops, {"@llvm.sqrt.f32"}) == 0);
+    });
 }
 
 TEST_CASE("matmul_tiled on AVX-512: chunks of 16 work-items where 512 bits run at full rate, per work-item on Zen 4") {

@@ -32,7 +32,7 @@ size_t HostLowering::new_variable(const std::string& name, const Type& t) {
     if (uniform_decl_) uniform_vars_.insert(d);
     else uniform_vars_.erase(d);
     uniform_decl_ = false;
-    if (lane_frame_[d]) variables_[d].home = lane_array(reg_type(t), name.c_str());
+    if (lane_frame_[d]) variables_[d].home = lane_frame(t, name.c_str());
     else if (storage_[d] == Storage::Private || storage_[d] == Storage::Group)
         variables_[d].home = entry_alloca(reg_type(t), name);
     return d;
@@ -49,8 +49,8 @@ void HostLowering::rehome_region_locals() {
         lane_recomputed_.erase(d);
         uniform_vars_.erase(d);
         lane_frame_[d] = lanes_ != nullptr;
-        llvm::Type* t = reg_type(variables_[d].type);
-        variables_[d].home = lanes_ ? lane_array(t, name.c_str()) : entry_alloca(t, name);
+        const Type& t = variables_[d].type;
+        variables_[d].home = lanes_ ? lane_frame(t, name.c_str()) : entry_alloca(reg_type(t), name);
     }
 }
 
@@ -61,12 +61,43 @@ Value* HostLowering::per_item_address(size_t id) {
     return b_.CreateInBoundsGEP(mem_type(variables_[id].type), variables_[id].home, item_->linear);
 }
 
+// A vector variable in a per-item array keeps each of its lanes in an array of its own (the
+// first lanes of every work-item, then the second lanes, ...) inside the variable's share of
+// the per-item memory (a lane takes no more than its share: 3 lanes of f32 take 12 of 16
+// bytes). Consecutive work-items then keep a lane's values side by side, so that a loop over W
+// work-items (a chunk, or a lane loop in lock step) reads W values of one lane as one vector
+// load where W vectors of 16 bytes would be a strided group that x86 loops do not vectorize
+// (particles' positions and forces).
+bool HostLowering::per_item_split(size_t id) const {
+    return storage_[id] == Storage::PerItem && !layout_.in_record[id] && variables_[id].type.is_vector();
+}
+
+Value* HostLowering::per_item_lane(size_t id, unsigned lane) {
+    const Type element = variables_[id].type.element();
+    Value* index = b_.CreateAdd(b_.CreateMul(padded_, b_.getInt64(lane), "", true, true), item_->linear, "", true, true);
+    return b_.CreateInBoundsGEP(mem_type(element), variables_[id].home, index);
+}
+
+Value* HostLowering::read_per_item(size_t id) {
+    const Type& t = variables_[id].type;
+    if (!per_item_split(id)) return load(per_item_address(id), t);
+    Value* v = llvm::PoisonValue::get(reg_type(t));
+    for (unsigned i = 0; i < t.lanes(); ++i) v = b_.CreateInsertElement(v, load(per_item_lane(id, i), t.element()), i);
+    return v;
+}
+
+void HostLowering::write_per_item(size_t id, Value* v) {
+    const Type& t = variables_[id].type;
+    if (!per_item_split(id)) return store(per_item_address(id), t, v);
+    for (unsigned i = 0; i < t.lanes(); ++i) store(per_item_lane(id, i), t.element(), b_.CreateExtractElement(v, i));
+}
+
 Value* HostLowering::read_variable(size_t id) {
     if (auto it = lane_recomputed_.find(id); it != lane_recomputed_.end()) return it->second.value();
     if (id < lane_frame_.size() && lane_frame_[id]) return read_lane_frame(id);
     switch (storage_[id]) {
     case Storage::Value: return variables_[id].home;
-    case Storage::PerItem: return load(per_item_address(id), variables_[id].type);
+    case Storage::PerItem: return read_per_item(id);
     // Its Let's expression for the work-item being lowered; the names it reads are declared
     // once in the kernel (Layout), so they still mean what they meant at the Let.
     case Storage::Recompute: return expr(layout_.recompute.at(id));
@@ -85,10 +116,10 @@ void HostLowering::write_variable(size_t id, Value* v) {
         // Group control writes for the whole group (a match's payload, which is uniform):
         // every work-item's copy gets the value.
         if (item_ == &group_item_) {
-            item_loops([&] { store(per_item_address(id), variables_[id].type, v); });
+            item_loops([&] { write_per_item(id, v); });
             return;
         }
-        store(per_item_address(id), variables_[id].type, v);
+        write_per_item(id, v);
         return;
     case Storage::Private: case Storage::Group: break;
     }

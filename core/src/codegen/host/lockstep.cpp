@@ -45,6 +45,19 @@ bool holds_loop(const Stmt& s, bool& ok) {
     }
 }
 
+bool holds_vector(const Expr& e) {
+    bool found = e->type.is_vector();
+    for_each_child(*e, [&](const Expr& c) { found = found || holds_vector(c); });
+    return found;
+}
+
+bool holds_vector(const Stmt& s) {
+    bool found = false;
+    for_each_part(*s, [&](const Expr& e) { found = found || holds_vector(e); },
+                  [&](const Stmt& c) { found = found || holds_vector(c); });
+    return found;
+}
+
 bool assigns(const Stmt& s, const std::string& name) {
     return any_nested(s, [&](const StmtNode& x) {
         return x.kind == StmtKind::Assign && static_cast<const Assign&>(x).name == name;
@@ -58,6 +71,14 @@ bool assigns(const Stmt& s, const std::string& name) {
 // read consecutive elements; a While loop's variables are the kernel's own, updated by
 // assignments, which live in lane frames and turn every access through them into a gather:
 // reduce's partial sums ran at 0.35 of the C++ loop in lock step, 1.0 - 1.2 per work-item.
+// Whether a region run in lock step computes vector values: then its lane loops, whose
+// vectors LoopVectorize cannot widen, need them split into lanes first (split_vectors_attribute).
+bool HostLowering::lockstep_vectors(const std::vector<const Stmt*>& stmts) {
+    for (const Stmt* s : stmts)
+        if (holds_vector(*s)) return true;
+    return false;
+}
+
 bool HostLowering::lockstep_fits(const std::vector<const Stmt*>& stmts) const {
     // Private arrays are one stack array the work-items use in turn; W of them at once would
     // need W copies. An assigned parameter is set before the region by each work-item.
@@ -173,6 +194,47 @@ Value* HostLowering::lane_slot(Value* array, llvm::Type* t) {
     return b_.CreateInBoundsGEP(llvm::ArrayType::get(t, lanes_->w), array, {b_.getInt32(0), item_->lane});
 }
 
+// A variable's lane frame: [W x T], but for a vector one [W x E] array per lane of the vector
+// (structure of arrays), so that the chunk's lanes read and write one lane of the vector side by
+// side and LoopVectorize makes one vector of it; [W x <3 x float>] would be a strided group,
+// which keeps the whole lane loop scalar on x86.
+llvm::AllocaInst* HostLowering::lane_frame(const Type& t, const char* name) {
+    if (!t.is_vector()) return lane_array(reg_type(t), name);
+    llvm::Type* row = llvm::ArrayType::get(reg_type(t.element()), lanes_->w);
+    llvm::AllocaInst* a = entry_alloca(llvm::ArrayType::get(row, t.lanes()), name);
+    lane_arrays_.insert(a);
+    return a;
+}
+
+Value* HostLowering::frame_load(llvm::IRBuilder<>& at, size_t id, Value* lane) {
+    const Type& t = variables_[id].type;
+    Value* frame = variables_[id].home;
+    if (!t.is_vector())
+        return at.CreateLoad(reg_type(t), at.CreateInBoundsGEP(llvm::ArrayType::get(reg_type(t), lanes_->w), frame,
+                                                              {at.getInt32(0), lane}));
+    llvm::Type* e = reg_type(t.element());
+    llvm::Type* frame_type = llvm::ArrayType::get(llvm::ArrayType::get(e, lanes_->w), t.lanes());
+    Value* v = llvm::PoisonValue::get(reg_type(t));
+    for (unsigned i = 0; i < t.lanes(); ++i)
+        v = at.CreateInsertElement(
+            v, at.CreateLoad(e, at.CreateInBoundsGEP(frame_type, frame, {at.getInt32(0), at.getInt32(i), lane})), i);
+    return v;
+}
+
+void HostLowering::frame_store(llvm::IRBuilder<>& at, size_t id, Value* lane, Value* v) {
+    const Type& t = variables_[id].type;
+    Value* frame = variables_[id].home;
+    if (!t.is_vector()) {
+        at.CreateStore(v, at.CreateInBoundsGEP(llvm::ArrayType::get(reg_type(t), lanes_->w), frame, {at.getInt32(0), lane}));
+        return;
+    }
+    llvm::Type* e = reg_type(t.element());
+    llvm::Type* frame_type = llvm::ArrayType::get(llvm::ArrayType::get(e, lanes_->w), t.lanes());
+    for (unsigned i = 0; i < t.lanes(); ++i)
+        at.CreateStore(at.CreateExtractElement(v, i),
+                       at.CreateInBoundsGEP(frame_type, frame, {at.getInt32(0), at.getInt32(i), lane}));
+}
+
 // A lane frame's value inside the current lane loop: a scalar copy loaded at the loop's start
 // and stored back at its end, for every lane (the masked-off ones store what they loaded), so
 // the frame is read and written whole.
@@ -182,9 +244,7 @@ llvm::AllocaInst* HostLowering::lane_copy(size_t id) {
     llvm::Type* t = reg_type(variables_[id].type);
     it->second = entry_alloca(t, "lane.copy");
     llvm::IRBuilder<> at(lane_cache_->entry->getTerminator());
-    Value* slot = at.CreateInBoundsGEP(llvm::ArrayType::get(t, lanes_->w), variables_[id].home,
-                                       {at.getInt32(0), item_->lane});
-    at.CreateStore(at.CreateLoad(t, slot), it->second);
+    at.CreateStore(frame_load(at, id, item_->lane), it->second);
     return it->second;
 }
 
@@ -228,12 +288,8 @@ void HostLowering::lane_loop(Value* mask, const std::function<void()>& f) {
         // The copies go back at the top of the latch, which every lane reaches.
         if (!terminated()) b_.CreateBr(latch);
         llvm::IRBuilder<> back(latch, latch->getFirstInsertionPt());
-        for (auto& [id, copy] : cache.copies) {
-            llvm::Type* t = reg_type(variables_[id].type);
-            Value* slot = back.CreateInBoundsGEP(llvm::ArrayType::get(t, lanes_->w), variables_[id].home,
-                                                 {back.getInt32(0), lane});
-            back.CreateStore(back.CreateLoad(t, copy), slot);
-        }
+        for (auto& [id, copy] : cache.copies)
+            frame_store(back, id, lane, back.CreateLoad(reg_type(variables_[id].type), copy));
         lane_cache_ = saved_cache;
         item_ = saved;
         x_latch = latch;

@@ -57,6 +57,7 @@ private:
     llvm::Value* on_heap_ = nullptr; // i1: group-local memory came from aligned_alloc
     llvm::Value* local_base_ = nullptr;
     llvm::Value* records_ = nullptr; // i64: where the work-items' records start (Layout::records_offset)
+    llvm::Value* padded_ = nullptr;  // i64: the group size padded as the Layout pads it
     size_t next_region_ = 0;         // regions lowered so far (Layout::item_region)
     // Per private array kept per work-item: the first byte of its copies in group-local memory.
     std::vector<llvm::Value*> private_copies_;
@@ -81,6 +82,11 @@ private:
     llvm::Value* read_variable(size_t id) override;
     void write_variable(size_t id, llvm::Value* v) override;
     llvm::Value* per_item_address(size_t id);
+    // A vector PerItem variable outside the records: one array per lane of the vector.
+    bool per_item_split(size_t id) const;
+    llvm::Value* per_item_lane(size_t id, unsigned lane);
+    llvm::Value* read_per_item(size_t id);
+    void write_per_item(size_t id, llvm::Value* v);
     llvm::Value* local_id(unsigned d) override;
     llvm::Value* local_size(unsigned d) override;
     llvm::Value* group_id(unsigned d) override;
@@ -122,8 +128,13 @@ private:
 
     // ---- lock step (lockstep.cpp) ----
     bool lockstep_fits(const std::vector<const ir::Stmt*>& stmts) const;
+    static bool lockstep_vectors(const std::vector<const ir::Stmt*>& stmts);
     llvm::AllocaInst* lane_array(llvm::Type* t, const char* name);
     llvm::Value* lane_slot(llvm::Value* array, llvm::Type* t);
+    // A variable's lane frame (a vector's lanes one array each), and its value for `lane`.
+    llvm::AllocaInst* lane_frame(const ir::Type& t, const char* name);
+    llvm::Value* frame_load(llvm::IRBuilder<>& at, size_t id, llvm::Value* lane);
+    void frame_store(llvm::IRBuilder<>& at, size_t id, llvm::Value* lane, llvm::Value* v);
     void lane_loop(llvm::Value* mask, const std::function<void()>& f);
     llvm::AllocaInst* lane_copy(size_t id);
     llvm::Value* read_lane_frame(size_t id);

@@ -101,6 +101,7 @@ void HostLowering::item_loops(const std::function<void()>& body, const std::vect
             const unsigned shift = llvm::Log2_32(lanes);
             Value* chunks = b_.CreateLShr(local_size_[0], shift, "wi.chunks");
             const bool in_step = stmts && lockstep_fits(*stmts);
+            if (in_step && lockstep_vectors(*stmts)) f_->addFnAttr(split_vectors_attribute);
             counted_loop(chunks, "wi.xc", [&](Value* c, BasicBlock*) {
                 Value* first = b_.CreateShl(c, shift, "wi.first", true, true);
                 if (in_step) {
@@ -319,6 +320,7 @@ Value* HostLowering::group_local_memory(Value* ctx, Value* group_size) {
         b_.CreateAnd(b_.CreateAdd(group_size, b_.getInt64(Layout::item_padding - 1)),
                      b_.getInt64(~(Layout::item_padding - 1))),
         b_.getInt64(Layout::item_padding));
+    padded_ = padded;
     records_ = b_.CreateAdd(b_.getInt64(layout_.shared_bytes),
                             b_.CreateMul(padded, b_.getInt64(layout_.per_item_bytes)), "records"); // Layout::records_offset
     Value* need = b_.CreateAdd(records_, b_.CreateMul(group_size, b_.getInt64(layout_.record_bytes)),
