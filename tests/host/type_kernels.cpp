@@ -336,17 +336,24 @@ const ir::Kernel& private_barrier() {
 }
 
 // Groups of at most 64. Per work-item (local id l, group size L), with j = min(i, n - 1):
-//   h = ha[j] (f16 x3) and c = (i, -i) (i32 x2), both across the barriers; tile[l] = f32(h);
-//   barrier; acc = 0 (f32 x3); for k < trips[j] (a count per work-item):
-//       d = tile[(l + k) % L] - acc * 0.5; acc += d * 0.25; c += (k, 1);
+//   h = ha[j] (f16 x3), c = (i, -i) (i32 x2) and u = u8x4(i, i + 1, i + 2, i + 3), all three
+//   across the barriers; t = 0 (f32 x3); tile[l] = f32(h);
+//   barrier; acc = 0 (f32 x3); s = tile[l]; t = tile[(l + 1) % L]; for k < trips[j] (a count
+//       per work-item): d = tile[(l + k) % L] - acc * 0.5; acc += d * 0.25; c += (k, 1);
+//       u += u8x4(k, 1, 2, 3) (wrapping); s = s * 0.5 + d;
 //       if k is odd: h += f16(acc).zyx (each lane rounded to f16 after the add);
-//   barrier; for i < n: oh[i] = h, of[i] = acc, oc[i] = c.
+//   after the loop acc += s * 0.125 + t;
+//   barrier; t = acc * 2; for i < n: oh[i] = h, of[i] = t - acc, oc[i] = c, ou[i] = u.
+// s is carried from lane loop to lane loop in lock step, t is a temporary each region assigns
+// before it reads it.
 const ir::Kernel& vectors_lockstep() {
     using F3 = px::Vec<float, 3>;
     using H3 = px::Vec<px::half, 3>;
     using I2 = px::Vec<int32_t, 2>;
-    static const auto k = px::kernel("vectors_lockstep", {"ha", "trips", "oh", "of", "oc", "n"},
-        [](px::In<H3> ha, px::In<int32_t> trips, px::Out<H3> oh, px::Out<F3> of, px::Out<I2> oc, px::Int n) {
+    using U4 = px::Vec<uint8_t, 4>;
+    static const auto k = px::kernel("vectors_lockstep", {"ha", "trips", "oh", "of", "oc", "ou", "n"},
+        [](px::In<H3> ha, px::In<int32_t> trips, px::Out<H3> oh, px::Out<F3> of, px::Out<I2> oc, px::Out<U4> ou,
+           px::Int n) {
             px::Int i = px::global_id(0);
             px::Int l = px::local_id(0);
             px::Int size = px::local_size(0);
@@ -354,20 +361,30 @@ const ir::Kernel& vectors_lockstep() {
             px::Int j = px::min(i, n - 1);
             px::Var<H3> h = ha[j];
             px::Var<I2> c = px::make<I2>(i, -i);
+            px::Var<U4> u = px::make<U4>(px::cast<uint8_t>(i), px::cast<uint8_t>(i + 1), px::cast<uint8_t>(i + 2),
+                                         px::cast<uint8_t>(i + 3));
+            px::Var<F3> t = 0.0f;
             tile[l] = px::cast<F3>(h);
             px::barrier();
             px::Var<F3> acc = 0.0f;
+            px::Var<F3> s = tile[l];
+            t = tile[(l + 1) % size];
             px::For(0, trips[j], [&](px::Int k) {
                 px::Var<F3> d = tile[(l + k) % size] - acc * 0.5f;
                 acc += d * 0.25f;
                 c += px::make<I2>(k, 1);
+                u += px::make<U4>(px::cast<uint8_t>(k), uint8_t(1), uint8_t(2), uint8_t(3));
+                s = s * 0.5f + d;
                 px::If(k % 2 == 1, [&] { h = h + px::cast<H3>(acc).swizzle<2, 1, 0>(); });
             });
+            acc += s * 0.125f + t;
             px::barrier();
+            t = acc * 2.0f;
             px::If(i < n, [&] {
                 oh[i] = h;
-                of[i] = acc;
+                of[i] = t - acc;
                 oc[i] = c;
+                ou[i] = u;
             });
         });
     return k.ir();

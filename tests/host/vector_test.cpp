@@ -216,12 +216,14 @@ TEST_CASE("vector operations, swizzles, constructors, lane writes and casts, lan
     }
 }
 
-TEST_CASE("vectors in lock step: f16, f32 and i32 vectors in a loop of per-lane trip counts, across barriers, at every vector width") {
+TEST_CASE("vectors in lock step: f16, f32, i32 and u8 vectors in a loop of per-lane trip counts, across barriers, at every vector width") {
     // The host keeps a vector variable one array per lane (per work-item copies and lock-step
     // lane frames) and splits the vector operations of such a region into lanes before
-    // LoopVectorize (jit.cpp, SplitVectors); every lane of every output against the reference.
+    // LoopVectorize (jit.cpp, SplitVectors); every lane of every output against the reference,
+    // exactly (the same operations in the same order).
     using H3 = px::Vec<px::half, 3>;
     using I2 = px::Vec<int32_t, 2>;
+    using U4 = px::Vec<uint8_t, 4>;
     const ir::Kernel& k = typek::vectors_lockstep();
     const int n = 300;
     std::vector<H3> ha(n);
@@ -246,30 +248,40 @@ TEST_CASE("vectors in lock step: f16, f32 and i32 vectors in a loop of per-lane 
             std::vector<H3> oh(n);
             std::vector<F3> of(n);
             std::vector<I2> oc(n);
+            std::vector<U4> ou(n);
             int32_t nn = n;
-            run(*hk, k, {ha.data(), trips.data(), oh.data(), of.data(), oc.data(), &nn}, grid1(n, local));
+            run(*hk, k, {ha.data(), trips.data(), oh.data(), of.data(), oc.data(), ou.data(), &nn}, grid1(n, local));
             int bad = 0;
             for (int i = 0; i < n; ++i) {
                 const int size = int(local), base = i / size * size, l = i % size;
+                auto tile = [&](int at) { return lanes<F3>([&](int q) { return float(ha[std::min(base + at, n - 1)][q]); }); };
                 H3 h = ha[i];
-                F3 acc = lanes<F3>([](int) { return 0.0f; });
                 I2 c = lanes<I2>([&](int q) { return q == 0 ? i : -i; });
+                U4 u = lanes<U4>([&](int q) { return uint8_t(i + q); });
+                F3 acc = lanes<F3>([](int) { return 0.0f; });
+                F3 s = tile(l);
+                const F3 t = tile((l + 1) % size);
                 for (int kk = 0; kk < trips[i]; ++kk) {
-                    const H3 t = ha[std::min(base + (l + kk) % size, n - 1)];
+                    const F3 tk = tile((l + kk) % size);
                     for (int q = 0; q < 3; ++q) {
-                        const float d = float(t[q]) - acc[q] * 0.5f;
+                        const float d = tk[q] - acc[q] * 0.5f;
                         acc[q] = acc[q] + d * 0.25f;
+                        s[q] = s[q] * 0.5f + d;
                     }
                     c[0] += kk;
                     c[1] += 1;
+                    for (int q = 0; q < 4; ++q) u[q] = uint8_t(u[q] + (q == 0 ? kk : q));
                     if (kk % 2 == 1)
                         for (int q = 0; q < 3; ++q) h[q] = h16(float(h[q]) + float(h16(acc[2 - q])));
                 }
-                if ((!same(oh[i], h) || !same(of[i], acc) || !same(oc[i], c)) && ++bad <= 5)
+                for (int q = 0; q < 3; ++q) acc[q] = acc[q] + (s[q] * 0.125f + t[q]);
+                const F3 want_f = lanes<F3>([&](int q) { return acc[q] * 2.0f - acc[q]; });
+                if ((!same(oh[i], h) || !same(of[i], want_f) || !same(oc[i], c) || !same(ou[i], u)) && ++bad <= 5)
                     FAIL_CHECK("work-item " << i << ": h " << float(oh[i][0]) << ", " << float(oh[i][1]) << ", "
                                             << float(oh[i][2]) << " want " << float(h[0]) << ", " << float(h[1])
-                                            << ", " << float(h[2]) << "; acc.x " << of[i][0] << " want " << acc[0]
-                                            << "; c " << oc[i][0] << ", " << oc[i][1] << " want " << c[0] << ", " << c[1]);
+                                            << ", " << float(h[2]) << "; f.x " << of[i][0] << " want " << want_f[0]
+                                            << "; c " << oc[i][0] << ", " << oc[i][1] << " want " << c[0] << ", " << c[1]
+                                            << "; u.w " << int(ou[i][3]) << " want " << int(u[3]));
             }
             CHECK(bad == 0);
         }

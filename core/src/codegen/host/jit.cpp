@@ -130,9 +130,10 @@ const std::vector<llvm::VecDesc>& libmvec_functions(bool avx512) {
 // LoopVectorize, so that each lane loop becomes W work-items per vector like any other (the
 // lowering keeps vector variables one array per lane, so a lane of consecutive work-items is
 // contiguous); SLP, which runs after LoopVectorize, packs what stays scalar back into vectors,
-// and InstCombine folds the inserts and extracts left between the pieces. Only there: in a
-// plain work-item loop a float4 load of a buffer is already one vector access per work-item,
-// and split it would become four gathers (vector_add_float4 fell from 36 to 10 GB/s).
+// and InstCombine folds the inserts and extracts left between the pieces. Only in such
+// functions (but there in every region): in a plain work-item loop a float4 load of a buffer
+// is already one vector access per work-item, and split it becomes four gathers
+// (vector_add_float4 fell from 36 to 10 GB/s with every function split).
 struct SplitVectors : llvm::PassInfoMixin<SplitVectors> {
     llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& fam) {
         if (!f.hasFnAttribute(host::split_vectors_attribute)) return llvm::PreservedAnalyses::all();

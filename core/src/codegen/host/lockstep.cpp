@@ -51,7 +51,10 @@ bool holds_vector(const Expr& e) {
     return found;
 }
 
+// An assignment to a lane or field of a variable (`v.x = 1`) counts whatever its value's
+// type: the lowering rebuilds the whole variable, which may be a vector.
 bool holds_vector(const Stmt& s) {
+    if (s->kind == StmtKind::Assign && !static_cast<const Assign&>(*s).path.empty()) return true;
     bool found = false;
     for_each_part(*s, [&](const Expr& e) { found = found || holds_vector(e); },
                   [&](const Stmt& c) { found = found || holds_vector(c); });
@@ -66,11 +69,6 @@ bool assigns(const Stmt& s, const std::string& name) {
 
 } // namespace
 
-// A region runs in lock step when it holds loops, all of them For loops. A For's variable is
-// an induction the lowering keeps visible (begin + trips x step), so consecutive lanes still
-// read consecutive elements; a While loop's variables are the kernel's own, updated by
-// assignments, which live in lane frames and turn every access through them into a gather:
-// reduce's partial sums ran at 0.35 of the C++ loop in lock step, 1.0 - 1.2 per work-item.
 // Whether a region run in lock step computes vector values: then its lane loops, whose
 // vectors LoopVectorize cannot widen, need them split into lanes first (split_vectors_attribute).
 bool HostLowering::lockstep_vectors(const std::vector<const Stmt*>& stmts) {
@@ -79,6 +77,11 @@ bool HostLowering::lockstep_vectors(const std::vector<const Stmt*>& stmts) {
     return false;
 }
 
+// A region runs in lock step when it holds loops, all of them For loops. A For's variable is
+// an induction the lowering keeps visible (begin + trips x step), so consecutive lanes still
+// read consecutive elements; a While loop's variables are the kernel's own, updated by
+// assignments, which live in lane frames and turn every access through them into a gather:
+// reduce's partial sums ran at 0.35 of the C++ loop in lock step, 1.0 - 1.2 per work-item.
 bool HostLowering::lockstep_fits(const std::vector<const Stmt*>& stmts) const {
     // Private arrays are one stack array the work-items use in turn; W of them at once would
     // need W copies. An assigned parameter is set before the region by each work-item.
