@@ -201,41 +201,41 @@ Value* HostLowering::lane_slot(Value* array, llvm::Type* t) {
 // (structure of arrays), so that the chunk's lanes read and write one lane of the vector side by
 // side and LoopVectorize makes one vector of it; [W x <3 x float>] would be a strided group,
 // which keeps the whole lane loop scalar on x86.
+llvm::Type* HostLowering::frame_type(const Type& t) const {
+    if (!t.is_vector()) return llvm::ArrayType::get(reg_type(t), lanes_->w);
+    return llvm::ArrayType::get(llvm::ArrayType::get(reg_type(t.element()), lanes_->w), t.lanes());
+}
+
 llvm::AllocaInst* HostLowering::lane_frame(const Type& t, const char* name) {
-    if (!t.is_vector()) return lane_array(reg_type(t), name);
-    llvm::Type* row = llvm::ArrayType::get(reg_type(t.element()), lanes_->w);
-    llvm::AllocaInst* a = entry_alloca(llvm::ArrayType::get(row, t.lanes()), name);
+    llvm::AllocaInst* a = entry_alloca(frame_type(t), name);
     lane_arrays_.insert(a);
     return a;
 }
 
+// Where `lane` keeps variable `id` in its frame: the value, or for a vector its lane `part`.
+Value* HostLowering::frame_slot(llvm::IRBuilder<>& at, size_t id, Value* lane, unsigned part) {
+    const Type& t = variables_[id].type;
+    std::vector<Value*> index = {at.getInt32(0), lane};
+    if (t.is_vector()) index.insert(index.begin() + 1, at.getInt32(part));
+    return at.CreateInBoundsGEP(frame_type(t), variables_[id].home, index);
+}
+
 Value* HostLowering::frame_load(llvm::IRBuilder<>& at, size_t id, Value* lane) {
     const Type& t = variables_[id].type;
-    Value* frame = variables_[id].home;
-    if (!t.is_vector())
-        return at.CreateLoad(reg_type(t), at.CreateInBoundsGEP(llvm::ArrayType::get(reg_type(t), lanes_->w), frame,
-                                                              {at.getInt32(0), lane}));
-    llvm::Type* e = reg_type(t.element());
-    llvm::Type* frame_type = llvm::ArrayType::get(llvm::ArrayType::get(e, lanes_->w), t.lanes());
+    if (!t.is_vector()) return at.CreateLoad(reg_type(t), frame_slot(at, id, lane, 0));
     Value* v = llvm::PoisonValue::get(reg_type(t));
     for (unsigned i = 0; i < t.lanes(); ++i)
-        v = at.CreateInsertElement(
-            v, at.CreateLoad(e, at.CreateInBoundsGEP(frame_type, frame, {at.getInt32(0), at.getInt32(i), lane})), i);
+        v = at.CreateInsertElement(v, at.CreateLoad(reg_type(t.element()), frame_slot(at, id, lane, i)), i);
     return v;
 }
 
 void HostLowering::frame_store(llvm::IRBuilder<>& at, size_t id, Value* lane, Value* v) {
     const Type& t = variables_[id].type;
-    Value* frame = variables_[id].home;
     if (!t.is_vector()) {
-        at.CreateStore(v, at.CreateInBoundsGEP(llvm::ArrayType::get(reg_type(t), lanes_->w), frame, {at.getInt32(0), lane}));
+        at.CreateStore(v, frame_slot(at, id, lane, 0));
         return;
     }
-    llvm::Type* e = reg_type(t.element());
-    llvm::Type* frame_type = llvm::ArrayType::get(llvm::ArrayType::get(e, lanes_->w), t.lanes());
-    for (unsigned i = 0; i < t.lanes(); ++i)
-        at.CreateStore(at.CreateExtractElement(v, i),
-                       at.CreateInBoundsGEP(frame_type, frame, {at.getInt32(0), at.getInt32(i), lane}));
+    for (unsigned i = 0; i < t.lanes(); ++i) at.CreateStore(at.CreateExtractElement(v, i), frame_slot(at, id, lane, i));
 }
 
 // A lane frame's value inside the current lane loop: a scalar copy loaded at the loop's start

@@ -132,7 +132,9 @@ private:
     llvm::AllocaInst* lane_array(llvm::Type* t, const char* name);
     llvm::Value* lane_slot(llvm::Value* array, llvm::Type* t);
     // A variable's lane frame (a vector's lanes one array each), and its value for `lane`.
+    llvm::Type* frame_type(const ir::Type& t) const;
     llvm::AllocaInst* lane_frame(const ir::Type& t, const char* name);
+    llvm::Value* frame_slot(llvm::IRBuilder<>& at, size_t id, llvm::Value* lane, unsigned part);
     llvm::Value* frame_load(llvm::IRBuilder<>& at, size_t id, llvm::Value* lane);
     void frame_store(llvm::IRBuilder<>& at, size_t id, llvm::Value* lane, llvm::Value* v);
     void lane_loop(llvm::Value* mask, const std::function<void()>& f);
