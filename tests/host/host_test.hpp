@@ -87,8 +87,9 @@ enum class LocalMem { AsTheRuleSays, None };
 // Calls the work-group function once per group, in order, with the group-local memory its
 // layout asks for (HostKernel::local_bytes, as the native plugin gives it) filled with garbage
 // (as uninitialized local memory may be).
+// `streaming`: the kernel's streaming twin (HostKernel::streaming_function) instead.
 inline void run(const plexus::codegen::HostKernel& hk, const ir::Kernel& /*kernel*/, std::vector<void*> args,
-                const Grid& g, LocalMem mem = LocalMem::AsTheRuleSays) {
+                const Grid& g, LocalMem mem = LocalMem::AsTheRuleSays, bool streaming = false) {
     plexus::codegen::HostArgs host_args{args.data()};
     plx_workgroup_ctx ctx{};
     ctx.struct_size = sizeof ctx;
@@ -105,7 +106,8 @@ inline void run(const plexus::codegen::HostKernel& hk, const ir::Kernel& /*kerne
                                                       &std::free);
     ctx.local_mem = local.get();
     ctx.local_mem_bytes = bytes;
-    plx_workgroup_fn fn = hk.function();
+    plx_workgroup_fn fn = streaming ? hk.streaming_function() : hk.function();
+    REQUIRE(static_cast<bool>(fn));
     for (uint64_t z = 0; z < ctx.num_groups[2]; ++z)
         for (uint64_t y = 0; y < ctx.num_groups[1]; ++y)
             for (uint64_t x = 0; x < ctx.num_groups[0]; ++x) {
@@ -117,9 +119,11 @@ inline void run(const plexus::codegen::HostKernel& hk, const ir::Kernel& /*kerne
             }
 }
 
-inline std::unique_ptr<plexus::codegen::HostKernel> compile(const ir::Kernel& k) {
+// k compiled for the native backend with these host features ("" for the host's own).
+inline std::unique_ptr<plexus::codegen::HostKernel> compile(const ir::Kernel& k, const std::string& features = "") {
     plexus::codegen::Options o;
     o.backend = "native";
+    o.host_features = features;
     return plexus::codegen::compile_host(k, o);
 }
 

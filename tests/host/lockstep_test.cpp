@@ -49,14 +49,6 @@ float reference(const std::vector<float>& in, int g, int l, int n, int m) {
     return acc;
 }
 
-// k compiled for the native backend with these host features ("" for the host's own).
-std::unique_ptr<plexus::codegen::HostKernel> compile_native(const ir::Kernel& k, const std::string& features) {
-    Options o;
-    o.backend = "native";
-    o.host_features = features;
-    return plexus::codegen::host::compile_with_features(k, o, {});
-}
-
 } // namespace
 
 TEST_CASE("lock step: loops whose trip counts, steps and branches differ per work-item") {
@@ -118,7 +110,7 @@ TEST_CASE("lock step: a Let that reads another Let of the same lock-stepped run"
         {{"sh", F, 80}});
     for (const std::string& features : feature_sets()) {
         CAPTURE(features);
-        auto hk = compile_native(k, features);
+        auto hk = compile(k, features);
         const uint32_t local = 32, n = 64;
         std::vector<float> in = {1.5f, -2.0f}, out(3 * n, -1.0f);
         run(*hk, k, {in.data(), out.data()}, grid1(n, local));
@@ -153,7 +145,7 @@ TEST_CASE("lock step: a short loop in a barrier loop stores through a group-leve
         {{"sh", F, 256}});
     for (const std::string& features : feature_sets()) {
         CAPTURE(features);
-        auto hk = compile_native(k, features);
+        auto hk = compile(k, features);
         const int local = 32, nn = 128;
         std::vector<float> in = random_vec<float>(size_t(6 * nn * 4), -1.f, 1.f), out(in.size(), -7.f);
         int n_arg = nn;
@@ -239,7 +231,7 @@ TEST_CASE("lock step: temporaries each region assigns before reading are one cop
     }
     for (const std::string& features : feature_sets()) {
         CAPTURE(features);
-        auto hk = compile_native(k, features);
+        auto hk = compile(k, features);
         std::vector<float> out(in.size(), -7.f);
         int n_arg = n;
         run(*hk, k, {in.data(), out.data(), &n_arg}, grid1(uint64_t(n), uint32_t(local)));

@@ -134,3 +134,58 @@ TEST_CASE("without a trace file nothing is written") {
     CHECK(fs::is_empty(dir));
     fs::remove_all(dir);
 }
+
+// backends.native.streaming_stores: a launch whose buffers take at least that many bytes runs
+// the kernel's streaming twin (non-temporal stores), and says so in its trace span; below it,
+// the plain function. Both give every element exactly.
+TEST_CASE("native: launches at or above streaming_stores bytes run the streaming twin") {
+#if !defined(__x86_64__)
+    MESSAGE("SKIP: streaming twins are made for x86-64 only");
+#else
+    const fs::path file = fs::temp_directory_path() / ("plexus-trace-stream-" + std::to_string(::getpid()) + ".json");
+    // float4 elements: three buffers of 16 bytes each; the threshold lies between the sizes.
+    const std::vector<int> sizes = {1000, 4999, 5000, 77777};
+    const uint64_t threshold = 3 * 16 * 5000;
+    {
+        px::Config c = px::test::build_tree_config();
+        c.cache_dir = "";
+        c.trace = file.string();
+        c.backends["native"].streaming_stores = threshold;
+        px::Runtime rt(c);
+        bool native = false;
+        for (const px::Backend* be : rt.backends()) native = native || (be->name() == "native" && !be->devices().empty());
+        if (!native) {
+            MESSAGE("SKIP: no native backend in this build");
+            return;
+        }
+        std::mt19937 rng(11);
+        std::uniform_real_distribution<float> u(-10, 10);
+        for (int n : sizes) {
+            CAPTURE(n);
+            std::vector<px::Vec<float, 4>> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
+            for (int i = 0; i < n; ++i)
+                for (int l = 0; l < 4; ++l) a[size_t(i)][l] = u(rng), b[size_t(i)][l] = u(rng);
+            px::Buffer<px::Vec<float, 4>> ba(rt, a), bb(rt, b), bc(rt, size_t(n));
+            rt.launch(px::Target{"native", 0}, px::samples::vector_add_float4(), px::Grid(size_t(n)), ba, bb, bc, n).wait();
+            const auto out = bc.to_vector();
+            int bad = 0;
+            for (int i = 0; i < n; ++i)
+                for (int l = 0; l < 4; ++l) bad += out[size_t(i)][l] != a[size_t(i)][l] + b[size_t(i)][l];
+            CHECK(bad == 0);
+        }
+    }
+    std::ifstream in(file);
+    const nlohmann::json trace = nlohmann::json::parse(in);
+    in.close();
+    fs::remove(file);
+    std::vector<bool> streamed;
+    for (const Found& f : events_of(trace))
+        if (f.track.rfind("native:0 (", 0) == 0 && f.event.at("name") == "launch vector_add_float4")
+            streamed.push_back(f.event.at("args").value("streaming_stores", false));
+    REQUIRE(streamed.size() == sizes.size());
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        CAPTURE(sizes[i]);
+        CHECK(streamed[i] == (3 * 16 * uint64_t(sizes[i]) >= threshold));
+    }
+#endif
+}

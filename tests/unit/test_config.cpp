@@ -124,8 +124,8 @@ TEST_CASE("a complete file round-trips") {
         "plugin_dirs": ["/opt/vendor/plugins", "local/plugins", "~/p"],
         "backends": {
             "cuda":   {"enabled": true, "priority": 120, "compiler": "nvrtc"},
-            "opencl": {"devices": "gpu"},
-            "native": {"threads": 8, "priority": -3, "cpu": "x86-64-v3", "features": "-fma"},
+            "opencl": {"devices": "gpu", "streaming_stores": false},
+            "native": {"threads": 8, "streaming_stores": 67108864, "priority": -3, "cpu": "x86-64-v3", "features": "-fma"},
             "interp": {"enabled": false},
             "acme":   {"options": {"queue_depth": 4, "mode": "fast"}}
         },
@@ -152,11 +152,15 @@ TEST_CASE("a complete file round-trips") {
     CHECK(c.backends["native"].features == "-fma");
     CHECK(!c.backends["opencl"].cpu);
     CHECK(c.backends["native"].threads == 8u);
+    CHECK(c.backends["native"].streaming_stores == uint64_t(67108864));
+    CHECK(c.backends["opencl"].streaming_stores == plexus::BackendConfig::never);
+    CHECK(!c.backends["interp"].streaming_stores);
     CHECK(c.backends["native"].priority == -3);
     CHECK(c.backends["interp"].enabled == false);
     CHECK(c.backends["acme"].section["options"]["queue_depth"] == 4);
     CHECK(c.backends["native"].section ==
-          nlohmann::json{{"threads", 8}, {"priority", -3}, {"cpu", "x86-64-v3"}, {"features", "-fma"}});
+          nlohmann::json{{"threads", 8}, {"streaming_stores", 67108864}, {"priority", -3}, {"cpu", "x86-64-v3"},
+                         {"features", "-fma"}});
     REQUIRE(c.kernels.size() == 2);
     CHECK(c.kernels["matmul"].prefer == std::vector<std::string>{"cuda", "opencl"});
     CHECK(c.kernels["empty"].prefer.empty());
@@ -208,6 +212,12 @@ TEST_CASE("wrong types at every key") {
                  "expected an integer between 1 and", "an integer (0)");
     expect_error(R"({"backends": {"native": {"threads": "8"}}})", "backends.native.threads",
                  "expected an integer", "a string");
+    expect_error(R"({"backends": {"native": {"streaming_stores": -1}}})", "backends.native.streaming_stores",
+                 "expected a byte count (an integer >= 0) or false", "an integer (-1)");
+    expect_error(R"({"backends": {"native": {"streaming_stores": true}}})", "backends.native.streaming_stores",
+                 "expected a byte count", "a boolean");
+    expect_error(R"({"backends": {"native": {"streaming_stores": "64M"}}})", "backends.native.streaming_stores",
+                 "expected a byte count", "a string");
     expect_error(R"({"backends": {"acme": {"options": [1]}}})", "backends.acme.options",
                  "expected an object", "an array");
     expect_error(R"({"kernels": {"matmul": []}})", "kernels.matmul", "expected an object", "an array");

@@ -82,6 +82,11 @@ public:
     virtual ~HostKernel() = default;
     // Runs every work-item of one work-group; `user` points at a HostArgs.
     virtual plx_workgroup_fn function() const = 0;
+    // The same function with the contiguous vector stores of its loops into buffers made
+    // non-temporal (streaming: no read of each written line first, and the output not left in
+    // the cache), ending in a store fence; nullptr where it has no such store, has atomics or
+    // fences, or the target is not x86-64 (codegen/host/streaming.cpp).
+    virtual plx_workgroup_fn streaming_function() const = 0;
     // The optimized LLVM IR of the module, for reading (as plexus codegen --lang llvm-host
     // --optimized prints it).
     virtual const std::string& llvm_ir() const = 0;

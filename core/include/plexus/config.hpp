@@ -2,6 +2,7 @@
 // docs/configuration.md for every key); parsing checks every key and names file and JSON path.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,6 +23,11 @@ struct BackendConfig {
     // The CPU and features host code is compiled for (a Direct backend: native); unset, the
     // host's own. A CPU name LLVM knows ("znver4", "x86-64-v3") and "+avx2,-avx512f".
     std::optional<std::string> cpu, features;
+    // A Direct backend's launch that writes at least this many bytes of buffers runs the
+    // kernel's streaming twin (HostKernel::streaming_function); `never` for false. Unset: the
+    // host's last-level cache (Executor, default_streaming_bytes).
+    static constexpr uint64_t never = UINT64_MAX;
+    std::optional<uint64_t> streaming_stores;
     nlohmann::json section = nlohmann::json::object(); // the raw section, given to the plugin
 };
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <limits>
 #include <sstream>
 
 #include "config/env.hpp"
@@ -117,7 +118,8 @@ private:
 
 BackendConfig parse_backend(const Reader& r, const json& v, const std::string& path) {
     r.object(v, path);
-    r.check_keys(v, path, {"enabled", "priority", "devices", "threads", "compiler", "cpu", "features", "options"});
+    r.check_keys(v, path, {"enabled", "priority", "devices", "threads", "compiler", "cpu", "features",
+                                 "streaming_stores", "options"});
     BackendConfig b;
     b.section = v;
     for (const auto& [key, value] : v.items()) {
@@ -139,6 +141,10 @@ BackendConfig parse_backend(const Reader& r, const json& v, const std::string& p
             b.compiler = r.one_of(value, at, {"llvm", "nvrtc"});
         } else if (key == "cpu" || key == "features") {
             (key == "cpu" ? b.cpu : b.features) = r.string(value, at);
+        } else if (key == "streaming_stores") {
+            const char* what = "a byte count (an integer >= 0) or false";
+            if (value.is_boolean() && !value.get<bool>()) b.streaming_stores = BackendConfig::never;
+            else b.streaming_stores = static_cast<uint64_t>(r.integer(value, at, 0, std::numeric_limits<long long>::max(), what));
         } else if (key == "options") {
             r.object(value, at);
         }

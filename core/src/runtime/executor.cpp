@@ -10,6 +10,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <spdlog/spdlog.h>
 
 namespace plexus::detail {
@@ -155,6 +160,59 @@ codegen::Options codegen_options(const Backend& b, const DeviceInfo& d, const Co
     return o;
 }
 
+// How many CPUs share the last-level cache, and its bytes: the highest level of CPU 0's data
+// caches in sysfs; zeros where there is none.
+struct CacheShare {
+    uint64_t bytes = 0;
+    unsigned cpus = 0;
+};
+CacheShare last_level_cache() {
+    namespace fs = std::filesystem;
+    CacheShare best;
+    int best_level = 0;
+    std::error_code ec;
+    for (const fs::directory_entry& e : fs::directory_iterator("/sys/devices/system/cpu/cpu0/cache", ec)) {
+        if (!e.path().filename().string().starts_with("index")) continue;
+        auto read = [&](const char* name) {
+            std::ifstream f(e.path() / name);
+            std::string line;
+            std::getline(f, line);
+            return line;
+        };
+        const int level = std::atoi(read("level").c_str());
+        if (level <= best_level || read("type") == "Instruction") continue;
+        // "32768K"; shared_cpu_list "0-15" or "0,64"
+        const std::string size = read("size");
+        char* unit = nullptr;
+        uint64_t bytes = std::strtoull(size.c_str(), &unit, 10);
+        bytes <<= *unit == 'K' ? 10 : *unit == 'M' ? 20 : *unit == 'G' ? 30 : 0;
+        unsigned cpus = 0;
+        std::istringstream list(read("shared_cpu_list"));
+        for (std::string range; std::getline(list, range, ',');) {
+            unsigned lo = 0, hi = 0;
+            const int n = std::sscanf(range.c_str(), "%u-%u", &lo, &hi);
+            cpus += n == 2 && hi >= lo ? hi - lo + 1 : n == 1 ? 1 : 0;
+        }
+        if (bytes == 0 || cpus == 0) continue;
+        best = {bytes, cpus};
+        best_level = level;
+    }
+    return best;
+}
+
+// From how many bytes of buffers a launch on a Direct backend's device runs the streaming twin
+// of its kernel: the config's `streaming_stores`, else the last-level cache of the CPUs that run
+// it (the cache's bytes per CPU sharing it, times the device's threads; 32 MiB where the host
+// reports none). A launch that touches more than that streams through the cache anyway: the
+// first lines it wrote are evicted before it ends, so saving their reads costs no consumer a hit.
+uint64_t streaming_bytes(const Backend& b, const DeviceInfo& d, const Config& config) {
+    if (auto it = config.backends.find(b.name()); it != config.backends.end() && it->second.streaming_stores)
+        return *it->second.streaming_stores;
+    static const CacheShare llc = last_level_cache();
+    if (llc.cpus == 0) return uint64_t(32) << 20;
+    return llc.bytes / llc.cpus * std::max(1u, d.compute_units);
+}
+
 // The language plexus generates for a JIT backend: its first accepted language that plexus
 // has a generator for; CUDA C first where the config asks for NVRTC.
 plx_language pick_language(const Backend& b, const Config& config) {
@@ -274,6 +332,7 @@ Compiled* Executor::compile(const ir::Kernel& k, uint64_t hash, DeviceContext& c
     ErrorContext where{b.name(), ctx.info->name, k.name, "", "", ""};
     if (b.exec_model() == ExecModel::Direct) {
         c->host = host_kernel(k, hash, ctx, report);
+        if (c->host->streaming_function()) c->streaming_from = streaming_bytes(b, *ctx.info, config_);
     } else {
         if (b.exec_model() == ExecModel::JIT) {
             const plx_language lang = pick_language(b, config_);
@@ -695,6 +754,7 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
     // Buffers: make every argument current on this device, in argument order (a buffer passed
     // twice is handled once), after the commands of other lanes it must follow.
     LaunchList<BufferUse, kInlineArgs> buffers(args.size());
+    uint64_t buffer_bytes = 0; // each buffer once
     auto use_of = [&](const LaunchArg& a) {
         BufferState* state = &a.buffer->state();
         return std::find_if(buffers.begin(), buffers.end(), [&](const BufferUse& u) { return u.state == state; });
@@ -703,7 +763,10 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
         if (!args[i].buffer) continue;
         const bool w = k->params[i].access != ir::Access::Read;
         if (BufferUse* at = use_of(args[i]); at != buffers.end()) at->write = at->write || w;
-        else buffers.push_back({&args[i].buffer->state(), w});
+        else {
+            buffers.push_back({&args[i].buffer->state(), w});
+            buffer_bytes += args[i].buffer->bytes();
+        }
     }
     // Every buffer stays locked from its ordering until the launch is recorded on it: nothing
     // can slip in between.
@@ -771,7 +834,10 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
                     }
                 }
                 hl->host_args.args = hl->pointers.data();
-                b.check(api.launch_host(lane->queue, c->host->function(), &hl->host_args, &dims, event_out),
+                const bool streaming = buffer_bytes >= c->streaming_from;
+                if (streaming && span) span->args["streaming_stores"] = true;
+                plx_workgroup_fn fn = streaming ? c->host->streaming_function() : c->host->function();
+                b.check(api.launch_host(lane->queue, fn, &hl->host_args, &dims, event_out),
                         "launch_host", lane->label);
                 lane->pending.push_back(std::move(hl));
             } else {

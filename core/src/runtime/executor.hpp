@@ -177,6 +177,8 @@ struct Compiled {
     plx_module module = nullptr;
     plx_kernel kernel = nullptr;
     std::unique_ptr<codegen::HostKernel> host;
+    // A launch whose buffers take at least this many bytes runs host->streaming_function().
+    uint64_t streaming_from = BackendConfig::never;
     bool cooperative = false;      // barriers or shared arrays: see choose_local
     uint32_t dynamic_shared = 0;   // bytes: a CUDA kernel's shared arrays past 48 KiB
     ~Compiled();

@@ -3,6 +3,7 @@
 // load_host_object links one read back from the disk cache.
 #include "codegen/host/host.hpp"
 #include "codegen/host/interleave.hpp"
+#include "codegen/host/streaming.hpp"
 #include "codegen/host/lower.hpp"
 
 #include "plexus/error.hpp"
@@ -56,10 +57,12 @@ template <class T> T take(const ir::Kernel& k, const std::string& what, llvm::Ex
 
 class JitKernel final : public HostKernel {
 public:
-    JitKernel(std::unique_ptr<llvm::orc::LLJIT> jit, plx_workgroup_fn fn, std::string ir, host::Layout layout,
-              std::vector<unsigned char> object)
-        : jit_(std::move(jit)), fn_(fn), ir_(std::move(ir)), layout_(std::move(layout)), object_(std::move(object)) {}
+    JitKernel(std::unique_ptr<llvm::orc::LLJIT> jit, plx_workgroup_fn fn, plx_workgroup_fn streaming, std::string ir,
+              host::Layout layout, std::vector<unsigned char> object)
+        : jit_(std::move(jit)), fn_(fn), streaming_(streaming), ir_(std::move(ir)), layout_(std::move(layout)),
+          object_(std::move(object)) {}
     plx_workgroup_fn function() const override { return fn_; }
+    plx_workgroup_fn streaming_function() const override { return streaming_; }
     const std::string& llvm_ir() const override { return ir_; }
     uint64_t local_bytes(uint32_t work_group_size) const override { return layout_.local_bytes(work_group_size); }
     const std::vector<unsigned char>& object() const override { return object_; }
@@ -67,6 +70,7 @@ public:
 private:
     std::unique_ptr<llvm::orc::LLJIT> jit_; // owns the code fn_ points into
     plx_workgroup_fn fn_;
+    plx_workgroup_fn streaming_; // or nullptr
     std::string ir_;
     host::Layout layout_;
     std::vector<unsigned char> object_;
@@ -168,8 +172,10 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, const host::Target& targ
     pb.registerVectorizerStartEPCallback([](llvm::FunctionPassManager& fpm, llvm::OptimizationLevel) {
         fpm.addPass(SplitVectors());
     });
-    pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager& mpm, llvm::OptimizationLevel) {
+    const bool x86 = tm.getTargetTriple().isX86();
+    pb.registerOptimizerLastEPCallback([x86](llvm::ModulePassManager& mpm, llvm::OptimizationLevel) {
         mpm.addPass(llvm::createModuleToFunctionPassAdaptor(host::InterleaveChains()));
+        if (x86) mpm.addPass(host::StreamingStores());
     });
     pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
 }
@@ -333,7 +339,11 @@ std::unique_ptr<HostKernel> link(const ir::Kernel& kernel, Machine& m, std::vect
     if (llvm::Error err = jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(view, "plx_wg_" + kernel.name)))
         compile_error(kernel, "the JIT refused the object code", std::move(err));
     auto address = take(kernel, "cannot link the work-group function", jit->lookup(host::function_name(kernel)));
-    return std::make_unique<JitKernel>(std::move(jit), address.toPtr<plx_workgroup_fn>(), std::move(ir),
+    // The streaming twin is there where StreamingStores made one.
+    plx_workgroup_fn streaming = nullptr;
+    if (auto twin = jit->lookup(host::streaming_name(host::function_name(kernel)))) streaming = twin->toPtr<plx_workgroup_fn>();
+    else llvm::consumeError(twin.takeError());
+    return std::make_unique<JitKernel>(std::move(jit), address.toPtr<plx_workgroup_fn>(), streaming, std::move(ir),
                                        std::move(layout), std::move(object));
 }
 

@@ -1,0 +1,119 @@
+// Streaming twins (codegen/host/streaming.cpp): which work-group functions get one, that its
+// contiguous vector stores into buffers are non-temporal and it ends in sfence, and that it
+// computes every element exactly as the plain function does, at each vector width.
+#include "host_test.hpp"
+#include "kernels.hpp"
+
+#include "plexus/codegen.hpp"
+
+#include <regex>
+#include <string>
+
+using namespace host_test;
+namespace px = plexus;
+using plexus::codegen::Options;
+
+namespace {
+
+// The text of one function of a module printed by host_llvm_ir.
+std::string function_text(const std::string& module, const std::string& name) {
+    const size_t at = module.find("define void @" + name + "(");
+    if (at == std::string::npos) return {};
+    return module.substr(at, module.find("\n}\n", at) - at);
+}
+
+std::string optimized_ir(const ir::Kernel& k, const std::string& features) {
+    Options o;
+    o.backend = "native";
+    o.host_features = features;
+    return plexus::codegen::host_llvm_ir(k, o, true);
+}
+
+// Random floats in [-100, 100].
+std::vector<float> random_floats(size_t n, std::mt19937& g) {
+    std::uniform_real_distribution<float> u(-100, 100);
+    std::vector<float> v(n);
+    for (float& x : v) x = u(g);
+    return v;
+}
+
+} // namespace
+
+TEST_CASE("streaming twin: vector_add_float4 and dequant_int8 store non-temporally, and compute every element") {
+#if !defined(__x86_64__)
+    MESSAGE("SKIP: streaming twins are made for x86-64 only");
+#else
+    const ir::Kernel& add = px::samples::vector_add_float4().ir();
+    const ir::Kernel& dequant = px::samples::dequant_int8().ir();
+    std::mt19937 g(7);
+    for (const std::string& features : feature_sets()) {
+        CAPTURE(features);
+        for (const ir::Kernel* k : {&add, &dequant}) {
+            CAPTURE(k->name);
+            const std::string module = optimized_ir(*k, features);
+            const std::string plain = function_text(module, "plx_wg_" + k->name);
+            const std::string twin = function_text(module, "plx_wg_" + k->name + ".stream");
+            REQUIRE_FALSE(plain.empty());
+            REQUIRE_FALSE(twin.empty());
+            // Every full-vector store of the output in the twin's loops streams; none in the plain one.
+            CHECK(plain.find("!nontemporal") == std::string::npos);
+            CHECK(std::regex_search(twin, std::regex(R"(store <4 x float> [^\n]*!nontemporal)")));
+            CHECK(twin.find("call void @llvm.x86.sse.sfence()") != std::string::npos);
+            CHECK(plain.find("sfence") == std::string::npos);
+        }
+        auto hk_add = compile(add, features), hk_dequant = compile(dequant, features);
+        REQUIRE(static_cast<bool>(hk_add->streaming_function()));
+        REQUIRE(static_cast<bool>(hk_dequant->streaming_function()));
+        // Sizes with partial groups and partial vectors; both functions, every element exact.
+        for (int n : {1, 37, 1000, 4099}) {
+            CAPTURE(n);
+            const std::vector<float> a = random_floats(4 * size_t(n), g), b = random_floats(4 * size_t(n), g);
+            for (bool streaming : {false, true}) {
+                CAPTURE(streaming);
+                std::vector<float> c(4 * size_t(n) + 4, -1.0f); // one float4 past the end, untouched
+                int n4 = n;
+                run(*hk_add, add, {(void*)a.data(), (void*)b.data(), c.data(), &n4}, grid1(uint64_t(n), 64),
+                    LocalMem::AsTheRuleSays, streaming);
+                int bad = 0;
+                for (size_t i = 0; i < 4 * size_t(n); ++i) bad += c[i] != a[i] + b[i];
+                for (size_t i = 4 * size_t(n); i < c.size(); ++i) bad += c[i] != -1.0f;
+                CHECK(bad == 0);
+            }
+        }
+        for (auto [rows, cols4] : {std::pair{3, 5}, {37, 7}, {64, 16}}) {
+            CAPTURE(rows);
+            CAPTURE(cols4);
+            const size_t n = size_t(rows) * size_t(cols4);
+            std::vector<int8_t> w(4 * n);
+            std::uniform_int_distribution<int> byte(-128, 127);
+            for (int8_t& x : w) x = int8_t(byte(g));
+            const std::vector<float> scale = random_floats(size_t(rows), g);
+            for (bool streaming : {false, true}) {
+                CAPTURE(streaming);
+                std::vector<float> out(4 * n + 4, -1.0f);
+                run(*hk_dequant, dequant, {w.data(), (void*)scale.data(), out.data(), &rows, &cols4}, grid1(n, 32),
+                    LocalMem::AsTheRuleSays, streaming);
+                int bad = 0;
+                for (size_t i = 0; i < 4 * n; ++i) bad += out[i] != float(w[i]) * scale[i / 4 / size_t(cols4)];
+                for (size_t i = 4 * n; i < out.size(); ++i) bad += out[i] != -1.0f;
+                CHECK(bad == 0);
+            }
+        }
+    }
+#endif
+}
+
+TEST_CASE("streaming twin: none for atomics, scattered stores or no vector stores") {
+    // reduce ends in an atomic add (groups meet during the launch); a float4 store to a
+    // scattered index is not a contiguous run; warp_reduce has atomics too.
+    static const auto scatter = px::kernel("scatter_float4", {"a", "c", "n"},
+        [](px::In<px::samples::Vec4> a, px::Out<px::samples::Vec4> c, px::Int n) {
+            px::Int i = px::global_id(0);
+            px::If(i < n, [&] { c[(i * 7) % n] = a[i]; });
+        });
+    for (const ir::Kernel* k : {&px::samples::reduce().ir(), &px::samples::warp_reduce().ir(), &scatter.ir()}) {
+        CAPTURE(k->name);
+        CHECK_FALSE(static_cast<bool>(compile(*k)->streaming_function()));
+        CHECK(optimized_ir(*k, "").find(".stream(") == std::string::npos);
+    }
+}
