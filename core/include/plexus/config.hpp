@@ -23,9 +23,9 @@ struct BackendConfig {
     // The CPU and features host code is compiled for (a Direct backend: native); unset, the
     // host's own. A CPU name LLVM knows ("znver4", "x86-64-v3") and "+avx2,-avx512f".
     std::optional<std::string> cpu, features;
-    // A Direct backend's launch that writes at least this many bytes of buffers runs the
+    // A Direct backend's launch whose buffers take at least this many bytes runs the
     // kernel's streaming twin (HostKernel::streaming_function); `never` for false. Unset: the
-    // host's last-level cache (Executor, default_streaming_bytes).
+    // last-level cache of the CPUs that run it (executor.cpp, streaming_bytes).
     static constexpr uint64_t never = UINT64_MAX;
     std::optional<uint64_t> streaming_stores;
     nlohmann::json section = nlohmann::json::object(); // the raw section, given to the plugin
