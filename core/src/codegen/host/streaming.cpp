@@ -9,14 +9,17 @@
 // element (9 transfers, 5). The price: the output is not in the cache afterwards, so a consumer
 // that would have found it there reads it from memory. Whether that pays depends on the sizes
 // of the launch, which the code does not know; so each such function gets a twin, and the
-// runtime calls it for a launch that writes more than the cache holds (configuration key
-// `streaming_stores`, docs/configuration.md).
+// runtime calls it for a launch whose buffers take more than the cache holds (configuration
+// key `streaming_stores`, docs/configuration.md).
 //
-// A store streams when it is a simple vector store of at least 16 bytes in an innermost loop,
-// into a buffer (a pointer the function loads from its HostArgs table), at an address that
-// advances by a constant step, and the loop's stores into that buffer with that step cover the
-// step exactly (one contiguous run, however LLVM unrolled or interleaved it). Partial lines
-// would cost a read at the memory controller instead; scattered stores keep the cache.
+// A store streams when it is a vector store (plain, or masked: a vectorized `if (i < n)`) of
+// 16 to 64 bytes, a power of two, into a buffer (a pointer the function loads from its
+// HostArgs table), at an address that advances by a constant step in its loop, and the loop's
+// stores into that buffer with that step whose starts are a constant apart cover the step
+// exactly (one contiguous run, however LLVM unrolled or interleaved it; each of vector_add's
+// four outputs a group apart is a run of its own). Partial lines would cost a read at the
+// memory controller instead; scattered stores keep the cache. Not f16 or bf16 vectors, whose
+// hint LLVM 19's x86 lowering drops.
 //
 // Ordering: non-temporal stores are weakly ordered, so the twin ends with sfence before each
 // return: the pool reports the group finished after it, and the stores are visible to whoever
@@ -30,12 +33,16 @@
 #include <llvm/Analysis/ScalarEvolution.h>
 #include <llvm/Analysis/ScalarEvolutionExpressions.h>
 #include <llvm/Analysis/ValueTracking.h>
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Transforms/Utils/BasicBlockUtils.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include <map>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -51,9 +58,10 @@ bool is_buffer(const llvm::Value* base, const llvm::Function& f) {
     return table && table->getPointerOperand() == f.getArg(1);
 }
 
-// An address with each index's sign or zero extension taken inside its recurrence: sext({a,+,s})
-// as {sext a,+,sext s}. Work-item indices are wrapping i32, which SCEV cannot widen; taking
-// them as not wrapping only decides how a store is written, never what it writes.
+// An address with each index's sign or zero extension taken inside its sums and recurrences:
+// sext(a + b) as sext a + sext b, sext({a,+,s}) as {sext a,+,sext s}. Work-item indices are
+// wrapping i32, which SCEV cannot widen; taking them as not wrapping only decides how a store
+// is written, never what it writes.
 struct Widen : llvm::SCEVRewriteVisitor<Widen> {
     using SCEVRewriteVisitor::SCEVRewriteVisitor;
     const llvm::SCEV* visitSignExtendExpr(const llvm::SCEVSignExtendExpr* e) { return widen(e, true); }
@@ -61,52 +69,122 @@ struct Widen : llvm::SCEVRewriteVisitor<Widen> {
     const llvm::SCEV* widen(const llvm::SCEVIntegralCastExpr* e, bool sign) {
         llvm::Type* type = e->getType();
         auto extend = [&](const llvm::SCEV* x) {
-            return sign ? SE.getSignExtendExpr(x, type) : SE.getZeroExtendExpr(x, type);
+            return visit(sign ? SE.getSignExtendExpr(x, type) : SE.getZeroExtendExpr(x, type));
         };
-        const llvm::SCEV* x = visit(e->getOperand());
-        auto* rec = llvm::dyn_cast<llvm::SCEVAddRecExpr>(x);
-        if (!rec || !rec->isAffine()) return extend(x);
-        return SE.getAddRecExpr(extend(rec->getStart()), extend(rec->getStepRecurrence(SE)), rec->getLoop(),
-                                llvm::SCEV::FlagAnyWrap);
+        const llvm::SCEV* x = e->getOperand();
+        if (auto* sum = llvm::dyn_cast<llvm::SCEVAddExpr>(x)) {
+            llvm::SmallVector<const llvm::SCEV*, 4> terms;
+            for (const llvm::SCEV* t : sum->operands()) terms.push_back(extend(t));
+            return SE.getAddExpr(terms);
+        }
+        if (auto* rec = llvm::dyn_cast<llvm::SCEVAddRecExpr>(x); rec && rec->isAffine())
+            return SE.getAddRecExpr(extend(rec->getStart()), extend(rec->getStepRecurrence(SE)), rec->getLoop(),
+                                    llvm::SCEV::FlagAnyWrap);
+        return sign ? SE.getSignExtendExpr(x, type) : SE.getZeroExtendExpr(x, type);
     }
 };
 
-// The stores of f that stream, or none where f has an atomic operation or a fence.
-std::vector<llvm::StoreInst*> streaming_stores(llvm::Function& f, llvm::LoopInfo& loops, llvm::ScalarEvolution& se) {
+// A store the twin may make non-temporal: a simple store or a masked store (llvm.masked.store,
+// a vectorized `if (i < n) out[i] = ...`) of a vector.
+struct Access {
+    llvm::Instruction* store;
+    llvm::Value* pointer;
+    llvm::Value* value;
+    llvm::Align align;
+    llvm::Value* mask = nullptr; // masked stores
+};
+std::optional<Access> access_of(llvm::Instruction& i) {
+    if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&i); store && store->isSimple())
+        return Access{store, store->getPointerOperand(), store->getValueOperand(), store->getAlign()};
+    auto* call = llvm::dyn_cast<llvm::IntrinsicInst>(&i);
+    if (!call || call->getIntrinsicID() != llvm::Intrinsic::masked_store) return std::nullopt;
+    auto* align = llvm::cast<llvm::ConstantInt>(call->getArgOperand(2));
+    return Access{call, call->getArgOperand(1), call->getArgOperand(0), llvm::Align(align->getZExtValue()),
+                  call->getArgOperand(3)};
+}
+
+// The stores of f that stream, or none where f has an atomic operation or a fence. Stores into
+// one buffer with one step in one loop form runs (their starts a constant apart: an unrolled
+// or interleaved loop's stores, or one store alone); a run streams when its stores cover the
+// step exactly.
+std::vector<Access> streaming_stores(llvm::Function& f, llvm::LoopInfo& loops, llvm::ScalarEvolution& se) {
     const llvm::DataLayout& dl = f.getParent()->getDataLayout();
-    // (buffer, loop, step) -> the bytes stored per trip, and the stores.
-    std::map<std::tuple<const llvm::Value*, const llvm::Loop*, int64_t>, std::pair<uint64_t, std::vector<llvm::StoreInst*>>> runs;
+    struct Store {
+        Access access;
+        const llvm::SCEV* start;
+        uint64_t bytes;
+    };
+    std::map<std::tuple<const llvm::Value*, const llvm::Loop*, int64_t>, std::vector<Store>> groups;
     for (llvm::BasicBlock& block : f)
         for (llvm::Instruction& i : block) {
             if (i.isAtomic() || llvm::isa<llvm::FenceInst>(i)) return {};
-            auto* store = llvm::dyn_cast<llvm::StoreInst>(&i);
-            if (!store || !store->isSimple()) continue;
-            llvm::Type* type = store->getValueOperand()->getType();
+            std::optional<Access> a = access_of(i);
+            if (!a) continue;
+            llvm::Type* type = a->value->getType();
             const uint64_t bytes = dl.getTypeStoreSize(type);
-            if (!type->isVectorTy() || bytes < 16) continue;
+            if (!type->isVectorTy() || bytes < 16 || bytes > 64 || !llvm::isPowerOf2_64(bytes)) continue;
+            // LLVM 19's x86 lowering drops the hint on a store of converted f16 or bf16 lanes
+            // (vcvtps2ph then a plain vmovaps, checked with llc-19): no branch for nothing.
+            if (type->getScalarType()->isHalfTy() || type->getScalarType()->isBFloatTy()) continue;
             llvm::Loop* loop = loops.getLoopFor(&block);
-            if (!loop || !loop->isInnermost()) continue;
+            if (!loop) continue;
             Widen widen(se);
-            auto* at = llvm::dyn_cast<llvm::SCEVAddRecExpr>(widen.visit(se.getSCEV(store->getPointerOperand())));
+            auto* at = llvm::dyn_cast<llvm::SCEVAddRecExpr>(widen.visit(se.getSCEV(a->pointer)));
             if (!at || at->getLoop() != loop || !at->isAffine()) continue;
             auto* step = llvm::dyn_cast<llvm::SCEVConstant>(at->getStepRecurrence(se));
             auto* base = llvm::dyn_cast<llvm::SCEVUnknown>(se.getPointerBase(at));
             if (!step || step->getAPInt().getSExtValue() <= 0 || !base || !is_buffer(base->getValue(), f)) continue;
-            auto& run = runs[{base->getValue(), loop, step->getAPInt().getSExtValue()}];
-            run.first += bytes;
-            run.second.push_back(store);
+            groups[{base->getValue(), loop, step->getAPInt().getSExtValue()}].push_back({*a, at->getStart(), bytes});
         }
-    std::vector<llvm::StoreInst*> stores;
-    for (auto& [key, run] : runs)
-        if (run.first == uint64_t(std::get<2>(key))) stores.insert(stores.end(), run.second.begin(), run.second.end());
+    std::vector<Access> stores;
+    for (auto& [key, group] : groups) {
+        std::vector<bool> taken(group.size());
+        for (size_t r = 0; r < group.size(); ++r) {
+            if (taken[r]) continue;
+            std::vector<size_t> run;
+            uint64_t bytes = 0;
+            for (size_t j = r; j < group.size(); ++j)
+                if (!taken[j] && llvm::isa<llvm::SCEVConstant>(se.getMinusSCEV(group[j].start, group[r].start))) {
+                    taken[j] = true;
+                    run.push_back(j);
+                    bytes += group[j].bytes;
+                }
+            if (bytes == uint64_t(std::get<2>(key)))
+                for (size_t j : run) stores.push_back(group[j].access);
+        }
+    }
     return stores;
+}
+
+// In the twin: `store` made non-temporal. A vector store needs its own size of alignment to be
+// one movntps (LLVM splits an under-aligned one into 8-byte movnti); buffers are 64-byte
+// aligned, so where LLVM only knows less the store branches on the address. A masked store
+// streams where every lane is on (the full chunks), else stays masked.
+void make_streaming(const Access& a, llvm::MDNode* nontemporal) {
+    const uint64_t bytes = a.store->getModule()->getDataLayout().getTypeStoreSize(a.value->getType());
+    if (!a.mask && a.align.value() >= bytes) {
+        a.store->setMetadata(llvm::LLVMContext::MD_nontemporal, nontemporal);
+        return;
+    }
+    llvm::IRBuilder<> b(a.store);
+    llvm::Value* go = a.mask ? b.CreateAndReduce(a.mask) : nullptr;
+    if (a.align.value() < bytes) {
+        llvm::Value* low = b.CreateAnd(b.CreatePtrToInt(a.pointer, b.getInt64Ty()), b.getInt64(bytes - 1));
+        llvm::Value* aligned = b.CreateICmpEQ(low, b.getInt64(0));
+        go = go ? b.CreateAnd(go, aligned) : aligned;
+    }
+    llvm::Instruction *then_end = nullptr, *else_end = nullptr;
+    llvm::SplitBlockAndInsertIfThenElse(go, a.store->getIterator(), &then_end, &else_end);
+    a.store->moveBefore(else_end);
+    b.SetInsertPoint(then_end);
+    b.CreateAlignedStore(a.value, a.pointer, llvm::Align(bytes))->setMetadata(llvm::LLVMContext::MD_nontemporal, nontemporal);
 }
 
 } // namespace
 
 llvm::PreservedAnalyses StreamingStores::run(llvm::Module& m, llvm::ModuleAnalysisManager& mam) {
     auto& fam = mam.getResult<llvm::FunctionAnalysisManagerModuleProxy>(m).getManager();
-    std::vector<std::pair<llvm::Function*, std::vector<llvm::StoreInst*>>> twins;
+    std::vector<std::pair<llvm::Function*, std::vector<Access>>> twins;
     for (llvm::Function& f : m) {
         if (f.isDeclaration() || !f.getName().starts_with("plx_wg_") || f.arg_size() != 2) continue;
         auto stores = streaming_stores(f, fam.getResult<llvm::LoopAnalysis>(f), fam.getResult<llvm::ScalarEvolutionAnalysis>(f));
@@ -121,8 +199,10 @@ llvm::PreservedAnalyses StreamingStores::run(llvm::Module& m, llvm::ModuleAnalys
         llvm::ValueToValueMapTy map;
         llvm::Function* twin = llvm::CloneFunction(f, map);
         twin->setName(streaming_name(f->getName().str()));
-        for (llvm::StoreInst* store : stores)
-            llvm::cast<llvm::StoreInst>(map[store])->setMetadata(llvm::LLVMContext::MD_nontemporal, nontemporal);
+        for (const Access& a : stores) {
+            auto* store = llvm::cast<llvm::Instruction>(map[a.store]);
+            make_streaming(*access_of(*store), nontemporal);
+        }
         for (llvm::BasicBlock& block : *twin)
             if (auto* ret = llvm::dyn_cast<llvm::ReturnInst>(block.getTerminator()))
                 llvm::CallInst::Create(sfence, {}, "", ret->getIterator());
