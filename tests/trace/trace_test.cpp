@@ -143,9 +143,16 @@ TEST_CASE("native: launches at or above streaming_stores bytes run the streaming
     MESSAGE("SKIP: streaming twins are made for x86-64 only");
 #else
     const fs::path file = fs::temp_directory_path() / ("plexus-trace-stream-" + std::to_string(::getpid()) + ".json");
-    // float4 elements: three buffers of 16 bytes each; the threshold lies between the sizes.
-    const std::vector<int> sizes = {1000, 4999, 5000, 77777};
+    // float4 elements: three buffers of 16 bytes each, the threshold between the sizes; the
+    // last launch passes `a` twice, which counts once: two buffers of 6000, below it (counted
+    // twice, three would be above).
+    struct Case {
+        int n;
+        bool same_input;
+    };
+    const std::vector<Case> cases = {{1000, false}, {4999, false}, {5000, false}, {77777, false}, {6000, true}};
     const uint64_t threshold = 3 * 16 * 5000;
+    auto buffers = [](const Case& c) { return uint64_t(c.same_input ? 2 : 3) * 16 * uint64_t(c.n); };
     {
         px::Config c = px::test::build_tree_config();
         c.cache_dir = "";
@@ -160,13 +167,16 @@ TEST_CASE("native: launches at or above streaming_stores bytes run the streaming
         }
         std::mt19937 rng(11);
         std::uniform_real_distribution<float> u(-10, 10);
-        for (int n : sizes) {
+        for (const Case& k : cases) {
+            const int n = k.n;
             CAPTURE(n);
             std::vector<px::Vec<float, 4>> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
             for (int i = 0; i < n; ++i)
-                for (int l = 0; l < 4; ++l) a[size_t(i)][l] = u(rng), b[size_t(i)][l] = u(rng);
+                for (int l = 0; l < 4; ++l) a[size_t(i)][l] = u(rng), b[size_t(i)][l] = k.same_input ? a[size_t(i)][l] : u(rng);
             px::Buffer<px::Vec<float, 4>> ba(rt, a), bb(rt, b), bc(rt, size_t(n));
-            rt.launch(px::Target{"native", 0}, px::samples::vector_add_float4(), px::Grid(size_t(n)), ba, bb, bc, n).wait();
+            rt.launch(px::Target{"native", 0}, px::samples::vector_add_float4(), px::Grid(size_t(n)), ba,
+                      k.same_input ? ba : bb, bc, n)
+                .wait();
             const auto out = bc.to_vector();
             int bad = 0;
             for (int i = 0; i < n; ++i)
@@ -182,10 +192,10 @@ TEST_CASE("native: launches at or above streaming_stores bytes run the streaming
     for (const Found& f : events_of(trace))
         if (f.track.rfind("native:0 (", 0) == 0 && f.event.at("name") == "launch vector_add_float4")
             streamed.push_back(f.event.at("args").value("streaming_stores", false));
-    REQUIRE(streamed.size() == sizes.size());
-    for (size_t i = 0; i < sizes.size(); ++i) {
-        CAPTURE(sizes[i]);
-        CHECK(streamed[i] == (3 * 16 * uint64_t(sizes[i]) >= threshold));
+    REQUIRE(streamed.size() == cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+        CAPTURE(cases[i].n);
+        CHECK(streamed[i] == (buffers(cases[i]) >= threshold));
     }
 #endif
 }

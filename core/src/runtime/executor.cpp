@@ -4,17 +4,13 @@
 
 #include "codegen/host/host.hpp"
 #include "runtime/block_cache.hpp"
+#include "runtime/host_cache.hpp"
 #include "runtime/launch_list.hpp"
 #include "plexus/catalog.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <spdlog/spdlog.h>
 
 namespace plexus::detail {
@@ -160,55 +156,17 @@ codegen::Options codegen_options(const Backend& b, const DeviceInfo& d, const Co
     return o;
 }
 
-// How many CPUs share the last-level cache, and its bytes: the highest level of CPU 0's data
-// caches in sysfs; zeros where there is none.
-struct CacheShare {
-    uint64_t bytes = 0;
-    unsigned cpus = 0;
-};
-CacheShare last_level_cache() {
-    namespace fs = std::filesystem;
-    CacheShare best;
-    int best_level = 0;
-    std::error_code ec;
-    for (const fs::directory_entry& e : fs::directory_iterator("/sys/devices/system/cpu/cpu0/cache", ec)) {
-        if (!e.path().filename().string().starts_with("index")) continue;
-        auto read = [&](const char* name) {
-            std::ifstream f(e.path() / name);
-            std::string line;
-            std::getline(f, line);
-            return line;
-        };
-        const int level = std::atoi(read("level").c_str());
-        if (level <= best_level || read("type") == "Instruction") continue;
-        // "32768K"; shared_cpu_list "0-15" or "0,64"
-        const std::string size = read("size");
-        char* unit = nullptr;
-        uint64_t bytes = std::strtoull(size.c_str(), &unit, 10);
-        bytes <<= *unit == 'K' ? 10 : *unit == 'M' ? 20 : *unit == 'G' ? 30 : 0;
-        unsigned cpus = 0;
-        std::istringstream list(read("shared_cpu_list"));
-        for (std::string range; std::getline(list, range, ',');) {
-            unsigned lo = 0, hi = 0;
-            const int n = std::sscanf(range.c_str(), "%u-%u", &lo, &hi);
-            cpus += n == 2 && hi >= lo ? hi - lo + 1 : n == 1 ? 1 : 0;
-        }
-        if (bytes == 0 || cpus == 0) continue;
-        best = {bytes, cpus};
-        best_level = level;
-    }
-    return best;
-}
-
 // From how many bytes of buffers a launch on a Direct backend's device runs the streaming twin
 // of its kernel: the config's `streaming_stores`, else the last-level cache of the CPUs that run
 // it (the cache's bytes per CPU sharing it, times the device's threads; 32 MiB where the host
-// reports none). A launch that touches more than that streams through the cache anyway: the
-// first lines it wrote are evicted before it ends, so saving their reads costs no consumer a hit.
+// reports none), against the whole sizes of the launch's buffers, each once (not the bytes the
+// kernel touches, which the runtime does not know). A launch that touches more than the cache
+// streams through it anyway: the first lines it wrote are evicted before it ends, so saving
+// their reads costs no consumer a hit.
 uint64_t streaming_bytes(const Backend& b, const DeviceInfo& d, const Config& config) {
     if (auto it = config.backends.find(b.name()); it != config.backends.end() && it->second.streaming_stores)
         return *it->second.streaming_stores;
-    static const CacheShare llc = last_level_cache();
+    static const detail::CacheShare llc = detail::last_level_cache();
     if (llc.cpus == 0) return uint64_t(32) << 20;
     return llc.bytes / llc.cpus * std::max(1u, d.compute_units);
 }

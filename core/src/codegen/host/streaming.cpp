@@ -9,8 +9,8 @@
 // element (9 transfers, 5). The price: the output is not in the cache afterwards, so a consumer
 // that would have found it there reads it from memory. Whether that pays depends on the sizes
 // of the launch, which the code does not know; so each such function gets a twin, and the
-// runtime calls it for a launch whose buffers take more than the cache holds (configuration
-// key `streaming_stores`, docs/configuration.md).
+// runtime calls it for a launch whose buffers take at least what the cache holds
+// (configuration key `streaming_stores`, docs/configuration.md).
 //
 // A store streams when it is a vector store (plain, or masked: a vectorized `if (i < n)`) of
 // 16 to 64 bytes, a power of two, into a buffer (a pointer the function loads from its
@@ -173,11 +173,15 @@ void make_streaming(const Access& a, llvm::MDNode* nontemporal) {
         llvm::Value* aligned = b.CreateICmpEQ(low, b.getInt64(0));
         go = go ? b.CreateAnd(go, aligned) : aligned;
     }
+    // A branch on poison would be undefined where the store itself was not.
+    go = b.CreateFreeze(go);
     llvm::Instruction *then_end = nullptr, *else_end = nullptr;
     llvm::SplitBlockAndInsertIfThenElse(go, a.store->getIterator(), &then_end, &else_end);
     a.store->moveBefore(else_end);
     b.SetInsertPoint(then_end);
-    b.CreateAlignedStore(a.value, a.pointer, llvm::Align(bytes))->setMetadata(llvm::LLVMContext::MD_nontemporal, nontemporal);
+    llvm::StoreInst* whole = b.CreateAlignedStore(a.value, a.pointer, llvm::Align(bytes));
+    whole->copyMetadata(*a.store);
+    whole->setMetadata(llvm::LLVMContext::MD_nontemporal, nontemporal);
 }
 
 } // namespace
