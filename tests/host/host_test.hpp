@@ -119,12 +119,17 @@ inline void run(const plexus::codegen::HostKernel& hk, const ir::Kernel& /*kerne
             }
 }
 
-// k compiled for the native backend with these host features ("" for the host's own).
-inline std::unique_ptr<plexus::codegen::HostKernel> compile(const ir::Kernel& k, const std::string& features = "") {
+// The options of the native backend with these host features ("" for the host's own).
+inline plexus::codegen::Options native_options(const std::string& features = "") {
     plexus::codegen::Options o;
     o.backend = "native";
     o.host_features = features;
-    return plexus::codegen::compile_host(k, o);
+    return o;
+}
+
+// k compiled for the native backend with these host features.
+inline std::unique_ptr<plexus::codegen::HostKernel> compile(const ir::Kernel& k, const std::string& features = "") {
+    return plexus::codegen::compile_host(k, native_options(features));
 }
 
 // min / max of floats as the IR has them: a NaN operand, signaling or quiet, yields the other

@@ -148,9 +148,7 @@ TEST_CASE("regions run per work-item: their accumulators in records, the results
         for (LocalMem mem : {LocalMem::AsTheRuleSays, LocalMem::None}) {
             CAPTURE(features);
             CAPTURE(mem == LocalMem::None);
-            plexus::codegen::Options o;
-            o.backend = "native";
-            o.host_features = features;
+            const plexus::codegen::Options o = native_options(features);
             auto hk = plexus::codegen::host::compile_with_features(k, o, {});
             std::vector<float> out(size_t(total * Q), NAN);
             int32_t s = steps, n = total;

@@ -54,9 +54,7 @@ float reference(const std::vector<float>& in, int g, int l, int n, int m) {
 TEST_CASE("lock step: loops whose trip counts, steps and branches differ per work-item") {
     const ir::Kernel k = divergent();
     for (const std::string& features : feature_sets()) {
-        Options o;
-        o.backend = "native";
-        o.host_features = features;
+        const plexus::codegen::Options o = native_options(features);
         auto hk = plexus::codegen::host::compile_with_features(k, o, {});
         // The paths this is about, as lowered: loops while any lane is active, the induction
         // of the For with a uniform step, the lane frames of the one whose step varies.

@@ -93,9 +93,7 @@ TEST_CASE("schedule by output: an 8 x 8 micro-kernel in p, i, j order runs in bl
     auto a = random_vec<float>(size_t(n * P * T), -1.f, 1.f), b = random_vec<float>(size_t(n * P * T), -1.f, 1.f);
     for (const std::string& features : feature_sets()) {
         CAPTURE(features);
-        plexus::codegen::Options o;
-        o.backend = "native";
-        o.host_features = features;
+        const plexus::codegen::Options o = native_options(features);
         auto hk = plexus::codegen::host::compile_with_features(k, o, {});
         std::vector<float> out(size_t(n * (T * T + 1)), -9.f);
         int nn = n;

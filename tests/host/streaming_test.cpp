@@ -18,7 +18,6 @@
 
 using namespace host_test;
 namespace px = plexus;
-using plexus::codegen::Options;
 
 namespace {
 
@@ -31,10 +30,7 @@ std::string function_text(const std::string& module, const std::string& name) {
 
 // The optimized module, which LLVM's verifier accepts (the twin's branches included).
 std::string optimized_ir(const ir::Kernel& k, const std::string& features) {
-    Options o;
-    o.backend = "native";
-    o.host_features = features;
-    std::string text = plexus::codegen::host_llvm_ir(k, o, true);
+    std::string text = plexus::codegen::host_llvm_ir(k, native_options(features), true);
     llvm::LLVMContext context;
     llvm::SMDiagnostic error;
     std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(text, error, context);

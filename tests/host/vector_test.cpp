@@ -233,9 +233,7 @@ TEST_CASE("vectors in lock step: f16, f32, i32 and u8 vectors in a loop of per-l
         trips[i] = int32_t(rng()() % 21);
     }
     for (const std::string& features : feature_sets()) {
-        plexus::codegen::Options o;
-        o.backend = "native";
-        o.host_features = features;
+        const plexus::codegen::Options o = native_options(features);
         auto hk = plexus::codegen::host::compile_with_features(k, o, {});
         if (plexus::codegen::host::vector_bits(o) >= 64) {
             const std::string lowered = plexus::codegen::host_llvm_ir(k, o, false);

@@ -69,9 +69,7 @@ size_t count(const std::vector<std::string>& code, std::initializer_list<std::st
 // has a known vector width (bits: its vector bits).
 template <class F> void for_each_width(F&& f) {
     for (const std::string& features : feature_sets()) {
-        Options o;
-        o.backend = "native";
-        o.host_features = features;
+        const Options o = host_test::native_options(features);
         const unsigned bits = plexus::codegen::host::vector_bits(o);
         if (bits == 0) {
             MESSAGE("LLVM chooses the vector width on this target: nothing to check");

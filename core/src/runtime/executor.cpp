@@ -712,7 +712,6 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
     // Buffers: make every argument current on this device, in argument order (a buffer passed
     // twice is handled once), after the commands of other lanes it must follow.
     LaunchList<BufferUse, kInlineArgs> buffers(args.size());
-    uint64_t buffer_bytes = 0; // each buffer once
     auto use_of = [&](const LaunchArg& a) {
         BufferState* state = &a.buffer->state();
         return std::find_if(buffers.begin(), buffers.end(), [&](const BufferUse& u) { return u.state == state; });
@@ -721,10 +720,7 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
         if (!args[i].buffer) continue;
         const bool w = k->params[i].access != ir::Access::Read;
         if (BufferUse* at = use_of(args[i]); at != buffers.end()) at->write = at->write || w;
-        else {
-            buffers.push_back({&args[i].buffer->state(), w});
-            buffer_bytes += args[i].buffer->bytes();
-        }
+        else buffers.push_back({&args[i].buffer->state(), w});
     }
     // Every buffer stays locked from its ordering until the launch is recorded on it: nothing
     // can slip in between.
@@ -792,7 +788,14 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
                     }
                 }
                 hl->host_args.args = hl->pointers.data();
-                const bool streaming = buffer_bytes >= c->streaming_from;
+                // Whether the launch's buffers, each once, reach the kernel's streaming size:
+                // summed only for a kernel that has a streaming twin.
+                bool streaming = false;
+                if (c->streaming_from != BackendConfig::never) {
+                    uint64_t bytes = 0;
+                    for (const BufferUse& u : buffers) bytes += u.state->bytes;
+                    streaming = bytes >= c->streaming_from;
+                }
                 if (streaming && span) span->args["streaming_stores"] = true;
                 plx_workgroup_fn fn = streaming ? c->host->streaming_function() : c->host->function();
                 b.check(api.launch_host(lane->queue, fn, &hl->host_args, &dims, event_out),
