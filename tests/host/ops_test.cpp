@@ -177,6 +177,49 @@ TEST_CASE("integer division by zero or INT_MIN / -1 does not trap") {
     CHECK(r == std::vector<int32_t>{0, 0, 0, 0});
 }
 
+namespace {
+
+// Every pair of the values (a divisor neither 0 nor -1) divided and taken modulo: the host code
+// divides by a varying divisor in doubles (hooks.cpp, int_divide), which must give C's
+// truncated quotient for all 32-bit operands, the largest and the nearest to a whole quotient
+// included, in W-wide chunks.
+template <class T> void check_division_extremes(const std::vector<T>& values) {
+    const Scalar S = std::is_signed_v<T> ? Scalar::I32 : Scalar::U32;
+    auto k = kernel(std::string("div_extremes_") + ir::to_string(S),
+                    {buf("a", S), buf("b", S), buf("q", S, ir::Access::Write), buf("r", S, ir::Access::Write)},
+                    {let("i", gid()), store("q", var("i"), bin(BinaryOp::Div, load("a", S, var("i")), load("b", S, var("i")))),
+                     store("r", var("i"), bin(BinaryOp::Rem, load("a", S, var("i")), load("b", S, var("i"))))});
+    std::vector<T> a, b;
+    for (T x : values)
+        for (T y : values)
+            if (y != 0 && !(std::is_signed_v<T> && y == T(-1))) a.push_back(x), b.push_back(y);
+    while (a.size() % 64) a.push_back(T(a.size())), b.push_back(T(3)); // whole groups of 64
+    const size_t n = a.size();
+    for (const std::string& features : feature_sets()) {
+        CAPTURE(features);
+        auto hk = compile(k, features);
+        std::vector<T> q(n), r(n);
+        run(*hk, k, {a.data(), b.data(), q.data(), r.data()}, grid1(n, 64));
+        for (size_t i = 0; i < n; ++i) {
+            INFO(ir::to_string(S) << " a=" << a[i] << " b=" << b[i]);
+            const T want_q = std::is_signed_v<T> && a[i] == std::numeric_limits<T>::min() && b[i] == T(-1) ? a[i] : T(a[i] / b[i]);
+            CHECK(q[i] == want_q);
+            CHECK(r[i] == T(a[i] % b[i]));
+        }
+    }
+}
+
+} // namespace
+
+TEST_CASE("integer division by a varying divisor: extreme 32-bit operands, exact at each width") {
+    const int32_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+    check_division_extremes<int32_t>({lo, lo + 1, lo + 2, -(1 << 30) - 1, -65537, -65536, -7, -3, -2, -1, 0, 1, 2, 3, 7,
+                                      65535, 65536, (1 << 30) + 1, hi - 2, hi - 1, hi});
+    const uint32_t top = std::numeric_limits<uint32_t>::max();
+    check_division_extremes<uint32_t>({0u, 1u, 2u, 3u, 7u, 65535u, 65536u, 65537u, 0x7fffffffu, 0x80000000u, 0x80000001u,
+                                       top - 3, top - 2, top - 1, top});
+}
+
 TEST_CASE("casts with C semantics, exact") {
     Scalar I64 = Scalar::I64, F64 = Scalar::F64;
     auto D = [&] { return load("d", F64, var("i")); };

@@ -185,17 +185,34 @@ Value* HostLowering::half_to_f32(Value* bits, Scalar t) {
 
 // Division by zero is undefined in the IR, as in C; here it yields a / 1 rather than a
 // SIGFPE that would take the whole process down, and INT_MIN / -1 wraps.
+//
+// A divisor that is not a constant (a kernel parameter: dequant_int8's `i / cols4`) divides in
+// double precision: x86 has no vector integer division, so LoopVectorize would make W scalar
+// `idiv`s of a vectorized `sdiv` (about 6 cycles each), where `vdivpd` divides 8 lanes at once.
+// The quotient is exact for 32-bit operands: both convert exactly, and a/b is at least 1/|b|
+// from the next integer, more than half an ulp of a/b (|a/b| |b| <= |a| < 2^33 << 2^52), so
+// rounding never reaches it and truncation gives the integer quotient. A constant divisor
+// stays an integer division, which LLVM turns into a multiplication.
 Value* HostLowering::int_divide(Value* a, Value* b, const Type& t, bool remainder) {
     llvm::Type* ty = reg_type(t);
+    const bool is_signed = ir::is_signed(t.scalar());
     Value* zero = b_.CreateICmpEQ(b, llvm::ConstantInt::get(ty, 0));
-    if (!ir::is_signed(t.scalar())) { // of the lanes, for a vector
-        Value* d = b_.CreateSelect(zero, llvm::ConstantInt::get(ty, 1), b);
-        return remainder ? b_.CreateURem(a, d) : b_.CreateUDiv(a, d);
+    Value* minus_one = is_signed ? b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(ty, -1)) : nullptr;
+    Value* d = b_.CreateSelect(minus_one ? b_.CreateOr(zero, minus_one) : zero, llvm::ConstantInt::get(ty, 1), b);
+    Value* q = nullptr;
+    if (!llvm::isa<llvm::Constant>(b) && ty->getScalarSizeInBits() <= 32) {
+        llvm::Type* f64 = b_.getDoubleTy();
+        if (auto* v = llvm::dyn_cast<llvm::VectorType>(ty)) f64 = llvm::VectorType::get(f64, v->getElementCount());
+        auto to_fp = [&](Value* x) { return is_signed ? b_.CreateSIToFP(x, f64) : b_.CreateUIToFP(x, f64); };
+        Value* ratio = b_.CreateFDiv(to_fp(a), to_fp(d));
+        q = is_signed ? b_.CreateFPToSI(ratio, ty) : b_.CreateFPToUI(ratio, ty);
+        if (remainder) return b_.CreateSub(a, b_.CreateMul(q, d)); // x % -1 == 0 == x % 1
+    } else if (remainder) {
+        return is_signed ? b_.CreateSRem(a, d) : b_.CreateURem(a, d);
+    } else {
+        q = is_signed ? b_.CreateSDiv(a, d) : b_.CreateUDiv(a, d);
     }
-    Value* minus_one = b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(ty, -1));
-    Value* d = b_.CreateSelect(b_.CreateOr(zero, minus_one), llvm::ConstantInt::get(ty, 1), b);
-    if (remainder) return b_.CreateSRem(a, d); // x % -1 == 0 == x % 1
-    return b_.CreateSelect(minus_one, b_.CreateNeg(a), b_.CreateSDiv(a, d));
+    return minus_one ? b_.CreateSelect(minus_one, b_.CreateNeg(a), q) : q;
 }
 
 // LLVM's intrinsics, which the JIT lowers to the process's libm (expf, sinf, ...).
