@@ -285,3 +285,48 @@ TEST_CASE("vectors in lock step: f16, f32, i32 and u8 vectors in a loop of per-l
         }
     }
 }
+
+TEST_CASE("guarded chunks: float4 work-items whose guard holds for all, some or none of a chunk, at each width") {
+    // `j = 2 i + 1; if (j % m != 0 && i < n) c[i] = a[i] * scale[i / cols] + j`: pure Lets and a
+    // pure guard, so a chunk of W work-items asks first whether all of them pass and then runs
+    // the float4 arithmetic unmasked, W work-items per vector, else masked (work_group.cpp,
+    // guarded_chunk). m = 1 fails every work-item, m = 3 one in three (mixed chunks), a large
+    // m none; n cuts the last chunks. The division by the runtime `cols` and `m` is in doubles.
+    static const auto k = px::kernel("guarded_float4", {"a", "scale", "c", "n", "m", "cols"},
+        [](px::In<F4> a, px::In<float> scale, px::Out<F4> c, px::Int n, px::Int m, px::Int cols) {
+            px::Int i = px::global_id(0);
+            px::Int j = i * 2 + 1;
+            px::If(j % m != 0 && i < n, [&] { c[i] = a[i] * scale[i / cols] + px::cast<float>(j); });
+        });
+    const ir::Kernel& ir = k.ir();
+    for (const std::string& features : feature_sets()) {
+        CAPTURE(features);
+        CHECK(plexus::codegen::host_llvm_ir(ir, native_options(features), false).find("wi.xg") != std::string::npos);
+        auto hk = compile(ir, features);
+        for (int n : {1, 15, 16, 17, 1000, 4099}) {
+            for (int m : {1, 3, 1 << 30}) {
+                for (int cols : {1, 7, 64}) {
+                    CAPTURE(n);
+                    CAPTURE(m);
+                    CAPTURE(cols);
+                    std::vector<F4> a(static_cast<size_t>(n));
+                    std::vector<float> scale(size_t(n / cols + 1));
+                    for (F4& v : a) v = lanes<F4>([](int) { return float(rng()() % 2001) - 1000.f; });
+                    for (float& s : scale) s = float(rng()() % 17) * 0.125f - 1.f;
+                    std::vector<F4> c(size_t(n) + 1, lanes<F4>([](int) { return -7.f; }));
+                    int32_t nn = n, mm = m, cc = cols;
+                    run(*hk, ir, {a.data(), scale.data(), c.data(), &nn, &mm, &cc}, grid1(uint64_t(n + 63) / 64 * 64, 64));
+                    int bad = 0;
+                    for (int i = 0; i <= n; ++i) {
+                        const int j = 2 * i + 1;
+                        const F4 want = i < n && j % m != 0
+                                            ? lanes<F4>([&](int l) { return a[size_t(i)][l] * scale[size_t(i / cols)] + float(j); })
+                                            : lanes<F4>([](int) { return -7.f; });
+                        bad += !same(c[size_t(i)], want);
+                    }
+                    CHECK(bad == 0);
+                }
+            }
+        }
+    }
+}

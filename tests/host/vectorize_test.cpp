@@ -151,6 +151,29 @@ TEST_CASE("particles: the tile loop's float3 arithmetic is W work-items per vect
     });
 }
 
+TEST_CASE("vector_add_float4 and dequant_int8: a full chunk's float4s are one vector of W work-items") {
+    // Both guard their work-item with `if (i < n)`. A chunk whose W work-items all pass runs
+    // the guarded statements unmasked with its vectors split into floats: W work-items' float4s
+    // are then 4 W consecutive floats, loaded, computed and stored as one vector, and
+    // dequant_int8's division by its runtime column count is a vector division in doubles
+    // (no scalar sdiv left in that loop). Before, every work-item was a loop iteration of its
+    // own, 16 bytes at a time.
+    for_each_width([](const Options& o, unsigned bits) {
+        const std::string wide = "<" + std::to_string(4 * bits / 32) + " x float>";
+        CAPTURE(wide);
+        auto add = work_item_loop_code(
+            plexus::codegen::host_llvm_ir(plexus::samples::vector_add_float4().ir(), o, true));
+        CHECK(count(add, {"fadd " + wide}) > 0);
+        CHECK(count(add, {"store " + wide}) > 0);
+        auto dequant =
+            work_item_loop_code(plexus::codegen::host_llvm_ir(plexus::samples::dequant_int8().ir(), o, true));
+        CHECK(count(dequant, {"store " + wide}) > 0);
+        CHECK(count(dequant, {"fdiv <" + std::to_string(bits / 32) + " x double>"}) +
+                  count(dequant, {"fdiv <" + std::to_string(bits / 64) + " x double>"}) >
+              0);
+    });
+}
+
 TEST_CASE("matmul_tiled on AVX-512: chunks of 16 work-items where 512 bits run at full rate, per work-item on Zen 4") {
 #if defined(__x86_64__)
     // Code for a named CPU (the config's `cpu`), built whatever the host is; nothing runs.

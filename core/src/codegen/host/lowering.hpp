@@ -123,6 +123,13 @@ private:
     // the chunks, or every work-item of a region run per work-item (not vectorized: SLP makes
     // vectors within each work-item).
     enum class XLoop { Whole, Chunk, Rest, Item };
+    void guarded_chunk(const ir::If& guard, const std::vector<const ir::Stmt*>& lets, size_t decls, size_t scope,
+                       const std::function<void(const char*, const std::function<void()>&)>& loop,
+                       const std::function<void()>& body);
+    // A region was lowered as guarded chunks (they want the function's vectors split), and one
+    // whose vectors split would gather (a vector region masked otherwise, or run per work-item).
+    bool split_guards_ = false;
+    bool split_veto_ = false;
     void mark_parallel(llvm::BasicBlock* after, llvm::BasicBlock* latch, XLoop kind, unsigned lanes);
     void group_body(const ir::Stmt& s, bool in_barrier_loop);
 

@@ -13,11 +13,12 @@
 // (configuration key `streaming_stores`, docs/configuration.md).
 //
 // A store streams when it is a vector store (plain, or masked: a vectorized `if (i < n)`) of
-// 16 to 64 bytes, a power of two, into a buffer (a pointer the function loads from its
+// at least 16 bytes, a power of two, into a buffer (a pointer the function loads from its
 // HostArgs table), at an address that advances by a constant step in its loop, and the loop's
 // stores into that buffer with that step whose starts are a constant apart cover the step
-// exactly (one contiguous run, however LLVM unrolled or interleaved it; each of vector_add's
-// four outputs a group apart is a run of its own). Partial lines would cost a read at the
+// exactly (one contiguous run, however LLVM unrolled or interleaved it, where stores on paths
+// that exclude each other may overlap; each of vector_add's four outputs a group apart is a
+// run of its own). Partial lines would cost a read at the
 // memory controller instead; scattered stores keep the cache. Not f16 or bf16 vectors, whose
 // hint LLVM 19's x86 lowering drops.
 //
@@ -41,6 +42,7 @@
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -61,17 +63,52 @@ bool is_buffer(const llvm::Value* base, const llvm::Function& f) {
 // An address with each index's sign or zero extension taken inside its sums and recurrences:
 // sext(a + b) as sext a + sext b, sext({a,+,s}) as {sext a,+,sext s}. Work-item indices are
 // wrapping i32, which SCEV cannot widen; taking them as not wrapping only decides how a store
-// is written, never what it writes.
+// is written, never what it writes. An index LoopVectorize took from a lane of a vector it
+// built from a scalar (`extractelement (splat(x) + <0, 1, ...>), 0`, where the vector has
+// other users) is that lane's sum.
 struct Widen : llvm::SCEVRewriteVisitor<Widen> {
     using SCEVRewriteVisitor::SCEVRewriteVisitor;
     const llvm::SCEV* visitSignExtendExpr(const llvm::SCEVSignExtendExpr* e) { return widen(e, true); }
     const llvm::SCEV* visitZeroExtendExpr(const llvm::SCEVZeroExtendExpr* e) { return widen(e, false); }
+    const llvm::SCEV* visitUnknown(const llvm::SCEVUnknown* e) {
+        auto* extract = llvm::dyn_cast<llvm::ExtractElementInst>(e->getValue());
+        auto* index = extract ? llvm::dyn_cast<llvm::ConstantInt>(extract->getIndexOperand()) : nullptr;
+        const llvm::SCEV* x = index ? lane(extract->getVectorOperand(), unsigned(index->getZExtValue()), 0) : nullptr;
+        return x ? x : e;
+    }
+    // Lane i of an integer vector built of splats, constants and sums; nullptr: something else.
+    const llvm::SCEV* lane(llvm::Value* v, unsigned i, unsigned depth) {
+        if (depth > 8) return nullptr;
+        if (auto* c = llvm::dyn_cast<llvm::Constant>(v)) {
+            auto* x = llvm::dyn_cast_or_null<llvm::ConstantInt>(c->getAggregateElement(i));
+            return x ? SE.getConstant(x) : nullptr;
+        }
+        if (auto* insert = llvm::dyn_cast<llvm::InsertElementInst>(v)) {
+            auto* at = llvm::dyn_cast<llvm::ConstantInt>(insert->getOperand(2));
+            if (!at) return nullptr;
+            return at->getZExtValue() == i ? SE.getSCEV(insert->getOperand(1)) : lane(insert->getOperand(0), i, depth + 1);
+        }
+        if (auto* shuffle = llvm::dyn_cast<llvm::ShuffleVectorInst>(v)) {
+            const int m = shuffle->getMaskValue(i);
+            const int n = int(llvm::cast<llvm::FixedVectorType>(shuffle->getOperand(0)->getType())->getNumElements());
+            if (m < 0) return nullptr;
+            return lane(shuffle->getOperand(m < n ? 0 : 1), unsigned(m % n), depth + 1);
+        }
+        auto* op = llvm::dyn_cast<llvm::BinaryOperator>(v);
+        const bool sum = op && (op->getOpcode() == llvm::Instruction::Add ||
+                                (op->getOpcode() == llvm::Instruction::Or && llvm::cast<llvm::PossiblyDisjointInst>(op)->isDisjoint()));
+        if (!sum) return nullptr;
+        const llvm::SCEV* a = lane(op->getOperand(0), i, depth + 1);
+        const llvm::SCEV* b = a ? lane(op->getOperand(1), i, depth + 1) : nullptr;
+        return b ? SE.getAddExpr(a, b) : nullptr;
+    }
     const llvm::SCEV* widen(const llvm::SCEVIntegralCastExpr* e, bool sign) {
         llvm::Type* type = e->getType();
         auto extend = [&](const llvm::SCEV* x) {
             return visit(sign ? SE.getSignExtendExpr(x, type) : SE.getZeroExtendExpr(x, type));
         };
         const llvm::SCEV* x = e->getOperand();
+        if (llvm::isa<llvm::SCEVUnknown>(x)) x = visit(x);
         if (auto* sum = llvm::dyn_cast<llvm::SCEVAddExpr>(x)) {
             llvm::SmallVector<const llvm::SCEV*, 4> terms;
             for (const llvm::SCEV* t : sum->operands()) terms.push_back(extend(t));
@@ -122,7 +159,7 @@ std::vector<Access> streaming_stores(llvm::Function& f, llvm::LoopInfo& loops, l
             if (!a) continue;
             llvm::Type* type = a->value->getType();
             const uint64_t bytes = dl.getTypeStoreSize(type);
-            if (!type->isVectorTy() || bytes < 16 || bytes > 64 || !llvm::isPowerOf2_64(bytes)) continue;
+            if (!type->isVectorTy() || bytes < 16 || !llvm::isPowerOf2_64(bytes)) continue;
             // LLVM 19's x86 lowering drops the hint on a store of converted f16 or bf16 lanes
             // (vcvtps2ph then a plain vmovaps, checked with llc-19): no branch for nothing.
             if (type->getScalarType()->isHalfTy() || type->getScalarType()->isBFloatTy()) continue;
@@ -141,27 +178,40 @@ std::vector<Access> streaming_stores(llvm::Function& f, llvm::LoopInfo& loops, l
         std::vector<bool> taken(group.size());
         for (size_t r = 0; r < group.size(); ++r) {
             if (taken[r]) continue;
+            // The run's stores as byte ranges from the first one's start; stores on paths that
+            // exclude each other (a full chunk's vector, a partial chunk's work-items) overlap.
+            std::vector<std::pair<int64_t, int64_t>> ranges;
             std::vector<size_t> run;
-            uint64_t bytes = 0;
             for (size_t j = r; j < group.size(); ++j)
-                if (!taken[j] && llvm::isa<llvm::SCEVConstant>(se.getMinusSCEV(group[j].start, group[r].start))) {
+                if (auto* d = llvm::dyn_cast<llvm::SCEVConstant>(se.getMinusSCEV(group[j].start, group[r].start));
+                    !taken[j] && d) {
                     taken[j] = true;
                     run.push_back(j);
-                    bytes += group[j].bytes;
+                    const int64_t at = d->getAPInt().getSExtValue();
+                    ranges.emplace_back(at, at + int64_t(group[j].bytes));
                 }
-            if (bytes == uint64_t(std::get<2>(key)))
+            std::sort(ranges.begin(), ranges.end());
+            int64_t end = ranges.front().first;
+            bool gap = false;
+            for (auto [from, to] : ranges) {
+                gap = gap || from > end;
+                end = std::max(end, to);
+            }
+            if (!gap && end - ranges.front().first == std::get<2>(key))
                 for (size_t j : run) stores.push_back(group[j].access);
         }
     }
     return stores;
 }
 
-// In the twin: `store` made non-temporal. A vector store needs its own size of alignment to be
-// one movntps (LLVM splits an under-aligned one into 8-byte movnti); buffers are 64-byte
-// aligned, so where LLVM only knows less the store branches on the address. A masked store
-// streams where every lane is on (the full chunks), else stays masked.
+// In the twin: `store` made non-temporal. A vector store needs its own size of alignment, up
+// to the 64 bytes of the widest register, to be movntps (LLVM writes an under-aligned one in
+// 8 or 16-byte pieces, and one wider than a register as several of 64 bytes); buffers are
+// 64-byte aligned, so where LLVM only knows less the store branches on the address. A masked
+// store streams where every lane is on (the full chunks), else stays masked.
 void make_streaming(const Access& a, llvm::MDNode* nontemporal) {
-    const uint64_t bytes = a.store->getModule()->getDataLayout().getTypeStoreSize(a.value->getType());
+    const uint64_t bytes =
+        std::min<uint64_t>(a.store->getModule()->getDataLayout().getTypeStoreSize(a.value->getType()), 64);
     if (!a.mask && a.align.value() >= bytes) {
         a.store->setMetadata(llvm::LLVMContext::MD_nontemporal, nontemporal);
         return;

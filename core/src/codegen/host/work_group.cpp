@@ -3,6 +3,7 @@
 // separate); the statements inside a region are the shared lowering's.
 #include "codegen/host/interleave.hpp"
 #include "codegen/host/lowering.hpp"
+#include "plexus/catalog.hpp"
 
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Intrinsics.h>
@@ -16,6 +17,61 @@ using llvm::BasicBlock;
 using llvm::Value;
 
 static_assert(sizeof(size_t) == 8, "the host code reads local_mem_bytes as a 64-bit size_t");
+
+namespace {
+
+// Whether evaluating the expression again gives the same value: no load (a work-item may
+// store in between), atomic, or subgroup or barrier call.
+bool pure(const Expr& e) {
+    if (e->kind == ExprKind::Load || e->kind == ExprKind::Atomic) return false;
+    if (e->kind == ExprKind::Call) {
+        const IntrinsicInfo* info = find_intrinsic(static_cast<const Call&>(*e).name);
+        if (!info || info->convergence == Convergence::Subgroup || info->convergence == Convergence::Barrier)
+            return false;
+    }
+    bool all = true;
+    for_each_child(*e, [&](const Expr& c) { all = all && pure(c); });
+    return all;
+}
+
+// A region that is a bounds guard, `i = global_id(0); if (i < n) { ... }`: Lets of pure values,
+// then one If without an else on a pure condition. Returns the If (nullptr: not one) and puts
+// the Lets in `lets`. A region that is a single block is its statements.
+const If* bounds_guard(const std::vector<const Stmt*>& stmts, std::vector<const Stmt*>& lets) {
+    std::vector<const Stmt*> list = stmts;
+    while (list.size() == 1 && *list[0] && (*list[0])->kind == StmtKind::Block) {
+        const auto& body = static_cast<const Block&>(**list[0]).body;
+        list.clear();
+        for (const Stmt& s : body) list.push_back(&s);
+    }
+    if (list.empty() || !*list.back() || (*list.back())->kind != StmtKind::If) return nullptr;
+    const auto& guard = static_cast<const If&>(**list.back());
+    if (guard.else_body || !pure(guard.cond)) return nullptr;
+    lets.clear();
+    for (size_t i = 0; i + 1 < list.size(); ++i) {
+        if (!*list[i] || (*list[i])->kind != StmtKind::Let || !pure(static_cast<const Let&>(**list[i]).init))
+            return nullptr;
+        lets.push_back(list[i]);
+    }
+    return &guard;
+}
+
+// Whether a statement list branches per work-item (a mask, once vectorized).
+bool branches(const std::vector<const Stmt*>& stmts) {
+    for (const Stmt* s : stmts)
+        if (any_nested(*s, [](const StmtNode& x) {
+                switch (x.kind) {
+                case StmtKind::If: case StmtKind::For: case StmtKind::While: case StmtKind::Match:
+                case StmtKind::Return: case StmtKind::Break: case StmtKind::Continue: case StmtKind::Native:
+                    return true;
+                default: return false;
+                }
+            }))
+            return true;
+    return false;
+}
+
+} // namespace
 
 HostLowering::HostLowering(const Kernel& k, const Options& o, const Layout& l, const Target& t,
                            llvm::Module& m)
@@ -70,40 +126,53 @@ void HostLowering::item_loops(const std::function<void()>& body, const std::vect
                                      b_.CreateZExt(y, i64), "", true, true);
             Value* row = b_.CreateMul(zy, lx, "wi.row", true, true);
             const size_t decls = next_decl_, scope = scope_.size();
-            // One work-item: the region's statements with x as the local id.
-            auto item = [&](Value* x, BasicBlock* latch) {
+            // One work-item: `what` (the region's statements) with x as the local id.
+            auto item = [&](Value* x, BasicBlock* latch, const std::function<void()>& what) {
                 Value* linear = b_.CreateAdd(row, b_.CreateZExt(x, i64), "wi", true, true);
                 Item it{{x, y, z}, linear, latch};
                 const Item* saved = item_;
                 item_ = &it;
                 rehome_region_locals();
                 loops_.push_back({nullptr, nullptr}); // no break leaves a region
-                body();
+                what();
                 loops_.pop_back();
                 item_ = saved;
             };
             // A parallel x loop from `from` to `n` (nullptr: 0); `kind`: see mark_parallel.
             auto x_loop = [&](const char* name, Value* n, Value* from, const std::function<Value*(Value*)>& id,
-                              XLoop kind) {
+                              XLoop kind, const std::function<void()>& what) {
                 BasicBlock* before = &f_->back();
                 BasicBlock* x_latch = nullptr;
                 counted_loop(n, name, [&](Value* x, BasicBlock* latch) {
-                    item(id(x), latch);
+                    item(id(x), latch, what);
                     x_latch = latch;
                 }, from);
                 mark_parallel(before, x_latch, kind, lanes);
             };
             auto same = [](Value* x) { return x; };
+            const bool vectors = stmts && lockstep_vectors(*stmts);
             if (lanes < 2 || per_item) {
-                x_loop("wi.x", local_size_[0], nullptr, same, per_item ? XLoop::Item : XLoop::Whole);
+                if (vectors) split_veto_ = true;
+                x_loop("wi.x", local_size_[0], nullptr, same, per_item ? XLoop::Item : XLoop::Whole, body);
                 return;
             }
             const unsigned shift = llvm::Log2_32(lanes);
             Value* chunks = b_.CreateLShr(local_size_[0], shift, "wi.chunks");
             const bool in_step = stmts && lockstep_fits(*stmts);
-            if (in_step && lockstep_vectors(*stmts)) f_->addFnAttr(split_vectors_attribute);
+            if (in_step && vectors) f_->addFnAttr(split_vectors_attribute);
+            std::vector<const Stmt*> lets;
+            const If* guard = vectors && !in_step && params_init_.empty() ? bounds_guard(*stmts, lets) : nullptr;
+            if (guard) split_guards_ = true;
+            else if (vectors && !in_step && branches(*stmts)) split_veto_ = true;
             counted_loop(chunks, "wi.xc", [&](Value* c, BasicBlock*) {
                 Value* first = b_.CreateShl(c, shift, "wi.first", true, true);
+                auto in_chunk = [&](Value* lane) { return b_.CreateAdd(first, lane, "wi.xl", true, true); };
+                if (guard) {
+                    guarded_chunk(*guard, lets, decls, scope, [&](const char* name, const std::function<void()>& what) {
+                        x_loop(name, b_.getInt32(lanes), nullptr, in_chunk, XLoop::Chunk, what);
+                    }, body);
+                    return;
+                }
                 if (in_step) {
                     // A region holding loops: its chunks run in lock step (lockstep.cpp).
                     const Lanes chunk{first, y, z, row, lanes};
@@ -115,14 +184,58 @@ void HostLowering::item_loops(const std::function<void()>& body, const std::vect
                     region_ = nullptr;
                     return;
                 }
-                x_loop("wi.x", b_.getInt32(lanes), nullptr,
-                       [&](Value* lane) { return b_.CreateAdd(first, lane, "wi.xl", true, true); }, XLoop::Chunk);
+                x_loop("wi.x", b_.getInt32(lanes), nullptr, in_chunk, XLoop::Chunk, body);
             });
             next_decl_ = decls;
             scope_.resize(scope);
-            x_loop("wi.xr", local_size_[0], b_.CreateShl(chunks, shift, "", true, true), same, XLoop::Rest);
+            x_loop("wi.xr", local_size_[0], b_.CreateShl(chunks, shift, "", true, true), same, XLoop::Rest, body);
         });
     });
+}
+
+// A chunk of a bounds-guarded region that computes vectors (vector_add_float4's `if (i < n)
+// c[i] = a[i] + b[i]`): LoopVectorize widens a float4 only once it is split into floats (the
+// function's split_vectors_attribute), and then each work-item's four floats are a group of
+// four interleaved accesses, which x86 vectorizes as plain wide loads and stores, but not
+// under a mask (masked interleaved groups are off for x86 in LLVM 19; gathers and scatters
+// instead: vector_add_float4 ran at 10 GB/s that way). So the chunk asks first whether the
+// guard holds for all its W work-items (a loop of the Lets and the condition, which reads no
+// memory), and if so runs the guarded statements without the If, a loop of 64-byte accesses;
+// else the region as written. Only the chunks at the end of the grid take the second way.
+// `loop(name, what)` emits a loop over the chunk's work-items running `what` for each;
+// `decls` and `scope` are where the region's declarations start, for each copy.
+void HostLowering::guarded_chunk(const If& guard, const std::vector<const Stmt*>& lets, size_t decls,
+                                 size_t scope, const std::function<void(const char*, const std::function<void()>&)>& loop,
+                                 const std::function<void()>& body) {
+    auto restart = [&] {
+        next_decl_ = decls;
+        scope_.resize(scope);
+    };
+    llvm::Type* flag = b_.getInt1Ty();
+    llvm::AllocaInst* all = entry_alloca(flag, "wi.all");
+    b_.CreateStore(b_.getTrue(), all);
+    loop("wi.xg", [&] {
+        for (const Stmt* s : lets) stmt(*s);
+        b_.CreateStore(b_.CreateAnd(b_.CreateLoad(flag, all), expr(guard.cond)), all);
+    });
+    restart();
+    BasicBlock* full = new_block("wi.full");
+    BasicBlock* partial = new_block("wi.partial");
+    b_.CreateCondBr(b_.CreateLoad(flag, all), full, partial);
+    b_.SetInsertPoint(full);
+    loop("wi.x", [&] {
+        for (const Stmt* s : lets) stmt(*s);
+        nested(guard.then_body);
+    });
+    BasicBlock* full_end = b_.GetInsertBlock();
+    restart();
+    b_.SetInsertPoint(partial);
+    loop("wi.x", body);
+    BasicBlock* joined = new_block("wi.joined");
+    b_.CreateBr(joined);
+    b_.SetInsertPoint(full_end);
+    b_.CreateBr(joined);
+    b_.SetInsertPoint(joined);
 }
 
 // The x loop's iterations are work-items between two barriers: nothing orders one work-item's
@@ -421,6 +534,9 @@ void HostLowering::run() {
         if (!params_init_.empty()) item_loops(init_params);
         group_body(k_.body, false);
     }
+    // Guarded chunks widen only with their vectors split; split, a region that computes
+    // vectors under a mask of its own (or one run per work-item) would gather instead.
+    if (split_guards_ && !split_veto_) f_->addFnAttr(split_vectors_attribute);
     if (next_region_ != layout_.item_region.size())
         internal("lowering met " + std::to_string(next_region_) + " regions, the layout " +
                  std::to_string(layout_.item_region.size()));
