@@ -157,18 +157,22 @@ codegen::Options codegen_options(const Backend& b, const DeviceInfo& d, const Co
 }
 
 // From how many bytes of buffers a launch on a Direct backend's device runs the streaming twin
-// of its kernel: the config's `streaming_stores`, else the last-level cache of the CPUs that run
-// it (the cache's bytes per CPU sharing it, times the device's threads; 32 MiB where the host
-// reports none), against the whole sizes of the launch's buffers, each once (not the bytes the
-// kernel touches, which the runtime does not know). A launch that touches more than the cache
-// streams through it anyway: the first lines it wrote are evicted before it ends, so saving
-// their reads costs no consumer a hit.
+// of its kernel: the config's `streaming_stores`, else half the last-level cache of the CPUs
+// that run it (the cache's bytes per CPU sharing it, times the device's threads; 32 MiB where
+// the host reports none), against the whole sizes of the launch's buffers, each once (not the
+// bytes the kernel touches, which the runtime does not know). A launch that touches more than
+// the cache streams through it anyway: the first lines it wrote are evicted before it ends, so
+// saving their reads costs no consumer a hit. Half, because the launch shares the cache (with
+// the rest of the process, and on a VM with its neighbours): vector_add_float4 launched again
+// and again streamed faster from 18 MiB of buffers on the Zen 4 (32 MiB L3; plain stores
+// faster at 12 MiB) and from 150 MiB on the 16-core Xeon (300 MiB reported; plain faster at
+// 75 MiB), docs/benchmarks.md.
 uint64_t streaming_bytes(const Backend& b, const DeviceInfo& d, const Config& config) {
     if (auto it = config.backends.find(b.name()); it != config.backends.end() && it->second.streaming_stores)
         return *it->second.streaming_stores;
     static const detail::CacheShare llc = detail::last_level_cache();
     if (llc.cpus == 0) return uint64_t(32) << 20;
-    return llc.bytes / llc.cpus * std::max(1u, d.compute_units);
+    return llc.bytes / llc.cpus * std::max(1u, d.compute_units) / 2;
 }
 
 // The language plexus generates for a JIT backend: its first accepted language that plexus
