@@ -4,6 +4,7 @@
 #include "codegen/host/host.hpp"
 #include "codegen/host/interleave.hpp"
 #include "codegen/host/streaming.hpp"
+#include "codegen/host/widen.hpp"
 #include "codegen/host/lower.hpp"
 
 #include "plexus/error.hpp"
@@ -174,6 +175,7 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, const host::Target& targ
     });
     const bool x86 = tm.getTargetTriple().isX86();
     pb.registerOptimizerLastEPCallback([x86](llvm::ModulePassManager& mpm, llvm::OptimizationLevel) {
+        mpm.addPass(llvm::createModuleToFunctionPassAdaptor(host::WidenIndices()));
         mpm.addPass(llvm::createModuleToFunctionPassAdaptor(host::InterleaveChains()));
         if (x86) mpm.addPass(host::StreamingStores());
     });
