@@ -202,8 +202,7 @@ template <class T> void check_division_extremes(const std::vector<T>& values) {
         run(*hk, k, {a.data(), b.data(), q.data(), r.data()}, grid1(n, 64));
         for (size_t i = 0; i < n; ++i) {
             INFO(ir::to_string(S) << " a=" << a[i] << " b=" << b[i]);
-            const T want_q = std::is_signed_v<T> && a[i] == std::numeric_limits<T>::min() && b[i] == T(-1) ? a[i] : T(a[i] / b[i]);
-            CHECK(q[i] == want_q);
+            CHECK(q[i] == T(a[i] / b[i]));
             CHECK(r[i] == T(a[i] % b[i]));
         }
     }

@@ -60,6 +60,18 @@ ir::Kernel strided_sum() {
                    store("out", var("g"), var("acc"))});
 }
 
+// Per work-item: `trips` times acc += in[i64(v) + 1], v += s (v an i32 that may wrap: the
+// index is an i64 sum, in bounds whatever v did). LLVM addresses it as (in + 1)[sext v].
+ir::Kernel offset_i64() {
+    const Scalar I = Scalar::I32;
+    return kernel("offset_i64", {buf("in", I), buf("out", I, ir::Access::Write), scalar("n", I), scalar("s", I), scalar("v0", I)},
+                  {let("g", gid()), let("v", var("v0")), let("t", ci(0)), let("acc", ci(0)),
+                   while_(lt(var("t"), var("n")),
+                          block({assign("acc", add(var("acc"), load("in", I, add(cast(Scalar::I64, var("v")), ci(1, Scalar::I64))))),
+                                 assign("v", add(var("v"), var("s"))), assign("t", add(var("t"), ci(1)))})),
+                   store("out", var("g"), var("acc"))});
+}
+
 } // namespace
 
 TEST_CASE("WidenIndices: warp_reduce's and a strided loop's accesses take 64-bit inductions") {
@@ -72,6 +84,12 @@ TEST_CASE("WidenIndices: warp_reduce's and a strided loop's accesses take 64-bit
     const KernelLoops strided = kernel_loops(strided_sum());
     CHECK(strided.loads >= 3);
     CHECK(strided.sexts == 0);
+    // No access at exactly in[sext v], only at (in + 1)[sext v]: a negative v says nothing
+    // there (with more than 2^31 elements, v wrapping to INT_MAX reads in[2^31]), so v stays
+    // an i32 extended on each trip.
+    const KernelLoops offset = kernel_loops(offset_i64());
+    CHECK(offset.loads >= 1);
+    CHECK(offset.sexts >= 1);
 }
 
 TEST_CASE("WidenIndices: loops with steps of either sign or none, every result exact at each width") {

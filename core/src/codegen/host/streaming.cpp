@@ -16,9 +16,10 @@
 // at least 16 bytes, a power of two, into a buffer (a pointer the function loads from its
 // HostArgs table), at an address that advances by a constant step in its loop, and the loop's
 // stores into that buffer with that step whose starts are a constant apart cover the step
-// exactly (one contiguous run, however LLVM unrolled or interleaved it, where stores on paths
-// that exclude each other may overlap; each of vector_add's four outputs a group apart is a
-// run of its own). Partial lines would cost a read at the
+// exactly (one contiguous run, however LLVM unrolled or interleaved it; stores may overlap,
+// as a full chunk's vector and a partial chunk's work-items do on paths that exclude each
+// other, which changes only how they are written; each of vector_add's four outputs a group
+// apart is a run of its own). Partial lines would cost a read at the
 // memory controller instead; scattered stores keep the cache. Not f16 or bf16 vectors, whose
 // hint LLVM 19's x86 lowering drops.
 //
@@ -29,6 +30,7 @@
 // a fence (work-groups that talk to each other during the launch) gets no twin: a locked
 // instruction is not guaranteed to order non-temporal stores.
 #include "codegen/host/streaming.hpp"
+#include "codegen/host/buffers.hpp"
 
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ScalarEvolution.h>
@@ -50,15 +52,6 @@
 
 namespace plexus::codegen::host {
 namespace {
-
-// A buffer's elements: a pointer loaded from the HostArgs table, which the function loads
-// from its `user` argument.
-bool is_buffer(const llvm::Value* base, const llvm::Function& f) {
-    auto* elements = llvm::dyn_cast<llvm::LoadInst>(base);
-    if (!elements) return false;
-    auto* table = llvm::dyn_cast<llvm::LoadInst>(llvm::getUnderlyingObject(elements->getPointerOperand()));
-    return table && table->getPointerOperand() == f.getArg(1);
-}
 
 // An address with each index's sign or zero extension taken inside its sums and recurrences:
 // sext(a + b) as sext a + sext b, sext({a,+,s}) as {sext a,+,sext s}. Work-item indices are
@@ -178,8 +171,8 @@ std::vector<Access> streaming_stores(llvm::Function& f, llvm::LoopInfo& loops, l
         std::vector<bool> taken(group.size());
         for (size_t r = 0; r < group.size(); ++r) {
             if (taken[r]) continue;
-            // The run's stores as byte ranges from the first one's start; stores on paths that
-            // exclude each other (a full chunk's vector, a partial chunk's work-items) overlap.
+            // The run's stores as byte ranges from the first one's start; they may overlap (a
+            // full chunk's vector and a partial chunk's work-items, on exclusive paths).
             std::vector<std::pair<int64_t, int64_t>> ranges;
             std::vector<size_t> run;
             for (size_t j = r; j < group.size(); ++j)
@@ -206,7 +199,7 @@ std::vector<Access> streaming_stores(llvm::Function& f, llvm::LoopInfo& loops, l
 
 // In the twin: `store` made non-temporal. A vector store needs its own size of alignment, up
 // to the 64 bytes of the widest register, to be movntps (LLVM writes an under-aligned one in
-// 8 or 16-byte pieces, and one wider than a register as several of 64 bytes); buffers are
+// 8 or 16-byte pieces, and one wider than a register in register-wide pieces); buffers are
 // 64-byte aligned, so where LLVM only knows less the store branches on the address. A masked
 // store streams where every lane is on (the full chunks), else stays masked.
 void make_streaming(const Access& a, llvm::MDNode* nontemporal) {

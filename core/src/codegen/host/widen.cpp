@@ -5,8 +5,9 @@
 // in + 16 * sext(i): on each trip an add, a sign extension and a shift per access (warp_reduce's
 // loop on a CPU: 12 instructions per 32 bytes). SCEV cannot widen i, since i may wrap. But an
 // access outside a buffer or array, a negative index included, is undefined, and that decides
-// it: let D be a load or store whose address is exactly x[sext(V)], V an affine recurrence
-// {S, +, X} of loop L (i32, X invariant), D on every trip (its block dominates the latch).
+// it: let D be a load or store whose address is exactly x[sext(V)], x a buffer's first
+// element, V an affine recurrence {S, +, X} of loop L (i32, X invariant), D on every trip (its
+// block dominates the latch).
 // If V first wraps at trip m, then either X > 0 and V_m is negative, and D reads x[V_m] on trip
 // m if trip m gets that far; or X < 0 and V_{m-1} was already negative (it is below
 // -2^31 - X <= -1), and trip m - 1, which completed, read x[V_{m-1}]. So wherever D has run in
@@ -14,8 +15,12 @@
 // {sext S, +, sext X}, or the program read outside the buffer: every use of sext(V) that D
 // dominates may take the 64-bit recurrence instead (loop strength reduction then keeps a
 // pointer per access). Uses D does not dominate keep sext(V): on the trip where V wraps they
-// may run without D (x[V + 1] with V = -1 is element 0).
+// may run without D (x[V + 2] with V = -2 is element 0). The base must be the buffer's own
+// start: LLVM moves constant offsets into it (x[V + 1] as (x + 1)[V]) and splits an i64 index
+// into base and sext (x[i64(V) + b] as (x + b)[sext V]), and there a negative V is no
+// evidence of anything: an i64 index may be in bounds however V wrapped.
 #include "codegen/host/widen.hpp"
+#include "codegen/host/buffers.hpp"
 
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ScalarEvolution.h>
@@ -39,7 +44,7 @@ llvm::SExtInst* direct_index(llvm::Instruction& d, const llvm::Loop& loop, llvm:
     if (auto* load = llvm::dyn_cast<llvm::LoadInst>(&d); load && load->isSimple()) address = load->getPointerOperand();
     else if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&d); store && store->isSimple()) address = store->getPointerOperand();
     auto* gep = llvm::dyn_cast_or_null<llvm::GetElementPtrInst>(address);
-    if (!gep || gep->getNumIndices() != 1 || !loop.isLoopInvariant(gep->getPointerOperand())) return nullptr;
+    if (!gep || gep->getNumIndices() != 1 || !is_buffer(gep->getPointerOperand(), *d.getFunction())) return nullptr;
     auto* index = llvm::dyn_cast<llvm::SExtInst>(gep->getOperand(1));
     if (!index || !index->getSrcTy()->isIntegerTy(32) || !index->getDestTy()->isIntegerTy(64)) return nullptr;
     auto* rec = llvm::dyn_cast<llvm::SCEVAddRecExpr>(se.getSCEV(index->getOperand(0)));
@@ -81,7 +86,8 @@ llvm::PreservedAnalyses WidenIndices::run(llvm::Function& f, llvm::FunctionAnaly
             if (!llvm::InsertPreheaderForLoop(w.loop, &dt, &loops, nullptr, false)) continue;
             se.forgetLoop(w.loop);
         }
-        auto* rec = llvm::cast<llvm::SCEVAddRecExpr>(se.getSCEV(w.index->getOperand(0)));
+        auto* rec = llvm::dyn_cast<llvm::SCEVAddRecExpr>(se.getSCEV(w.index->getOperand(0)));
+        if (!rec || rec->getLoop() != w.loop) continue;
         llvm::Type* i64 = w.index->getType();
         const llvm::SCEV* wide = se.getAddRecExpr(se.getSignExtendExpr(rec->getStart(), i64),
                                                   se.getSignExtendExpr(rec->getStepRecurrence(se), i64), w.loop,

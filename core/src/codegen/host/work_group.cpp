@@ -201,7 +201,8 @@ void HostLowering::item_loops(const std::function<void()>& body, const std::vect
 // instead: vector_add_float4 ran at 10 GB/s that way). So the chunk asks first whether the
 // guard holds for all its W work-items (a loop of the Lets and the condition, which reads no
 // memory), and if so runs the guarded statements without the If, a loop of 64-byte accesses;
-// else the region as written. Only the chunks at the end of the grid take the second way.
+// else the region as written. With a bounds check (`i < n`), only the chunks at the end of
+// the grid take the second way.
 // `loop(name, what)` emits a loop over the chunk's work-items running `what` for each;
 // `decls` and `scope` are where the region's declarations start, for each copy.
 void HostLowering::guarded_chunk(const If& guard, const std::vector<const Stmt*>& lets, size_t decls,
