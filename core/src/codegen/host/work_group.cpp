@@ -3,7 +3,6 @@
 // separate); the statements inside a region are the shared lowering's.
 #include "codegen/host/interleave.hpp"
 #include "codegen/host/lowering.hpp"
-#include "plexus/catalog.hpp"
 
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Intrinsics.h>
@@ -20,15 +19,12 @@ static_assert(sizeof(size_t) == 8, "the host code reads local_mem_bytes as a 64-
 
 namespace {
 
-// Whether evaluating the expression again gives the same value: no load (a work-item may
-// store in between), atomic, or subgroup or barrier call.
+// Whether evaluating the expression again gives the same value, by the rule the Layout's
+// Recompute variables follow: no load (a work-item may store in between), atomic, or call but
+// the index ones.
 bool pure(const Expr& e) {
     if (e->kind == ExprKind::Load || e->kind == ExprKind::Atomic) return false;
-    if (e->kind == ExprKind::Call) {
-        const IntrinsicInfo* info = find_intrinsic(static_cast<const Call&>(*e).name);
-        if (!info || info->convergence == Convergence::Subgroup || info->convergence == Convergence::Barrier)
-            return false;
-    }
+    if (e->kind == ExprKind::Call && !is_index_call(static_cast<const Call&>(*e).name)) return false;
     bool all = true;
     for_each_child(*e, [&](const Expr& c) { all = all && pure(c); });
     return all;
