@@ -287,9 +287,9 @@ TEST_CASE("Runtimes made on several threads at once share one initialization") {
     CHECK(lines.back() == "shutdown");
 }
 
-TEST_CASE("independent plugins initialize at once; the report keeps discovery order") {
-    // Each fake's init waits for the other's to start (fake_meet.c): one after another, the
-    // first would give up and fail.
+TEST_CASE("plugin inits run one after another in a process; the report keeps discovery order") {
+    // Each fake's init fails if the other's runs meanwhile (fake_meet.c): two plugins may sit
+    // on one vendor library, whose start-up need not be safe from two threads.
     TempDir t;
     abi::Markers marks;
     t.add("one", "meet_b");

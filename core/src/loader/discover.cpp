@@ -7,7 +7,6 @@
 #include <set>
 #include <sstream>
 #include <system_error>
-#include <thread>
 
 #include "config/env.hpp"
 #include "config/log.hpp"
@@ -96,38 +95,6 @@ public:
         for (size_t i = 0; i < requests.size(); ++i) verdicts_[requests[i].path] = std::move(verdicts[i]);
     }
 
-    // Opens at once, one thread each, the libraries handle() is going to open, so that start-up
-    // waits for the slowest plugin's init rather than for the sum of them; handle() then takes
-    // the results in item order, so the report and the first-wins rule are those of opening
-    // one after another. A later manifest of a name already asked for is left to handle().
-    // (A plugin that turns out to be a duplicate under another name is opened, then released
-    // unused.)
-    void open_ahead(const std::vector<Item>& items) {
-        std::vector<std::pair<std::string, std::string>> jobs; // library path, configured name
-        std::set<std::string> names;
-        for (const Item& it : items) {
-            auto lib = library_to_open(it);
-            if (!lib) continue;
-            std::error_code ec;
-            if (it.manifest && (!fs::exists(lib->first, ec) || names.count(lib->second) != 0)) continue;
-            names.insert(lib->second);
-            jobs.push_back(std::move(*lib));
-        }
-        if (jobs.size() < 2) return;
-        std::vector<OpenResult> results(jobs.size());
-        std::vector<std::thread> threads;
-        for (size_t i = 0; i < jobs.size(); ++i) {
-            auto job = [this, &jobs, &results, i] { results[i] = open(jobs[i].first, jobs[i].second); };
-            try {
-                threads.emplace_back(job);
-            } catch (const std::system_error&) {
-                job(); // no thread to be had: this one in line
-            }
-        }
-        for (std::thread& t : threads) t.join();
-        for (size_t i = 0; i < jobs.size(); ++i) opened_.emplace(jobs[i].first, std::move(results[i]));
-    }
-
     void handle(const Item& it) {
         if (it.manifest) return from_manifest(*it.manifest);
         const std::string& f = it.dropin;
@@ -193,11 +160,6 @@ private:
 
     // A plugin that crashed or hung in its validation child is not opened here.
     OpenResult open(const std::string& path, const std::string& name) {
-        if (auto ahead = opened_.find(path); ahead != opened_.end()) {
-            OpenResult r = std::move(ahead->second);
-            opened_.erase(ahead);
-            return r;
-        }
         if (auto v = verdicts_.find(path); v != verdicts_.end() && v->second.refused()) {
             OpenResult r;
             r.outcome = v->second.result == VerdictResult::TimedOut ? LoadOutcome::TimedOut : LoadOutcome::Crashed;
@@ -206,7 +168,6 @@ private:
             r.signal = v->second.signal;
             return r;
         }
-        // A track each: the loads run at once (open_ahead).
         const std::string file = fs::path(path).filename().string();
         TraceSpan span(trace_, "plugins: " + file, "load " + file, "load");
         OpenResult r = open_plugin(path, options_for(name));
@@ -310,7 +271,6 @@ private:
     Trace* trace_;
     std::map<std::string, Verdict> verdicts_;   // library path -> its validation
     std::map<std::string, std::string> loaded_; // name -> path of the plugin that won
-    std::map<std::string, OpenResult> opened_;  // library path -> what open_ahead got
     LoadResult result_;
 };
 
@@ -350,8 +310,13 @@ LoadResult load_plugins(const Config& config, Trace* trace) {
         std::vector<Item> found = discovery.list(dir);
         items.insert(items.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
     }
+    // Validation children run at once (separate processes cannot disturb each other), but the
+    // inits in this process run one after another, in discovery order: two plugins may be
+    // built over the same vendor library (two OpenCL plugins over one ICD, a CUDA and an
+    // OpenCL plugin over one driver), and such a library's start-up is not safe to run from
+    // two threads at once (PoCL 3.1 crashed in clGetDeviceInfo that way; docs/architecture.md,
+    // "Start-up").
     discovery.validate(items);
-    discovery.open_ahead(items);
     for (const Item& it : items) discovery.handle(it);
     return discovery.result();
 }
