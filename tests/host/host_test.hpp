@@ -2,7 +2,10 @@
 // runner that calls a work-group function for every group of a launch, as a Direct plugin would.
 #pragma once
 
-#include "codegen/host/host.hpp"
+#include "codegen/host/analysis/item_mode.hpp"
+#include "codegen/host/analysis/layout.hpp"
+#include "codegen/host/analysis/schedule.hpp"
+#include "codegen/host/jit/host_kernel.hpp"
 #include "plexus/codegen.hpp"
 #include "plexus/ir.hpp"
 

@@ -1,10 +1,10 @@
-// InterleaveChains (core/src/codegen/host/interleave.cpp): the order it gives the blocks of a
+// InterleaveChains (core/src/codegen/host/passes/interleave.cpp): the order it gives the blocks of a
 // loop run one work-item at a time, on small hand-written functions, and what it does to
 // matmul_tiled's step on AVX2 (the case it was written for).
 #include "host_test.hpp"
 #include "kernels.hpp"
 
-#include "codegen/host/interleave.hpp"
+#include "codegen/host/passes/interleave.hpp"
 
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/AsmParser/Parser.h>

@@ -1,4 +1,4 @@
-// Regions whose For loops run W work-items in lock step (codegen/host/lockstep.cpp): trip
+// Regions whose For loops run W work-items in lock step (codegen/host/lower/lockstep.cpp): trip
 // counts that differ per work-item, loops nested in branches that differ per work-item, a loop
 // whose step differs per work-item (its variable then lives in a lane frame), branches and
 // loops on values every lane shares, and local sizes that leave a partial chunk, at 512, 256

@@ -1,4 +1,4 @@
-// Streaming twins (codegen/host/streaming.cpp): which work-group functions get one, that its
+// Streaming twins (codegen/host/passes/streaming.cpp): which work-group functions get one, that its
 // contiguous vector stores into buffers are non-temporal and it ends in sfence, and that it
 // computes every element exactly as the plain function does, at each vector width.
 #include "host_test.hpp"

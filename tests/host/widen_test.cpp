@@ -1,4 +1,4 @@
-// WidenIndices (core/src/codegen/host/widen.cpp): a work-item's own loops address buffers
+// WidenIndices (core/src/codegen/host/passes/widen.cpp): a work-item's own loops address buffers
 // with 64-bit inductions where an access at the index runs on every trip, and compute exactly
 // what they did, with steps of either sign or none, offsets before and after the index.
 #include "host_test.hpp"

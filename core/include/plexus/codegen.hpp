@@ -85,7 +85,7 @@ public:
     // The same function with the contiguous vector stores of its loops into buffers made
     // non-temporal (streaming: no read of each written line first, and the output not left in
     // the cache), ending in a store fence; nullptr where it has no such store, has atomics or
-    // fences, or the target is not x86-64 (codegen/host/streaming.cpp).
+    // fences, or the target is not x86-64 (codegen/host/passes/streaming.cpp).
     virtual plx_workgroup_fn streaming_function() const = 0;
     // The optimized LLVM IR of the module, for reading (as plexus codegen --lang llvm-host
     // --optimized prints it).

@@ -67,7 +67,7 @@ public:
         // loads on sm_90 only; later GPUs get sm_90 PTX and the mma.sync path).
         const bool warpgroup = kernel.has_warpgroup();
         const bool sm90 = options.arch == "sm_90" || options.arch == "sm_90a";
-        ptx::Target& target = ptx::Target::get(warpgroup && sm90 ? std::string("sm_90a") : options.arch);
+        ptx::PtxTarget& target = ptx::PtxTarget::get(warpgroup && sm90 ? std::string("sm_90a") : options.arch);
         const ptx::Libdevice& lib = ptx::libdevice();
         watch.lap(options.phases ? &options.phases->setup : nullptr);
         if (!lib.error.empty()) throw Error(ErrorCode::InvalidConfig, lib.error);

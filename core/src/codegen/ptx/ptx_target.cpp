@@ -179,7 +179,7 @@ Libdevice find_libdevice() {
 
 } // namespace
 
-Target::Target(std::string cpu, std::string features)
+PtxTarget::PtxTarget(std::string cpu, std::string features)
     : cpu_(std::move(cpu)), features_(std::move(features)) {
     initialize_nvptx();
     std::string error;
@@ -196,25 +196,25 @@ Target::Target(std::string cpu, std::string features)
                                              cpu_ + " " + features_);
 }
 
-Target::~Target() = default;
+PtxTarget::~PtxTarget() = default;
 
-Target& Target::get(const std::string& arch) {
+PtxTarget& PtxTarget::get(const std::string& arch) {
     ArchPtx resolved = resolve_arch(arch);
     static std::mutex mutex;
-    static std::map<std::string, std::unique_ptr<Target>> targets;
+    static std::map<std::string, std::unique_ptr<PtxTarget>> targets;
     std::lock_guard lock(mutex);
     auto& slot = targets[resolved.cpu];
     if (!slot)
-        slot = std::make_unique<Target>(resolved.cpu, "+ptx" + std::to_string(resolved.ptx));
+        slot = std::make_unique<PtxTarget>(resolved.cpu, "+ptx" + std::to_string(resolved.ptx));
     return *slot;
 }
 
-llvm::DataLayout Target::data_layout() const { return machine_->createDataLayout(); }
+llvm::DataLayout PtxTarget::data_layout() const { return machine_->createDataLayout(); }
 
-int Target::sm() const { return std::stoi(cpu_.substr(3)); } // "sm_90a": stoi stops at the 'a'
+int PtxTarget::sm() const { return std::stoi(cpu_.substr(3)); } // "sm_90a": stoi stops at the 'a'
 
 
-std::string Target::optimize_and_emit(llvm::Module& module, const std::string& kernel_name,
+std::string PtxTarget::optimize_and_emit(llvm::Module& module, const std::string& kernel_name,
                                       codegen::Phases* phases) {
     std::lock_guard lock(mutex_);
     codegen::Stopwatch watch;

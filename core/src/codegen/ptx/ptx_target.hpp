@@ -22,10 +22,10 @@ inline constexpr const char* nvptx_triple = "nvptx64-nvidia-cuda";
 
 // One NVPTX TargetMachine per architecture, made once per process and kept. A TargetMachine
 // caches subtargets without locking, so optimize_and_emit holds the target's mutex.
-class Target {
+class PtxTarget {
 public:
     // "" picks sm_80. Throws InvalidArgument for an architecture that is not "sm_NN[a]".
-    static Target& get(const std::string& arch);
+    static PtxTarget& get(const std::string& arch);
 
     const std::string& cpu() const { return cpu_; }         // "sm_90"
     int sm() const;                                           // 90
@@ -38,8 +38,8 @@ public:
     std::string optimize_and_emit(llvm::Module& module, const std::string& kernel_name,
                                   codegen::Phases* phases = nullptr);
 
-    Target(std::string cpu, std::string features);
-    ~Target();
+    PtxTarget(std::string cpu, std::string features);
+    ~PtxTarget();
 
 private:
     std::string cpu_, features_;

@@ -1,5 +1,5 @@
 // compile_host for a plexus built without LLVM: host code generation is not available.
-#include "codegen/host/host.hpp"
+#include "codegen/host/jit/host_kernel.hpp"
 #include "plexus/error.hpp"
 
 namespace plexus::codegen {

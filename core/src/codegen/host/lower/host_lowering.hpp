@@ -4,7 +4,7 @@
 // structure, hooks.cpp holds the hooks.
 #pragma once
 
-#include "codegen/host/lower.hpp"
+#include "codegen/host/lower/work_group.hpp"
 #include "codegen/llvm/lowering.hpp"
 
 #include <functional>
@@ -18,7 +18,7 @@ namespace plexus::codegen::host {
 
 class HostLowering final : public LlvmLowering {
 public:
-    HostLowering(const ir::Kernel& k, const Options& o, const Layout& l, const Target& t,
+    HostLowering(const ir::Kernel& k, const Options& o, const Layout& l, const HostTarget& t,
                  llvm::Module& m);
     void run();
 
@@ -42,7 +42,7 @@ private:
     };
 
     const Layout& layout_;
-    const Target& target_;
+    const HostTarget& target_;
     // Per declaration, in Layout order (its index is the variable's id): where it lives.
     // variables_[id].home is the alloca, the per-item array, or the value itself.
     std::vector<Storage> storage_;

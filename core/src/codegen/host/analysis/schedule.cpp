@@ -1,7 +1,8 @@
-// The order of a block's straight-line statements for a CPU (host.hpp, schedule_by_output):
+// The order of a block's straight-line statements for a CPU (schedule.hpp, schedule_by_output):
 // runs of Lets and Assigns reordered so that a few outputs at a time are computed from start to
 // finish, which keeps the values live at once within the vector registers.
-#include "codegen/host/host.hpp"
+#include "codegen/host/analysis/schedule.hpp"
+#include "codegen/host/analysis/layout.hpp"
 #include "ir/rewrite.hpp"
 
 #include <algorithm>

@@ -1,7 +1,8 @@
 // The layout of a work-group function, decided on the IR alone (no LLVM needed): which
 // statements are group control, which variables need one copy per work-item, where the shared
 // arrays and those copies sit in group-local memory.
-#include "codegen/host/host.hpp"
+#include "codegen/host/analysis/layout.hpp"
+#include "codegen/host/analysis/item_mode.hpp"
 #include "codegen/llvm/memory_form.hpp"
 
 #include "plexus/error.hpp"

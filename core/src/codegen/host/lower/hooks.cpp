@@ -2,7 +2,7 @@
 // puts them, the indices of the work-item being lowered, libm for math, division that never
 // traps, barriers, fences and returns of work-items that all run on one thread, and subgroups
 // of one work-item.
-#include "codegen/host/lowering.hpp"
+#include "codegen/host/lower/host_lowering.hpp"
 
 #include <llvm/IR/Intrinsics.h>
 #include <set>

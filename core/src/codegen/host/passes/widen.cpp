@@ -19,8 +19,8 @@
 // start: LLVM moves constant offsets into it (x[V + 1] as (x + 1)[V]) and splits an i64 index
 // into base and sext (x[i64(V) + b] as (x + b)[sext V]), and there a negative V is no
 // evidence of anything: an i64 index may be in bounds however V wrapped.
-#include "codegen/host/widen.hpp"
-#include "codegen/host/buffers.hpp"
+#include "codegen/host/passes/widen.hpp"
+#include "codegen/host/passes/buffers.hpp"
 
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ScalarEvolution.h>

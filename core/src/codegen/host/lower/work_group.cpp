@@ -1,8 +1,8 @@
 // The work-group function's structure: the prologue that reads the launch context, the loops
 // over work-items, and group control (once per group, around the regions that barriers
 // separate); the statements inside a region are the shared lowering's.
-#include "codegen/host/interleave.hpp"
-#include "codegen/host/lowering.hpp"
+#include "codegen/host/lower/host_lowering.hpp"
+#include "codegen/host/passes/interleave.hpp"
 
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Intrinsics.h>
@@ -69,7 +69,7 @@ bool branches(const std::vector<const Stmt*>& stmts) {
 
 } // namespace
 
-HostLowering::HostLowering(const Kernel& k, const Options& o, const Layout& l, const Target& t,
+HostLowering::HostLowering(const Kernel& k, const Options& o, const Layout& l, const HostTarget& t,
                            llvm::Module& m)
     : LlvmLowering(k, o, m, "host code generation"), layout_(l), target_(t) {}
 
@@ -552,7 +552,7 @@ void HostLowering::run() {
 }
 
 std::unique_ptr<llvm::Module> lower(const Kernel& kernel, const Options& options,
-                                    const Layout& layout, const Target& target,
+                                    const Layout& layout, const HostTarget& target,
                                     llvm::LLVMContext& context) {
     auto module = std::make_unique<llvm::Module>("plexus." + kernel.name, context);
     module->setTargetTriple(target.triple);

@@ -1,7 +1,8 @@
 // Which regions run one work-item at a time so that LLVM's SLP vectorizer makes vectors of a
-// work-item's own straight-line code (host.hpp, per_item_region). Decided on the IR alone, from
+// work-item's own straight-line code (item_mode.hpp, per_item_region). Decided on the IR alone, from
 // how each access's index moves from one lane of a chunk of W work-items to the next.
-#include "codegen/host/host.hpp"
+#include "codegen/host/analysis/item_mode.hpp"
+#include "codegen/host/analysis/layout.hpp"
 
 #include <cstdlib>
 #include <map>

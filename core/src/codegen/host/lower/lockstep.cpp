@@ -7,7 +7,7 @@
 // that after vectorization LLVM forwards them from one lane loop to the next as vector values.
 // This is how a per-work-item loop is vectorized across work-items (ISPC's and whole-function
 // vectorizers' technique), with LLVM's own LoopVectorize doing the widening.
-#include "codegen/host/lowering.hpp"
+#include "codegen/host/lower/host_lowering.hpp"
 
 #include <algorithm>
 

@@ -1,11 +1,13 @@
 // compile_host: lowers a kernel for the host CPU, optimizes it at O3 with the host's target
 // info (so the work-item loops vectorize), emits an object file and links it with ORC LLJIT;
 // load_host_object links one read back from the disk cache.
-#include "codegen/host/host.hpp"
-#include "codegen/host/interleave.hpp"
-#include "codegen/host/streaming.hpp"
-#include "codegen/host/widen.hpp"
-#include "codegen/host/lower.hpp"
+#include "codegen/host/jit/host_kernel.hpp"
+#include "codegen/host/analysis/layout.hpp"
+#include "codegen/host/analysis/schedule.hpp"
+#include "codegen/host/lower/work_group.hpp"
+#include "codegen/host/passes/interleave.hpp"
+#include "codegen/host/passes/streaming.hpp"
+#include "codegen/host/passes/widen.hpp"
 
 #include "plexus/error.hpp"
 
@@ -151,7 +153,7 @@ struct SplitVectors : llvm::PassInfoMixin<SplitVectors> {
     }
 };
 
-void optimize(llvm::Module& m, llvm::TargetMachine& tm, const host::Target& target) {
+void optimize(llvm::Module& m, llvm::TargetMachine& tm, const host::HostTarget& target) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
@@ -202,7 +204,7 @@ namespace {
 struct Machine {
     llvm::orc::JITTargetMachineBuilder jtmb;
     std::unique_ptr<llvm::TargetMachine> tm;
-    host::Target target;
+    host::HostTarget target;
 };
 
 // A CPU or feature name LLVM does not know would only be warned about on stderr and ignored:
@@ -258,7 +260,7 @@ Machine machine(const ir::Kernel& kernel, const Options& options, const std::vec
     // The subtarget resolves the feature list: a later "-f16c" wins, and turns off what
     // implies it.
     const llvm::MCSubtargetInfo& sub = *tm->getMCSubtargetInfo();
-    host::Target target{tm->getTargetTriple().str(), jtmb.getCPU(), jtmb.getFeatures().getString(),
+    host::HostTarget target{tm->getTargetTriple().str(), jtmb.getCPU(), jtmb.getFeatures().getString(),
                         tm->createDataLayout(), sub.checkFeatures("+f16c")};
     // LLVM's x86 CPU models prefer 256-bit vectors on every AVX-512 CPU but Zen 4 (512-bit
     // instructions lowered the clock of the first Xeons that had them); a work-item loop is
@@ -364,7 +366,7 @@ struct HostForm {
     ir::Kernel kernel;
     host::Layout layout;
 };
-static HostForm lowered(const ir::Kernel& written, const host::Target& target) {
+static HostForm lowered(const ir::Kernel& written, const host::HostTarget& target) {
     ir::Kernel kernel = host::schedule_by_output(ir::lower_async_copy(ir::lower_matrix(written)),
                                                  target.vector_registers, target.lanes(),
                                                  target.full_rate_lanes());
@@ -373,7 +375,7 @@ static HostForm lowered(const ir::Kernel& written, const host::Target& target) {
 }
 // Validates the kernel as written first: the lowerings rely on the validator's guarantees
 // (declared names, uniform barriers).
-static HostForm host_form(const ir::Kernel& written, const host::Target& target) {
+static HostForm host_form(const ir::Kernel& written, const host::HostTarget& target) {
     ir::validate(written);
     return lowered(written, target);
 }
@@ -403,7 +405,7 @@ std::unique_ptr<HostKernel> load_host_object(const ir::Kernel& written, const Op
 }
 
 // The machine of the options alone, for what does not depend on a kernel.
-static host::Target target_only(const Options& options) {
+static host::HostTarget target_only(const Options& options) {
     static const ir::Kernel none = [] {
         ir::Kernel k;
         k.name = "target";
@@ -416,7 +418,7 @@ unsigned host::vector_bits(const Options& options) { return target_only(options)
 unsigned host::full_rate_bits(const Options& options) { return target_only(options).full_rate_bits; }
 
 std::string host_target_id(const Options& options) {
-    host::Target t = target_only(options);
+    host::HostTarget t = target_only(options);
     return t.triple + " " + t.cpu + " " + t.features + (t.libmvec ? " libmvec" : "") + " llvm-" LLVM_VERSION_STRING;
 }
 

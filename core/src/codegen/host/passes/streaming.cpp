@@ -29,8 +29,8 @@
 // core), and the work-items of a group run on one core. A function with an atomic operation or
 // a fence (work-groups that talk to each other during the launch) gets no twin: a locked
 // instruction is not guaranteed to order non-temporal stores.
-#include "codegen/host/streaming.hpp"
-#include "codegen/host/buffers.hpp"
+#include "codegen/host/passes/streaming.hpp"
+#include "codegen/host/passes/buffers.hpp"
 
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ScalarEvolution.h>

@@ -1,13 +1,11 @@
-// Host code for Direct backends: how a kernel's work-group function is laid out (which statements
-// run once per group, where each variable lives) and the group-local memory rule for the runtime.
+// The layout of a work-group function, decided on the IR alone (layout.cpp): which statements
+// are group control, where each variable lives, and the group-local memory rule for the runtime.
 #pragma once
 
-#include "plexus/codegen.hpp"
 #include "plexus/ir.hpp"
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -96,50 +94,13 @@ struct Layout {
 
 // `lanes`: the W of the chunks the work-item loops run in (the target's vector bits / 32);
 // below 2, no region runs per work-item. `full_rate_lanes`: the lanes of the widest vector
-// the CPU computes at full rate (Target::full_rate_bits / 32; 0: `lanes`).
+// the CPU computes at full rate (HostTarget::full_rate_bits / 32; 0: `lanes`).
 Layout analyze(const ir::Kernel& kernel, unsigned lanes = 0, unsigned full_rate_lanes = 0);
 
 // The statements of the regions of `kernel` that run per work-item (Layout::item_region) for
 // chunks of `lanes` work-items, as the nodes of their blocks' bodies.
 std::set<const ir::StmtNode*> per_item_statements(const ir::Kernel& kernel, unsigned lanes,
                                                   unsigned full_rate_lanes = 0);
-
-// What a name outside a region is to per_item_region: the same in every work-item (a scalar
-// parameter, a group loop's counter), a pure expression of the indices evaluated where it is
-// read (Storage::Recompute; `init`), or something else.
-struct NameForm {
-    enum Kind { Unknown, Uniform, Defined } kind = Unknown;
-    ir::Expr init;
-};
-
-// Whether a region (its statements) should run one work-item at a time, with the x loop left
-// scalar so that LLVM's SLP vectorizer makes vectors of each work-item's straight-line code,
-// rather than in chunks of W work-items that LoopVectorize makes one vector iteration of. Each
-// access to a buffer or shared array is classed by how its index moves from one work-item of a
-// chunk to the next: by 1 (consecutive lanes read consecutive elements: one vector access), by
-// a constant s whose run of s elements fills at least half a vector the CPU computes at full
-// rate (a work-item reading a quad of its own, as matmul_tiled's `b` values are: across
-// work-items a shuffle of several vectors or a gather, within one a vector load), or
-// otherwise. A region without loops runs per work-item when the second kind outnumbers the
-// first. `lanes` is W (below 2: false); `full_rate_lanes` the lanes of a full-rate vector (0:
-// W; 8 on Zen 4, where W = 16); `outer` says what names declared outside the region are.
-bool per_item_region(const std::vector<const ir::Stmt*>& region, unsigned lanes,
-                     const std::function<NameForm(const std::string&)>& outer,
-                     unsigned full_rate_lanes = 0);
-
-// The kernel with each run of Lets and Assigns (no store, atomic or control flow between
-// them) that computes more than B values read after it reordered so that the values are
-// computed in blocks of B, each from start to finish before the next, a block being outputs
-// that share inputs; B is half the target's `vector_registers` (with 32, matmul's 8 x 8
-// micro-tile in p, i, j order becomes four 4 x 4 blocks; with 16, eight 2 x 4 blocks).
-// The same statements in an order their dependences allow: the same results, bit for bit.
-// A CPU runs W work-items as one vector per value; written in p, i, j order all 64
-// accumulators would be live at once, twice AVX-512's 32 registers.
-// Regions run per work-item (per_item_region, for chunks of `lanes`) keep their order: there
-// SLP makes vectors of a work-item's values (8 accumulators of matmul's 8 x 8 micro-tile are
-// one vector) and blocks of outputs would split those vectors.
-ir::Kernel schedule_by_output(const ir::Kernel& kernel, unsigned vector_registers, unsigned lanes,
-                              unsigned full_rate_lanes = 0);
 
 // Whether an intrinsic is one of the work-item and group indices and sizes ("local_id_x",
 // "num_groups_y", ...): a pure function of where the work-item is.
@@ -157,18 +118,6 @@ bool contains_barrier(const ir::Stmt& s);
 // barrier, a statement holding one, or a break / continue of a loop holding one
 // (`in_barrier_loop`: the innermost enclosing loop holds a barrier).
 bool is_group_stmt(const ir::Stmt& s, bool in_barrier_loop);
-
-// The width in bits of the vectors the work-item loops are vectorized for: the CPU's widest
-// registers (512 with AVX-512, 256 with AVX, 128 with SSE or NEON), or 0 where LLVM chooses.
-unsigned vector_bits(const Options& options);
-// The widest vectors the CPU computes at full rate, in bits: vector_bits, but 256 on Zen 4
-// (`znver4`), which runs each 512-bit operation through 256-bit units in two passes.
-unsigned full_rate_bits(const Options& options);
-
-// compile_host with host CPU features switched on or off ("-f16c"): how the tests reach the
-// code that a CPU without them gets. Throws as compile_host does.
-std::unique_ptr<HostKernel> compile_with_features(const ir::Kernel& kernel, const Options& options,
-                                                  const std::vector<std::string>& feature_changes);
 
 } // namespace host
 } // namespace plexus::codegen

@@ -19,7 +19,7 @@
 // a level; an instruction that feeds arithmetic goes just before its first user (loads next
 // to the FMA that reads them); one that feeds none (a copy from global to shared memory, a
 // store) as early as its dependences allow.
-#include "codegen/host/interleave.hpp"
+#include "codegen/host/passes/interleave.hpp"
 
 #include <llvm/Analysis/AliasAnalysis.h>
 #include <llvm/Analysis/LoopInfo.h>
