@@ -58,6 +58,8 @@ static plx_status example_device_info(plx_device device, plx_device_info* info) 
     full.max_alloc_bytes = (uint64_t)1 << 30;
     full.local_memory_bytes = 64 * 1024;
     full.fp64 = 1;
+    full.subgroup_ops = PLX_SUBGROUP_KNOWN | PLX_SUBGROUP_ALL;
+    full.matrix_ops = PLX_MATRIX_KNOWN | PLX_MATRIX_ALL | PLX_MATRIX_EMULATED;
     uint32_t size = info->struct_size < sizeof full ? info->struct_size : (uint32_t)sizeof full;
     memcpy((char*)info + sizeof info->struct_size, (const char*)&full + sizeof full.struct_size,
            size - sizeof info->struct_size);
@@ -220,7 +222,11 @@ static void example_event_release(plx_event event) { (void)event; }
 /* ---- the descriptor ---------------------------------------------------------------------- */
 
 /* The core's host code generator emits every catalog intrinsic inline for a Direct backend,
- * so the table lists the whole catalog with PLX_INTRINSIC_INLINE. */
+ * so the table claims every capability class with PLX_INTRINSIC_INLINE, and the device states
+ * every subgroup family (one work-item wide) and matrix type (emulated) in device_info. A
+ * plugin claims only the classes it names: one that names none gets ABI 1.0's (core,
+ * atomics, math), whatever a later header adds. */
+#define PLX_CATALOG_CLASSES PLX_CLASS_ALL
 static const plx_intrinsic g_intrinsics[] = {
 #define PLX_INTRINSIC(id, signature, convergence, opencl_c, cuda_c, nvvm) \
     {.name = #id, .spelling = NULL, .host_fn = NULL, .flags = PLX_INTRINSIC_INLINE},

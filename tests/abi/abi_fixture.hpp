@@ -12,6 +12,8 @@
 
 #include <doctest/doctest.h>
 
+#include "plexus/runtime.hpp"
+
 namespace abi {
 
 namespace fs = std::filesystem;
@@ -93,6 +95,22 @@ struct Markers {
     long child_inits(const std::string& name) const {
         auto lines = child(name);
         return std::count(lines.begin(), lines.end(), "init");
+    }
+};
+
+// A Runtime of one built plugin alone (copied into a folder as libplexus-<as>.so): no plugin
+// path, install folder, disk cache or fallback.
+struct Alone {
+    TempDir t;
+    std::unique_ptr<plexus::Runtime> rt;
+    explicit Alone(const std::string& plugin, const std::string& as = {}) {
+        t.add("p", plugin, as);
+        plexus::Config c = plexus::Config::parse(R"({"plugin_dirs": ["p"]})", (t.path / "config.json").string());
+        c.use_env_plugin_path = false;
+        c.use_install_dir = false;
+        c.cache_dir = "";
+        c.fallback = false;
+        rt = std::make_unique<plexus::Runtime>(c);
     }
 };
 

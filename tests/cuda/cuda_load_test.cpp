@@ -14,6 +14,7 @@ using plexus::test::PluginHost;
 
 namespace {
 
+#define PLX_CATALOG_CLASSES PLX_CLASS_ALL
 const char* const kCatalog[] = {
 #define PLX_INTRINSIC(name, signature, convergence, opencl_c, cuda_c, nvvm) #name,
 #include <plexus/intrinsics.def>

@@ -14,6 +14,7 @@ using native_test::Plugin;
 
 namespace {
 
+#define PLX_CATALOG_CLASSES PLX_CLASS_ALL
 const char* const kCatalog[] = {
 #define PLX_INTRINSIC(id, signature, convergence, opencl_c, cuda_c, nvvm) #id,
 #include <plexus/intrinsics.def>

@@ -107,6 +107,11 @@ public:
     // The plugin's entry; a NULL spelling means "the catalog's standard spelling". nullptr
     // when the backend lacks it.
     const plx_intrinsic* intrinsic(const std::string& name) const;
+    // The capability classes (PLX_CLASS_* of intrinsics.def) of which the table lists a row,
+    // and how many rows were not taken as claims because their class is newer than the
+    // plugin's ABI minor.
+    uint32_t capability_classes() const { return classes_; }
+    uint32_t ignored_intrinsics() const { return ignored_; }
     const std::vector<DeviceInfo>& devices() const { return desc_.devices; }
     plx_device device(uint32_t index) const;
     const plx_plugin& api() const;
@@ -119,6 +124,8 @@ public:
     void check(plx_status s, const char* what, const std::string& device = {}) const;
 
 private:
+    void index_table();
+
     BackendDesc desc_;
     const plx_plugin* api_ = nullptr;
     std::vector<plx_device> handles_;
@@ -126,6 +133,8 @@ private:
     std::vector<plx_intrinsic> table_;                // points into the plugin or names_
     std::vector<std::unique_ptr<std::string>> names_; // owned names of a plain backend
     std::map<std::string, size_t, std::less<>> index_;
+    uint32_t classes_ = 0;
+    uint32_t ignored_ = 0;
 };
 
 } // namespace plexus

@@ -23,10 +23,18 @@ struct IntrinsicInfo {
     ir::Scalar result;
     std::vector<ir::Scalar> args; // element type for pointer arguments
     std::vector<bool> arg_is_pointer;
+    uint32_t capability_class = 0; // the PLX_CLASS_* bit of its section of intrinsics.def
 };
 
 const std::vector<IntrinsicInfo>& intrinsic_catalog();
 const IntrinsicInfo* find_intrinsic(std::string_view name); // nullptr when unknown
+
+// The capability classes of intrinsics.def (PLX_CLASS_* bits): a class's name ("subgroup"),
+// and the ABI minor that introduced it, so that the table of a plugin built against an older
+// minor is read as claiming only the classes that minor had.
+const std::vector<uint32_t>& capability_classes(); // every class bit, in catalog order
+const char* capability_class_name(uint32_t klass);
+uint32_t capability_class_since_minor(uint32_t klass);
 
 // The PLX_SUBGROUP_* feature a subgroup intrinsic needs ("subgroup_shuffle_up_f32":
 // PLX_SUBGROUP_SHUFFLE_RELATIVE), 0 for any other name; and the feature's name for messages

@@ -42,10 +42,15 @@ const std::vector<IntrinsicInfo>& intrinsic_catalog() {
                               UNIFORM = Convergence::Uniform, BARRIER = Convergence::Barrier,
                               SUBGROUP = Convergence::Subgroup;
         std::vector<IntrinsicInfo> v;
+        uint32_t klass = 0;
+#define PLX_CATALOG_CLASSES PLX_CLASS_ALL
+#define PLX_INTRINSIC_SECTION(cls) klass = PLX_CLASS_##cls;
 #define PLX_INTRINSIC(name, sig, conv, ocl, cuda, nvvm)                                        \
-    v.push_back(make_info(#name, sig, conv, ocl, cuda, nvvm));
+    v.push_back(make_info(#name, sig, conv, ocl, cuda, nvvm));                                 \
+    v.back().capability_class = klass;
 #include "plexus/intrinsics.def"
 #undef PLX_INTRINSIC
+#undef PLX_INTRINSIC_SECTION
         (void)NONE, (void)VARYING, (void)UNIFORM, (void)BARRIER, (void)SUBGROUP;
         return v;
     }();
@@ -60,6 +65,31 @@ const IntrinsicInfo* find_intrinsic(std::string_view name) {
     }();
     auto it = index.find(name);
     return it == index.end() ? nullptr : it->second;
+}
+
+const std::vector<uint32_t>& capability_classes() {
+    static const std::vector<uint32_t> classes = {PLX_CLASS_CORE, PLX_CLASS_ATOMICS, PLX_CLASS_MATH,
+                                                  PLX_CLASS_SUBGROUP, PLX_CLASS_MATRIX};
+    return classes;
+}
+
+const char* capability_class_name(uint32_t klass) {
+    switch (klass) {
+    case PLX_CLASS_CORE: return "core";
+    case PLX_CLASS_ATOMICS: return "atomics";
+    case PLX_CLASS_MATH: return "math";
+    case PLX_CLASS_SUBGROUP: return "subgroup";
+    case PLX_CLASS_MATRIX: return "matrix";
+    default: return "unknown";
+    }
+}
+
+uint32_t capability_class_since_minor(uint32_t klass) {
+    switch (klass) {
+    case PLX_CLASS_SUBGROUP: return 2;
+    case PLX_CLASS_MATRIX: return 3;
+    default: return 0;
+    }
 }
 
 uint32_t subgroup_feature(std::string_view name) {

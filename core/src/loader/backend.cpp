@@ -1,6 +1,8 @@
 // plexus::Backend and the names of the ABI's enumerations.
 #include "plexus/backend.hpp"
 
+#include "plexus/catalog.hpp"
+
 #include <algorithm>
 
 namespace plexus {
@@ -98,7 +100,7 @@ Backend::Backend(BackendDesc desc) : desc_(std::move(desc)) {
         entry.name = names_.back()->c_str();
         table_.push_back(entry);
     }
-    for (size_t i = 0; i < table_.size(); ++i) index_.emplace(table_[i].name, i);
+    index_table();
 }
 
 Backend::Backend(BackendDesc desc, const plx_plugin* api, std::vector<plx_device> handles,
@@ -106,16 +108,29 @@ Backend::Backend(BackendDesc desc, const plx_plugin* api, std::vector<plx_device
     : desc_(std::move(desc)), api_(api), handles_(std::move(handles)),
       keepalive_(std::move(keepalive)) {
     desc_.intrinsics.clear();
+    const uint32_t minor = PLX_VERSION_MINOR(api_->abi_version);
     if (api_->intrinsics != nullptr) {
         for (uint32_t i = 0; i < api_->num_intrinsics; ++i) {
             const plx_intrinsic& entry = api_->intrinsics[i];
             if (entry.name == nullptr || *entry.name == '\0') continue; // unusable, skip
+            // A row of a class that the plugin's ABI minor did not have is no claim of its.
+            if (const IntrinsicInfo* info = find_intrinsic(entry.name);
+                info != nullptr && capability_class_since_minor(info->capability_class) > minor) {
+                ++ignored_;
+                continue;
+            }
             table_.push_back(entry);
             desc_.intrinsics.emplace_back(entry.name);
         }
     }
+    index_table();
+}
+
+void Backend::index_table() {
     // The first entry of a name wins, as in a C table lookup.
     for (size_t i = 0; i < table_.size(); ++i) index_.emplace(table_[i].name, i);
+    for (const plx_intrinsic& entry : table_)
+        if (const IntrinsicInfo* info = find_intrinsic(entry.name)) classes_ |= info->capability_class;
 }
 
 bool Backend::has_intrinsic(const std::string& name) const {

@@ -205,7 +205,10 @@ std::string contract_violation(const plx_plugin& api, uint32_t size) {
     return {};
 }
 
-DeviceInfo convert(const plx_device_info& in) {
+// `abi_minor` is the plugin's: from 1.2 on a device states its subgroup operations (1.3: its
+// matrix operations) in subgroup_ops (matrix_ops), so a field left without its KNOWN bit says
+// "none", not "ask the intrinsic table", which only plugins older than the field rely on.
+DeviceInfo convert(const plx_device_info& in, uint32_t abi_minor) {
     DeviceInfo d;
     d.name = fixed_string(in.name, sizeof in.name);
     d.vendor = fixed_string(in.vendor, sizeof in.vendor);
@@ -230,7 +233,9 @@ DeviceInfo convert(const plx_device_info& in) {
     std::copy(std::begin(in.uuid), std::end(in.uuid), d.uuid.begin());
     d.pci_bus_id = fixed_string(in.pci_bus_id, sizeof in.pci_bus_id);
     if (in.subgroup_ops & PLX_SUBGROUP_KNOWN) d.subgroup_ops = in.subgroup_ops & PLX_SUBGROUP_ALL;
+    else if (abi_minor >= 2) d.subgroup_ops = 0;
     if (in.matrix_ops & PLX_MATRIX_KNOWN) d.matrix_ops = in.matrix_ops & (PLX_MATRIX_ALL | PLX_MATRIX_EMULATED);
+    else if (abi_minor >= 3) d.matrix_ops = 0;
     return d;
 }
 
@@ -254,7 +259,7 @@ std::string enumerate_devices(PluginLibrary& lib) {
             continue;
         }
         lib.device_handles.push_back(handle);
-        lib.devices.push_back(convert(info));
+        lib.devices.push_back(convert(info, PLX_VERSION_MINOR(api.abi_version)));
     }
     return lib.devices.empty() ? "every device failed to answer (" + why + ")" : std::string();
 }

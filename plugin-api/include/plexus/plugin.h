@@ -124,6 +124,18 @@ typedef enum plx_arg_kind {
 #define PLX_MATRIX_ALL 0xfu
 #define PLX_MATRIX_EMULATED 0x100u
 
+/* Capability classes of the intrinsic catalog (plexus/intrinsics.def): a plugin claims a class
+ * by naming it in PLX_CATALOG_CLASSES before it includes the catalog, and the host reads the
+ * table of a plugin built against an older minor as claiming only the classes that minor had
+ * (the "since" of each). docs/writing-a-plugin.md, "Intrinsics". */
+#define PLX_CLASS_CORE 0x1u     /* since 1.0: work-item indices, barriers and fences */
+#define PLX_CLASS_ATOMICS 0x2u  /* since 1.0: atomics on global and local memory */
+#define PLX_CLASS_MATH 0x4u     /* since 1.0: the math library, precise and px::fast:: */
+#define PLX_CLASS_SUBGROUP 0x8u /* since 1.2: subgroup operations (with subgroup_ops per device) */
+#define PLX_CLASS_MATRIX 0x10u  /* since 1.3: matrix fragments and warpgroup accumulators (with
+                                 * matrix_ops per device) */
+#define PLX_CLASS_ALL 0x1fu
+
 /* Queue flags. */
 #define PLX_QUEUE_PROFILING 0x1u /* events of this queue carry start / end timestamps */
 
