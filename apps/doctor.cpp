@@ -1,6 +1,6 @@
 // `plexus doctor`: every plugin validated in a child process and every device exercised in
 // one (plexus::diagnose), printed per plugin and device with what to do; exits 1 when
-// something is broken.
+// something is broken. `--plugin FILE`: one plugin's claims checked (plexus::diagnose_plugin).
 #include <cstdio>
 #include <iostream>
 
@@ -37,7 +37,10 @@ void print_human(const Diagnosis& d) {
         for (const DeviceDiagnosis& dev : p.devices) {
             std::printf("    device %u: %s (%s): [%s] ", dev.index, dev.info.name.c_str(), to_string(dev.info.type),
                         to_string(dev.severity));
-            print_indented(dev.summary, "", 0);
+            // The first line beside the device, the rest (a diagnosis per claim) under it.
+            const size_t nl = dev.summary.find('\n');
+            std::printf("%s\n", dev.summary.substr(0, nl).c_str());
+            if (nl != std::string::npos) print_indented(dev.summary.substr(nl + 1), "", 8);
         }
         if (!p.advice.empty()) print_indented(p.advice, "what to do: ", 4);
     }
@@ -76,18 +79,36 @@ nlohmann::json to_json(const Diagnosis& d) {
 }
 
 constexpr const char* kHelp =
-    "usage: plexus doctor [--json]\n\n"
+    "usage: plexus doctor [--json]\n"
+    "       plexus doctor --plugin FILE [--json]\n\n"
     "Validates every plugin found in a child process (its init, with the time limit\n"
     "plugin_init_timeout_ms), then checks each device of each plugin that loads in a\n"
     "child process too: allocate, write, read back, copy, fill, compile and launch a\n"
     "vector addition, compare. Prints a diagnosis and what to do per plugin and device.\n"
     "The verdict cache is refreshed. Exits 0 when nothing is broken, 1 when something\n"
-    "is, 2 when the configuration is invalid.\n";
+    "is, 2 when the configuration is invalid.\n\n"
+    "--plugin FILE: conformance of one plugin file, for its author. On each of its devices,\n"
+    "in a child process, a small kernel for each capability class the plugin claims (core,\n"
+    "atomics, math, each subgroup family and matrix type its device states) is compiled,\n"
+    "run and checked against a host reference; every claim the device does not keep is\n"
+    "listed. The file needs no particular name or folder.\n";
 
-int run_doctor(const std::vector<std::string>& args) {
+int run_doctor(const std::vector<std::string>& all_args) {
     bool json = false;
+    std::string plugin;
+    std::vector<std::string> args;
+    for (size_t i = 0; i < all_args.size(); ++i) {
+        if (all_args[i] != "--plugin") {
+            args.push_back(all_args[i]);
+        } else if (i + 1 < all_args.size()) {
+            plugin = all_args[++i];
+        } else {
+            std::fprintf(stderr, "plexus doctor: --plugin needs a file (try --help)\n");
+            return 2;
+        }
+    }
     if (auto stop = json_option_only(args, "doctor", kHelp, json)) return *stop;
-    const Diagnosis d = diagnose(load_config());
+    const Diagnosis d = plugin.empty() ? diagnose(load_config()) : diagnose_plugin(plugin, load_config());
     if (json)
         std::cout << to_json(d).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     else

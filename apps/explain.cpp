@@ -1,6 +1,7 @@
-// `plexus explain KERNEL [--grid X[,Y[,Z]]] [--local X[,Y[,Z]]] [--json]`: where a kernel would
-// run, every (backend, device) candidate ranked, with the reason each was kept or dropped
-// (the configuration, a missing intrinsic or type, fp64, local memory, the work-group size).
+// `plexus explain KERNEL [--grid X[,Y[,Z]]] [--local X[,Y[,Z]]] [--compile] [--json]`: where a
+// kernel would run, every (backend, device) candidate ranked, with the reason each was kept or
+// dropped (the configuration, a missing intrinsic or type, fp64, local memory, the work-group
+// size; with --compile, a device that rejects the generated code).
 #include "app.hpp"
 
 #include "plexus/plexus.hpp"
@@ -14,9 +15,11 @@ namespace plexus::app {
 namespace {
 
 int usage(std::ostream& out, int status) {
-    out << "usage: plexus explain KERNEL [--grid X[,Y[,Z]]] [--local X[,Y[,Z]]] [--json]\n"
+    out << "usage: plexus explain KERNEL [--grid X[,Y[,Z]]] [--local X[,Y[,Z]]] [--compile] [--json]\n"
            "  KERNEL  a sample kernel or a JSON IR file\n"
            "  --grid, --local  the launch's global and work-group sizes (default: none given)\n"
+           "  --compile  compile the kernel on every kept candidate first: one that rejects it\n"
+           "             is dropped with the compiler's words, as a routed launch would pass it over\n"
            "  --json  the ranking as JSON\n";
     return status;
 }
@@ -45,10 +48,11 @@ std::vector<uint64_t> sizes(const std::string& option, const std::string& text) 
 int run_explain(const std::vector<std::string>& args) {
     std::string kernel;
     std::vector<uint64_t> global, local;
-    bool json = false;
+    bool json = false, compile = false;
     for (size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--help" || args[i] == "-h") return usage(std::cout, 0);
         if (args[i] == "--json") json = true;
+        else if (args[i] == "--compile") compile = true;
         else if ((args[i] == "--grid" || args[i] == "--local") && i + 1 < args.size())
             (args[i] == "--grid" ? global : local) = sizes(args[i], args[i + 1]), ++i;
         else if (kernel.empty() && args[i].rfind("--", 0) != 0) kernel = args[i];
@@ -70,7 +74,7 @@ int run_explain(const std::vector<std::string>& args) {
             grid->local_size(uint32_t(local[0]), uint32_t(local[1]), uint32_t(local[2]));
         }
     }
-    std::vector<Candidate> ranked = rt.explain(k, grid ? &*grid : nullptr);
+    std::vector<Candidate> ranked = rt.explain(k, grid ? &*grid : nullptr, compile);
     if (json) {
         nlohmann::json out = nlohmann::json::array();
         for (const Candidate& c : ranked)

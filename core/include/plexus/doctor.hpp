@@ -20,7 +20,8 @@ enum class Severity {
 const char* to_string(Severity s); // "ok", "note", "problem"
 
 // One check a device went through: "queue", "allocate", "write", "read", "copy", "fill",
-// "free", "kernel" (compile and launch a vector addition, compare every element).
+// "free", "kernel" (compile and launch a vector addition, compare every element); or, for
+// diagnose_plugin, one per capability class claimed.
 struct CheckStep {
     std::string name;
     bool ok = false;
@@ -56,5 +57,16 @@ struct Diagnosis {
 // is diagnosed, not fatal. Plugins already open in this process are not validated again.
 // `device_limit_ms` bounds the check of one device. Throws only for an invalid configuration.
 Diagnosis diagnose(Config config, unsigned device_limit_ms = 120000);
+
+// Conformance of one plugin file, for its author (`plexus doctor --plugin FILE`): validated in a
+// child process like any plugin, then on each of its devices, in a child process, a small
+// kernel per capability class it claims (each class of intrinsics.def its table lists rows of;
+// per device, each subgroup family and matrix type its device bits state) is compiled, run on
+// it alone and checked against a host reference. A device's steps are named for the classes
+// ("core", "atomics", "math", "subgroup basic", ..., "matrix f16"); a claim the device fails is
+// a Problem, listed with the mismatch or the build log. The file needs no particular name or
+// folder; the configuration's backends.NAME options apply. Throws InvalidArgument when `file`
+// is not a file.
+Diagnosis diagnose_plugin(const std::string& file, Config config, unsigned device_limit_ms = 120000);
 
 } // namespace plexus

@@ -27,6 +27,9 @@ struct CompileReport {
     double cache_ms = 0; // disk cache look-up, and the store after a miss
     double load_ms = 0;  // the plugin's module_load: its compile of the source, or loading the binary
     double total_ms = 0; // all of it, kernel_get included
+    // Why the device rejected the kernel ("" when it compiled): a failure is reported once and
+    // remembered, and a routed launch goes on to the next candidate without trying again.
+    std::string error;
 };
 
 // Host memory that a device transfers at full speed: page-locked where its backend allocates
@@ -68,8 +71,11 @@ public:
     // each was kept or dropped.
     std::vector<Candidate> explain(const KernelNeeds& needs) const;
 
-    // The ranked candidates for this kernel (and launch grid, when given).
-    std::vector<Candidate> explain(const ir::Kernel& kernel, const Grid* grid = nullptr) const;
+    // The ranked candidates for this kernel (and launch grid, when given). A candidate where the
+    // kernel failed to compile in this Runtime is dropped with the failure as its reason; with
+    // `compile`, the kernel is first compiled on every kept candidate (what `plexus explain
+    // --compile` shows), which may take a while.
+    std::vector<Candidate> explain(const ir::Kernel& kernel, const Grid* grid = nullptr, bool compile = false) const;
 
     // Launches a kernel on the best backend (or on `target`): the arguments are checked
     // against the kernel's parameters at compile time (In/Out/InOut<T> take a Buffer<T>,

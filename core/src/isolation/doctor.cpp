@@ -84,11 +84,15 @@ std::string doing(const std::string& stage) {
     if (stage == "fill") return "in buffer_fill";
     if (stage == "kernel") return "while compiling or launching a test kernel";
     if (stage == "free") return "while freeing buffers";
+    if (stage == "core" || stage == "atomics" || stage == "math" || stage.rfind("subgroup", 0) == 0 ||
+        stage.rfind("matrix", 0) == 0)
+        return "while checking its claim of " + stage;
     return "before the check began";
 }
 
 // What one exercise child's run says about its device.
-void judge_device(DeviceDiagnosis& d, const detail::ChildResult& c, const std::string& plugin, unsigned limit_ms) {
+void judge_device(DeviceDiagnosis& d, const detail::ChildResult& c, const std::string& plugin, unsigned limit_ms,
+                  bool conformance) {
     std::string stage;
     bool done = false;
     std::istringstream lines(c.report);
@@ -120,6 +124,30 @@ void judge_device(DeviceDiagnosis& d, const detail::ChildResult& c, const std::s
                     doing(stage);
         d.advice = "A program that uses this device will crash the same way: a plugin that crashes after "
                    "its init takes its process with it. Report it to the plugin's vendor. " + disable;
+        return;
+    }
+    if (conformance) {
+        // Every claim is checked; each one the device fails is listed.
+        std::string failed, passed, skipped;
+        for (const CheckStep& s : d.steps) {
+            if (s.name == "load") {
+                if (!s.ok) failed += "load: " + s.message + "\n";
+                continue;
+            }
+            if (!s.ok) failed += s.name + ": " + s.message + "\n";
+            else if (s.message.rfind("not run", 0) == 0) skipped += (skipped.empty() ? "" : ", ") + s.name;
+            else passed += (passed.empty() ? "" : ", ") + s.name;
+        }
+        if (!failed.empty()) {
+            d.summary = "claims it does not keep:\n" + failed.substr(0, failed.size() - 1);
+            d.advice = "The plugin claims capabilities this device fails. Its author should claim only what it runs "
+                       "(the classes in PLX_CATALOG_CLASSES, the subgroup_ops and matrix_ops bits of each device) or "
+                       "fix the failing ones; until then kernels that need them fail on it. " + disable;
+            return;
+        }
+        d.severity = Severity::Ok;
+        d.summary = "every claim holds: " + (passed.empty() ? std::string("(none)") : passed);
+        if (!skipped.empty()) d.summary += "; not claimed on this device: " + skipped;
         return;
     }
     for (const CheckStep& s : d.steps) {
@@ -169,7 +197,9 @@ size_t Diagnosis::count(Severity s) const {
     return n;
 }
 
-Diagnosis diagnose(Config config, unsigned device_limit_ms) {
+// Validates the plugins of `config` afresh and runs `mode` ("exercise", "conformance") of
+// plexus-plugin-check on each device of each one that loaded, each in a child process.
+Diagnosis diagnose_in_children(Config config, unsigned device_limit_ms, const std::string& mode) {
     config.validate_plugins = PluginValidation::Always;
     Runtime rt(config);
     Diagnosis out;
@@ -195,7 +225,7 @@ Diagnosis diagnose(Config config, unsigned device_limit_ms) {
             auto section = config.backends.find(e.name);
             const std::string options = section != config.backends.end() ? section->second.section.dump() : "{}";
             for (uint32_t i = 0; i < e.devices.size(); ++i) {
-                specs.push_back({{detail::plugin_check_path(), "exercise", "--plugin-dir", dir.string(), "--name", e.name,
+                specs.push_back({{detail::plugin_check_path(), mode, "--plugin-dir", dir.string(), "--name", e.name,
                                   "--device", std::to_string(i), "--options", options, "--log-level", config.log_level,
                                   "--parent", std::to_string(::getpid())},
                                  {},
@@ -211,7 +241,7 @@ Diagnosis diagnose(Config config, unsigned device_limit_ms) {
         DeviceDiagnosis d;
         d.index = which[k].second;
         d.info = p.entry.devices.at(d.index);
-        judge_device(d, results[k], p.entry.name, device_limit_ms);
+        judge_device(d, results[k], p.entry.name, device_limit_ms, mode == "conformance");
         if (d.severity == Severity::Problem) {
             p.severity = Severity::Problem;
             if (p.advice.empty()) p.advice = d.advice;
@@ -219,6 +249,28 @@ Diagnosis diagnose(Config config, unsigned device_limit_ms) {
         p.devices.push_back(std::move(d));
     }
     return out;
+}
+
+Diagnosis diagnose(Config config, unsigned device_limit_ms) {
+    return diagnose_in_children(std::move(config), device_limit_ms, "exercise");
+}
+
+Diagnosis diagnose_plugin(const std::string& file, Config config, unsigned device_limit_ms) {
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec))
+        throw Error(ErrorCode::InvalidArgument, "plexus doctor --plugin: " + file + " is not a file");
+    // The file alone in a folder, under its own name (which the loader reads as the plugin's
+    // name until init says it), with a .so ending so that the loader considers it.
+    TempDir dir;
+    if (dir.path.empty()) throw Error(ErrorCode::Device, "plexus doctor --plugin: cannot create a temporary folder (TMPDIR)");
+    std::string name = fs::path(file).filename().string();
+    if (fs::path(name).extension() != ".so") name += ".so";
+    fs::create_symlink(fs::absolute(file, ec), dir.path / name, ec);
+    if (ec) throw Error(ErrorCode::Device, "plexus doctor --plugin: cannot link " + file + ": " + ec.message());
+    config.plugin_dirs = {dir.path.string()};
+    config.use_env_plugin_path = false;
+    config.use_install_dir = false;
+    return diagnose_in_children(std::move(config), device_limit_ms, "conformance");
 }
 
 } // namespace plexus

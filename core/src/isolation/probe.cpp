@@ -27,7 +27,8 @@ int usage(const char* why) {
     std::fprintf(stderr,
                  "plexus-plugin-check: %s\n"
                  "usage: plexus-plugin-check validate --plugin PATH [--options JSON] [--grace-ms N] [--log-level L]\n"
-                 "       plexus-plugin-check exercise --plugin PATH --name NAME --device N [--options JSON]\n"
+                 "       plexus-plugin-check exercise --plugin-dir DIR --name NAME --device N [--options JSON]\n"
+                 "       plexus-plugin-check conformance --plugin-dir DIR --name NAME --device N [--options JSON]\n"
                  "Run by libplexus and `plexus doctor`: it reports on file descriptor 3.\n",
                  why);
     return 2;
@@ -38,6 +39,13 @@ int usage(const char* why) {
 void report_line(const std::string& json_object) {
     const std::string line = json_object + "\n";
     write_all(kReportFd, line.data(), line.size());
+}
+
+void report_stage(const std::string& name) { report_line(nlohmann::json{{"stage", name}}.dump()); }
+
+void report_step(const std::string& name, bool ok, const std::string& message) {
+    report_line(nlohmann::json{{"step", name}, {"ok", ok}, {"message", message}}.dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 int validate_main(const std::map<std::string, std::string>& args) {
@@ -71,6 +79,7 @@ int plugin_check_main(int argc, char** argv) {
     if (auto level = args.find("log-level"); level != args.end()) set_log_level(level->second);
     if (mode == "validate") return validate_main(args);
     if (mode == "exercise") return exercise_main(args);
+    if (mode == "conformance") return conformance_main(args);
     return usage(("unknown mode '" + mode + "'").c_str());
 }
 

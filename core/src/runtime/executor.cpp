@@ -2,7 +2,7 @@
 // arguments resident there, launch, and fall back to the next candidate where allowed.
 #include "runtime/executor.hpp"
 
-#include "codegen/host/host.hpp"
+#include "codegen/host/jit/host_kernel.hpp"
 #include "runtime/block_cache.hpp"
 #include "runtime/host_cache.hpp"
 #include "runtime/launch_list.hpp"
@@ -265,6 +265,11 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 // load): their durations are measured, their places within the span approximate.
 static void trace_compile(Trace& trace, const std::string& track, const CompileReport& r, Trace::Clock::time_point start) {
     auto at = [&](double ms) { return start + std::chrono::duration_cast<Trace::Clock::duration>(std::chrono::duration<double, std::milli>(ms)); };
+    if (!r.error.empty()) {
+        trace.span(track, "compile " + r.kernel + " failed", "compile", start, at(r.total_ms),
+                   {{"language", r.language}, {"error", r.error}});
+        return;
+    }
     trace.span(track, "compile " + r.kernel, "compile", start, at(r.total_ms),
                {{"language", r.language}, {"from_disk_cache", r.from_disk_cache}});
     double t = 0;
@@ -276,11 +281,19 @@ static void trace_compile(Trace& trace, const std::string& track, const CompileR
     }
 }
 
+const Error* Executor::compile_failure(uint64_t hash, const Backend* b, uint32_t index) const {
+    std::lock_guard lock(mutex_);
+    auto it = failed_.find({hash, b, index});
+    return it == failed_.end() ? nullptr : &it->second;
+}
+
 Compiled* Executor::compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx) {
     auto key = std::make_tuple(hash, ctx.backend, ctx.index);
     {
         std::lock_guard lock(mutex_);
         if (auto it = compiled_.find(key); it != compiled_.end()) return it->second.get();
+        // The same code would fail the same way: the first failure is the answer.
+        if (auto it = failed_.find(key); it != failed_.end()) throw it->second;
     }
     auto t0 = std::chrono::steady_clock::now();
     const Backend& b = *ctx.backend;
@@ -288,6 +301,25 @@ Compiled* Executor::compile(const ir::Kernel& k, uint64_t hash, DeviceContext& c
     report.kernel = k.name;
     report.backend = b.name();
     report.device = ctx.info->name;
+    try {
+        return compile_new(k, hash, ctx, report, t0);
+    } catch (const Error& e) {
+        // A rejected kernel stays rejected (the build log, an unsupported construct); memory
+        // or a device may recover, so those are tried again at the next launch.
+        if (e.code() != ErrorCode::Compile && e.code() != ErrorCode::Unsupported) throw;
+        report.error = e.what();
+        report.total_ms = ms_since(t0);
+        if (trace_) trace_compile(*trace_, ctx.label, report, t0);
+        std::lock_guard lock(mutex_);
+        if (failed_.emplace(key, e).second) reports_.push_back(std::move(report));
+        throw;
+    }
+}
+
+Compiled* Executor::compile_new(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx, CompileReport& report,
+                                std::chrono::steady_clock::time_point t0) {
+    auto key = std::make_tuple(hash, ctx.backend, ctx.index);
+    const Backend& b = *ctx.backend;
     auto c = std::make_unique<Compiled>();
     c->backend = &b;
     c->cooperative = k.shared_bytes() > 0 || ir::collect_uses(k).barrier;
@@ -494,8 +526,24 @@ std::shared_ptr<const std::vector<Candidate>> Executor::ranking(const std::share
     return ranked;
 }
 
-std::vector<Candidate> Executor::explain(const ir::Kernel& k, const Grid* grid) const {
-    return rank_candidates(backends_, needs_of(k, grid), config_);
+std::vector<Candidate> Executor::explain(const ir::Kernel& k, const Grid* grid, bool compile_first) {
+    std::vector<Candidate> ranked = rank_candidates(backends_, needs_of(k, grid), config_);
+    const uint64_t hash = k.hash();
+    for (Candidate& c : ranked) {
+        if (!c.kept) continue;
+        if (compile_first) {
+            try {
+                compile(k, hash, context(c.backend_ptr, c.device_index));
+            } catch (const Error&) {
+                // remembered below when it is a rejection of the kernel
+            }
+        }
+        if (const Error* e = compile_failure(hash, c.backend_ptr, c.device_index)) {
+            c.kept = false;
+            c.reason = std::string("the kernel failed to compile here: ") + e->what();
+        }
+    }
+    return ranked;
 }
 
 Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kernel>& k,
@@ -559,11 +607,15 @@ Event Executor::launch_ranked(const Target& target, const std::shared_ptr<const 
                               const std::shared_ptr<Lane>& lane, Failure hot) {
     std::string tried;
     std::optional<Error> last;
+    // Whether a device failed during this launch: then the next launch like it goes through
+    // the ranking again (the failure may pass: memory, a device) instead of the hot path.
+    bool fresh_failure = false;
     // A failure on one device that the next candidate may take over.
     auto note = [&](const Error& e, const DeviceContext& ctx) {
         spdlog::warn("plexus: kernel '{}' failed on {}, trying the next backend: {}", k->name, ctx.label, e.what());
         tried += "\n  " + ctx.label + ": " + e.what();
         last = e;
+        fresh_failure = true;
     };
     if (hot.error) note(*hot.error, *hot.ctx);
     uint64_t hash = 0;
@@ -574,11 +626,19 @@ Event Executor::launch_ranked(const Target& target, const std::shared_ptr<const 
         if (!target.backend.empty() && c.backend != target.backend) continue;
         if (target.device >= 0 && c.device_index != uint32_t(target.device)) continue;
         auto [ready_ctx, compiled] = ready(hash, c.backend_ptr, c.device_index);
+        // A device that rejected the kernel before is passed over at once, as if the router had
+        // dropped it: the launch that met the failure said so.
+        if (!compiled && target.backend.empty() && config_.fallback)
+            if (const Error* e = compile_failure(hash, c.backend_ptr, c.device_index)) {
+                tried += "\n  " + c.backend + ":" + std::to_string(c.device_index) + ": " + e->what();
+                if (!last) last = *e;
+                continue;
+            }
         DeviceContext& ctx = ready_ctx ? *ready_ctx : context(c.backend_ptr, c.device_index);
         if (&ctx == hot.ctx) continue;
         try {
             Event e = launch_on(lane ? lane : ctx.lane, k, hash, bounded, args, compiled);
-            if (!last) remember_hot(k, work_group_size, target, hash, ctx);
+            if (!fresh_failure) remember_hot(k, work_group_size, target, hash, ctx);
             return e;
         } catch (const Error& e) {
             if (!may_fall_back(e, target)) throw;

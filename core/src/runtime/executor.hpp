@@ -11,6 +11,7 @@
 #include "plexus/router.hpp"
 #include "trace/trace.hpp"
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -201,7 +202,10 @@ public:
     // A new lane (px::Queue) on the target's device: the best device of the named backend, or
     // of the highest-ranked backend when none is named.
     std::shared_ptr<Lane> new_lane(const Target& target);
-    std::vector<Candidate> explain(const ir::Kernel& kernel, const Grid* grid) const;
+    // The ranking, with the candidates where the kernel failed to compile in this process
+    // dropped and the failure as the reason; with `compile`, compiled first on every kept
+    // candidate.
+    std::vector<Candidate> explain(const ir::Kernel& kernel, const Grid* grid, bool compile = false);
     void finish();
     DeviceContext& context(const Backend* b, uint32_t index);
     std::vector<CompileReport> compile_reports() const;
@@ -217,6 +221,7 @@ private:
     uint32_t lanes_made_ = 0;
     std::vector<CompileReport> reports_;
     std::map<std::tuple<uint64_t, const Backend*, uint32_t>, std::unique_ptr<Compiled>> compiled_;
+    std::map<std::tuple<uint64_t, const Backend*, uint32_t>, Error> failed_; // kernels a device rejected
     DiskCache disk_;
     // Per traced kernel, what every launch needs and costs a walk of the IR (the hash
     // serializes it): computed at its first launch. The weak pointer tells a kernel from a
@@ -235,7 +240,14 @@ private:
                                                           uint64_t work_group_size, uint64_t& hash);
 
     KernelNeeds needs_of(const ir::Kernel& k, const Grid* grid) const;
+    // The kernel compiled for ctx's device: from memory, or made now. A failure to compile
+    // (ErrorCode::Compile or Unsupported) is remembered and thrown again for the same kernel
+    // and device without trying again.
     Compiled* compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx);
+    Compiled* compile_new(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx, CompileReport& report,
+                          std::chrono::steady_clock::time_point t0);
+    // The remembered compile failure of the kernel on the device, or null.
+    const Error* compile_failure(uint64_t hash, const Backend* b, uint32_t index) const;
     std::unique_ptr<codegen::HostKernel> host_kernel(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx,
                                                      CompileReport& report);
     // JIT: the module in `lang` (pick_language's) from the disk cache, or generated, loaded and

@@ -42,8 +42,8 @@ std::vector<Candidate> Runtime::explain(const KernelNeeds& needs) const {
     return rank_candidates(all, needs, impl_->config);
 }
 
-std::vector<Candidate> Runtime::explain(const ir::Kernel& kernel, const Grid* grid) const {
-    return impl_->exec->explain(kernel, grid);
+std::vector<Candidate> Runtime::explain(const ir::Kernel& kernel, const Grid* grid, bool compile) const {
+    return impl_->exec->explain(kernel, grid, compile);
 }
 
 Event Runtime::launch_ir(const Target& target, const std::shared_ptr<const ir::Kernel>& kernel,
