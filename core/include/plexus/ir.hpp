@@ -10,6 +10,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "plexus/types.hpp"
@@ -74,6 +77,15 @@ template <class T> const T* as(const Stmt& s) {
     return s && s->kind == T::node_kind ? static_cast<const T*>(s.get()) : nullptr;
 }
 
+// Each node lists its children once, in `parts`: member pointers to its Expr, Stmt,
+// std::vector<Expr> and std::vector<Stmt> members (and Match's std::vector<MatchCase>, whose
+// `parts` is the case's body), in the order they run. for_each_child, for_each_part, map_children
+// and map_parts (below) are derived from it, so every pass that walks or rebuilds through them
+// reaches an operand as soon as it is listed: Halide's IRVisitor / IRMutator default walk, with no
+// second list to fall out of step. Member pointers rather than a walking function, because one list
+// then serves both reading a node and rebuilding a copy of it with members replaced. Every Expr and
+// Stmt member of a node belongs in its list (tests/unit/test_ir_children.cpp checks each kind).
+
 // ---- expressions ---------------------------------------------------------------------------
 // Every make() throws plexus::Error(InvalidKernel) when its inputs do not fit together.
 // Vectors: Unary and arithmetic Binary work lane by lane; comparisons, and / or take scalars.
@@ -82,6 +94,7 @@ struct Const final : ExprNode {
     static constexpr ExprKind node_kind = ExprKind::Const;
     int64_t i = 0;  // value of bool and integer constants (u64 stored by bit pattern)
     double f = 0.0; // value of float constants, rounded to the type (exact in a double)
+    static constexpr auto parts = std::tuple{};
     static Expr make_int(Scalar t, int64_t v);
     static Expr make_float(Scalar t, double v);
     static Expr make_bool(bool v);
@@ -92,6 +105,7 @@ struct Const final : ExprNode {
 struct Var final : ExprNode {
     static constexpr ExprKind node_kind = ExprKind::Var;
     std::string name;
+    static constexpr auto parts = std::tuple{};
     static Expr make(std::string name, Type t);
     Var(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
@@ -102,6 +116,7 @@ struct Unary final : ExprNode {
     static constexpr ExprKind node_kind = ExprKind::Unary;
     UnaryOp op;
     Expr a;
+    static constexpr auto parts = std::tuple{&Unary::a};
     static Expr make(UnaryOp op, Expr a);
     Unary(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
@@ -122,6 +137,7 @@ struct Binary final : ExprNode {
     static constexpr ExprKind node_kind = ExprKind::Binary;
     BinaryOp op;
     Expr a, b;
+    static constexpr auto parts = std::tuple{&Binary::a, &Binary::b};
     static Expr make(BinaryOp op, Expr a, Expr b);
     Binary(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
@@ -129,6 +145,7 @@ struct Binary final : ExprNode {
 struct Select final : ExprNode {
     static constexpr ExprKind node_kind = ExprKind::Select;
     Expr cond, a, b; // cond ? a : b; both arms are evaluated; any one type for both arms
+    static constexpr auto parts = std::tuple{&Select::cond, &Select::a, &Select::b};
     static Expr make(Expr cond, Expr a, Expr b);
     Select(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
@@ -139,6 +156,7 @@ struct Select final : ExprNode {
 struct Cast final : ExprNode {
     static constexpr ExprKind node_kind = ExprKind::Cast;
     Expr a;
+    static constexpr auto parts = std::tuple{&Cast::a};
     static Expr make(Type to, Expr a);
     Cast(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
@@ -149,6 +167,7 @@ struct Load final : ExprNode {
     std::string array;
     Space space;
     Expr index; // any integer type
+    static constexpr auto parts = std::tuple{&Load::index};
     static Expr make(std::string array, Space space, Type elem, Expr index);
     Load(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
@@ -159,6 +178,7 @@ struct Call final : ExprNode {
     std::string name; // catalog name: "global_id_x", "sqrt_f32"
     std::vector<Expr> args;
     // Checks the name against the catalog and the argument types against its signature.
+    static constexpr auto parts = std::tuple{&Call::args};
     static Expr make(std::string name, std::vector<Expr> args);
     Call(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
@@ -173,6 +193,7 @@ struct Atomic final : ExprNode {
     std::string array;
     Space space;
     Expr index, value, compare; // compare only for CmpXchg
+    static constexpr auto parts = std::tuple{&Atomic::index, &Atomic::value, &Atomic::compare};
     static Expr make(AtomicOp op, std::string array, Space space, Scalar elem, Expr index,
                      Expr value, Expr compare = nullptr);
     // The catalog name of this atomic: "atomic_add_i32_global".
@@ -185,6 +206,7 @@ struct Field final : ExprNode {
     static constexpr ExprKind node_kind = ExprKind::Field;
     Expr base;
     uint32_t index = 0;
+    static constexpr auto parts = std::tuple{&Field::base};
     static Expr make(Expr base, uint32_t index);
     Field(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
@@ -195,6 +217,7 @@ struct Swizzle final : ExprNode {
     static constexpr ExprKind node_kind = ExprKind::Swizzle;
     Expr base;
     std::vector<uint8_t> lanes;
+    static constexpr auto parts = std::tuple{&Swizzle::base};
     static Expr make(Expr base, std::vector<uint8_t> lanes);
     Swizzle(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
@@ -203,6 +226,7 @@ struct Swizzle final : ExprNode {
 struct Broadcast final : ExprNode {
     static constexpr ExprKind node_kind = ExprKind::Broadcast;
     Expr value;
+    static constexpr auto parts = std::tuple{&Broadcast::value};
     static Expr make(Expr value, uint32_t lanes);
     Broadcast(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
@@ -211,6 +235,7 @@ struct Broadcast final : ExprNode {
 struct Construct final : ExprNode {
     static constexpr ExprKind node_kind = ExprKind::Construct;
     std::vector<Expr> args;
+    static constexpr auto parts = std::tuple{&Construct::args};
     static Expr make(Type t, std::vector<Expr> args);
     Construct(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
@@ -220,6 +245,7 @@ struct MakeVariant final : ExprNode {
     static constexpr ExprKind node_kind = ExprKind::MakeVariant;
     uint32_t index = 0;
     Expr payload;
+    static constexpr auto parts = std::tuple{&MakeVariant::payload};
     static Expr make(Type t, uint32_t index, Expr payload);
     MakeVariant(Type t) : ExprNode(node_kind, std::move(t)) {}
 };
@@ -229,6 +255,7 @@ struct MakeVariant final : ExprNode {
 struct Block final : StmtNode {
     static constexpr StmtKind node_kind = StmtKind::Block;
     std::vector<Stmt> body;
+    static constexpr auto parts = std::tuple{&Block::body};
     static Stmt make(std::vector<Stmt> body);
     Block() : StmtNode(node_kind) {}
 };
@@ -239,6 +266,7 @@ struct Let final : StmtNode {
     std::string name;
     Type type;
     Expr init;
+    static constexpr auto parts = std::tuple{&Let::init};
     static Stmt make(std::string name, Expr init);
     Let() : StmtNode(node_kind) {}
 };
@@ -254,6 +282,7 @@ struct Assign final : StmtNode {
     std::string name;
     Path path;
     Expr value;
+    static constexpr auto parts = std::tuple{&Assign::value};
     static Stmt make(std::string name, Expr value, Path path = {});
     Assign() : StmtNode(node_kind) {}
 };
@@ -264,6 +293,7 @@ struct Store final : StmtNode {
     Space space;
     Expr index, value;
     Path path;
+    static constexpr auto parts = std::tuple{&Store::index, &Store::value};
     static Stmt make(std::string array, Space space, Expr index, Expr value, Path path = {});
     Store() : StmtNode(node_kind) {}
 };
@@ -272,6 +302,7 @@ struct If final : StmtNode {
     static constexpr StmtKind node_kind = StmtKind::If;
     Expr cond;
     Stmt then_body, else_body; // else_body may be null
+    static constexpr auto parts = std::tuple{&If::cond, &If::then_body, &If::else_body};
     static Stmt make(Expr cond, Stmt then_body, Stmt else_body = nullptr);
     If() : StmtNode(node_kind) {}
 };
@@ -284,6 +315,7 @@ struct For final : StmtNode {
     Scalar type;
     Expr begin, end, step;
     Stmt body;
+    static constexpr auto parts = std::tuple{&For::begin, &For::end, &For::step, &For::body};
     static Stmt make(std::string var, Expr begin, Expr end, Expr step, Stmt body);
     For() : StmtNode(node_kind) {}
 };
@@ -292,23 +324,27 @@ struct While final : StmtNode {
     static constexpr StmtKind node_kind = StmtKind::While;
     Expr cond;
     Stmt body;
+    static constexpr auto parts = std::tuple{&While::cond, &While::body};
     static Stmt make(Expr cond, Stmt body);
     While() : StmtNode(node_kind) {}
 };
 
 struct Break final : StmtNode {
     static constexpr StmtKind node_kind = StmtKind::Break;
+    static constexpr auto parts = std::tuple{};
     static Stmt make();
     Break() : StmtNode(node_kind) {}
 };
 struct Continue final : StmtNode {
     static constexpr StmtKind node_kind = StmtKind::Continue;
+    static constexpr auto parts = std::tuple{};
     static Stmt make();
     Continue() : StmtNode(node_kind) {}
 };
 // Ends the work-item. Not allowed in a kernel that has a barrier (it would leave the group).
 struct Return final : StmtNode {
     static constexpr StmtKind node_kind = StmtKind::Return;
+    static constexpr auto parts = std::tuple{};
     static Stmt make();
     Return() : StmtNode(node_kind) {}
 };
@@ -316,6 +352,7 @@ struct Return final : StmtNode {
 // Work-group barrier with a fence on local and global memory: intrinsic "barrier".
 struct Barrier final : StmtNode {
     static constexpr StmtKind node_kind = StmtKind::Barrier;
+    static constexpr auto parts = std::tuple{};
     static Stmt make();
     Barrier() : StmtNode(node_kind) {}
 };
@@ -325,6 +362,7 @@ const char* to_string(FenceScope s);
 struct Fence final : StmtNode {
     static constexpr StmtKind node_kind = StmtKind::Fence;
     FenceScope scope;
+    static constexpr auto parts = std::tuple{};
     static Stmt make(FenceScope scope);
     std::string intrinsic() const; // "fence_workgroup" / "fence_device"
     Fence() : StmtNode(node_kind) {}
@@ -334,6 +372,7 @@ struct Fence final : StmtNode {
 struct Eval final : StmtNode {
     static constexpr StmtKind node_kind = StmtKind::Eval;
     Expr value;
+    static constexpr auto parts = std::tuple{&Eval::value};
     static Stmt make(Expr value);
     Eval() : StmtNode(node_kind) {}
 };
@@ -344,6 +383,7 @@ struct Native final : StmtNode {
     static constexpr StmtKind node_kind = StmtKind::Native;
     std::map<std::string, std::string> code;
     Stmt fallback; // may be null
+    static constexpr auto parts = std::tuple{&Native::fallback};
     static Stmt make(std::map<std::string, std::string> code, Stmt fallback);
     Native() : StmtNode(node_kind) {}
 };
@@ -355,12 +395,14 @@ struct MatchCase {
     uint32_t index = 0; // the variant's case
     std::string var;    // "" binds nothing
     Stmt body;
+    static constexpr auto parts = std::tuple{&MatchCase::body};
 };
 struct Match final : StmtNode {
     static constexpr StmtKind node_kind = StmtKind::Match;
     Expr value;
     std::vector<MatchCase> cases;
     Stmt otherwise; // may be null
+    static constexpr auto parts = std::tuple{&Match::value, &Match::cases, &Match::otherwise};
     static Stmt make(Expr value, std::vector<MatchCase> cases, Stmt otherwise = nullptr);
     Match() : StmtNode(node_kind) {}
 };
@@ -444,6 +486,10 @@ struct Matrix final : StmtNode {
     Expr row_a, col_a, row_b, col_b;   // MmaShared: the tiles' first elements
     uint32_t steps = 1;                // MmaShared: k = 16 * steps
     uint32_t in_flight = 0;            // MmaShared: earlier mma_shared that may still read their tiles
+    // The operands of every op: those an op does not use are null, and walks skip them.
+    static constexpr auto parts = std::tuple{&Matrix::index, &Matrix::stride, &Matrix::value, &Matrix::rows,
+                                             &Matrix::cols, &Matrix::row_a, &Matrix::col_a, &Matrix::row_b,
+                                             &Matrix::col_b};
     static Stmt fill(std::string frag, Expr value);
     static Stmt load(std::string frag, std::string array, Space space, Expr index, Expr stride,
                      MatrixLayout layout = MatrixLayout::Row);
@@ -483,6 +529,7 @@ struct AsyncCopy final : StmtNode {
     uint32_t count = 0;      // Copy: elements copied
     Expr valid;              // Copy: elements read (an integer, 0 .. count); the rest are 0
     uint32_t pending = 0;    // Wait: committed groups that may still be in flight
+    static constexpr auto parts = std::tuple{&AsyncCopy::index, &AsyncCopy::src_index, &AsyncCopy::valid};
     static Stmt copy(std::string array, Expr index, std::string buffer, Expr src_index, uint32_t count,
                      Expr valid);
     static Stmt commit();
@@ -627,11 +674,20 @@ template <class Derived, class R = void> struct StmtVisitor {
     }
 };
 
-// Calls f(child) for each direct sub-expression of e, in evaluation order.
+// ---- children (each node's `parts`) -------------------------------------------------------
+// Calls f(child) for each direct sub-expression of e, in evaluation order; null ones are skipped.
 template <class F> void for_each_child(const ExprNode& e, F&& f);
 // Calls on_expr(e) for each expression a statement holds directly and on_stmt(s) for each
 // statement it holds (bodies, arms, fallbacks), in the order they run; null parts are skipped.
 template <class FE, class FS> void for_each_part(const StmtNode& s, FE&& on_expr, FS&& on_stmt);
+// The default mutators: e (s) with each child c (null ones left null, f not called) replaced by
+// f(c), every other member kept; e (s) itself when every f(c) is c, so that a pass that changes
+// nothing returns the node it was given. A replacement must be non-null and, for an expression,
+// of c's type: a node's own type and its make() checks follow from its children's types, which
+// the copy then keeps (a pass that changes types rebuilds the node through make()); else
+// plexus::Error(Internal). Each calls f on its children only: a deep rewrite recurses in f.
+template <class F> Expr map_children(const Expr& e, F&& f);
+template <class FE, class FS> Stmt map_parts(const Stmt& s, FE&& on_expr, FS&& on_stmt);
 
 // ---- passes and formats ------------------------------------------------------------------
 
@@ -656,94 +712,133 @@ void validate(const Kernel& k, const ValidateLimits& limits = {});
 
 // ---- inline definitions ------------------------------------------------------------------
 
+namespace parts_impl {
+
+// Throws plexus::Error(Internal) when a default mutator's replacement breaks the rules above.
+void check_replacement(const Expr& was, const Expr& now);
+void check_replacement(const Stmt& was, const Stmt& now);
+
+template <class M> struct MemberType;
+template <class C, class T> struct MemberType<T C::*> { using type = T; };
+template <class T> constexpr bool is_expr_part = std::is_same_v<T, Expr> || std::is_same_v<T, std::vector<Expr>>;
+// Whether every part of node N is an expression: for_each_child and map_children would skip a
+// statement part of an expression node without a word (checked for every kind below).
+template <class N> constexpr bool only_expr_parts = std::apply(
+    [](auto... member) { return (is_expr_part<typename MemberType<decltype(member)>::type> && ...); }, N::parts);
+
+// The walk and the rebuild over `parts`, one overload per kind of part. Static members of one
+// struct, so that each overload sees every other (a vector of MatchCase reaches the MatchCase
+// overload) whatever their order. A part of any other type has no overload: a compile error.
+struct Parts {
+    template <class FE, class FS> static void visit(const Expr& e, FE& on_expr, FS&) {
+        if (e) on_expr(e);
+    }
+    template <class FE, class FS> static void visit(const Stmt& s, FE&, FS& on_stmt) {
+        if (s) on_stmt(s);
+    }
+    template <class T, class FE, class FS> static void visit(const std::vector<T>& v, FE& on_expr, FS& on_stmt) {
+        for (auto& x : v) visit(x, on_expr, on_stmt);
+    }
+    // A node or a MatchCase: each part in the order of its list.
+    template <class T, class FE, class FS>
+        requires requires { T::parts; }
+    static void visit(const T& n, FE& on_expr, FS& on_stmt) {
+        std::apply([&](auto... member) { (visit(n.*member, on_expr, on_stmt), ...); }, T::parts);
+    }
+
+    // The part with its children replaced, or nullopt when every replacement is what it replaces
+    // (nothing is copied then).
+    template <class FE, class FS> static std::optional<Expr> map(const Expr& e, FE& on_expr, FS&) {
+        if (!e) return std::nullopt;
+        Expr now = on_expr(e);
+        if (now == e) return std::nullopt;
+        check_replacement(e, now);
+        return now;
+    }
+    template <class FE, class FS> static std::optional<Stmt> map(const Stmt& s, FE&, FS& on_stmt) {
+        if (!s) return std::nullopt;
+        Stmt now = on_stmt(s);
+        if (now == s) return std::nullopt;
+        check_replacement(s, now);
+        return now;
+    }
+    template <class T, class FE, class FS>
+    static std::optional<std::vector<T>> map(const std::vector<T>& v, FE& on_expr, FS& on_stmt) {
+        std::optional<std::vector<T>> out;
+        for (size_t i = 0; i < v.size(); ++i)
+            if (auto now = map(v[i], on_expr, on_stmt)) {
+                if (!out) out = v;
+                (*out)[i] = std::move(*now);
+            }
+        return out;
+    }
+    template <class T, class FE, class FS>
+        requires requires { T::parts; }
+    static std::optional<T> map(const T& n, FE& on_expr, FS& on_stmt) {
+        std::optional<T> out;
+        auto part = [&](auto member) {
+            if (auto now = map(n.*member, on_expr, on_stmt)) {
+                if (!out) out.emplace(n); // a copy: kind, type and every other member kept
+                (*out).*member = std::move(*now);
+            }
+        };
+        std::apply([&](auto... member) { (part(member), ...); }, T::parts);
+        return out;
+    }
+    // `node`, the shared pointer of n, rebuilt with its parts replaced, or itself.
+    template <class T, class P, class FE, class FS>
+    static P rebuild(const P& node, const T& n, FE& on_expr, FS& on_stmt) {
+        auto now = map(n, on_expr, on_stmt);
+        return now ? P(std::make_shared<T>(std::move(*now))) : node;
+    }
+};
+
+#define PLEXUS_X(name) static_assert(only_expr_parts<name>, #name " lists a statement among its parts");
+PLEXUS_IR_EXPRS(PLEXUS_X)
+#undef PLEXUS_X
+
+} // namespace parts_impl
+
 template <class F> void for_each_child(const ExprNode& e, F&& f) {
+    auto no_stmt = [](const Stmt&) {};
     switch (e.kind) {
-    case ExprKind::Const: case ExprKind::Var: return;
-    case ExprKind::Unary: f(static_cast<const Unary&>(e).a); return;
-    case ExprKind::Binary: {
-        auto& n = static_cast<const Binary&>(e);
-        f(n.a), f(n.b);
-        return;
-    }
-    case ExprKind::Select: {
-        auto& n = static_cast<const Select&>(e);
-        f(n.cond), f(n.a), f(n.b);
-        return;
-    }
-    case ExprKind::Cast: f(static_cast<const Cast&>(e).a); return;
-    case ExprKind::Load: f(static_cast<const Load&>(e).index); return;
-    case ExprKind::Call:
-        for (auto& a : static_cast<const Call&>(e).args) f(a);
-        return;
-    case ExprKind::Atomic: {
-        auto& n = static_cast<const Atomic&>(e);
-        f(n.index), f(n.value);
-        if (n.compare) f(n.compare);
-        return;
-    }
-    case ExprKind::Field: f(static_cast<const Field&>(e).base); return;
-    case ExprKind::Swizzle: f(static_cast<const Swizzle&>(e).base); return;
-    case ExprKind::Broadcast: f(static_cast<const Broadcast&>(e).value); return;
-    case ExprKind::Construct:
-        for (auto& a : static_cast<const Construct&>(e).args) f(a);
-        return;
-    case ExprKind::MakeVariant:
-        if (auto& p = static_cast<const MakeVariant&>(e).payload) f(p);
-        return;
+#define PLEXUS_X(name)                                                                         \
+    case ExprKind::name: return parts_impl::Parts::visit(static_cast<const name&>(e), f, no_stmt);
+        PLEXUS_IR_EXPRS(PLEXUS_X)
+#undef PLEXUS_X
     }
 }
 
 template <class FE, class FS> void for_each_part(const StmtNode& s, FE&& on_expr, FS&& on_stmt) {
-    auto e = [&](const Expr& x) { if (x) on_expr(x); };
-    auto st = [&](const Stmt& x) { if (x) on_stmt(x); };
     switch (s.kind) {
-    case StmtKind::Block:
-        for (auto& x : static_cast<const Block&>(s).body) st(x);
-        return;
-    case StmtKind::Let: e(static_cast<const Let&>(s).init); return;
-    case StmtKind::Assign: e(static_cast<const Assign&>(s).value); return;
-    case StmtKind::Store: {
-        auto& n = static_cast<const Store&>(s);
-        e(n.index), e(n.value);
-        return;
+#define PLEXUS_X(name)                                                                         \
+    case StmtKind::name: return parts_impl::Parts::visit(static_cast<const name&>(s), on_expr, on_stmt);
+        PLEXUS_IR_STMTS(PLEXUS_X)
+#undef PLEXUS_X
     }
-    case StmtKind::If: {
-        auto& n = static_cast<const If&>(s);
-        e(n.cond), st(n.then_body), st(n.else_body);
-        return;
+}
+
+template <class F> Expr map_children(const Expr& e, F&& f) {
+    if (!e) return e;
+    auto no_stmt = [](const Stmt& s) { return s; };
+    switch (e->kind) {
+#define PLEXUS_X(name)                                                                         \
+    case ExprKind::name: return parts_impl::Parts::rebuild(e, static_cast<const name&>(*e), f, no_stmt);
+        PLEXUS_IR_EXPRS(PLEXUS_X)
+#undef PLEXUS_X
     }
-    case StmtKind::For: {
-        auto& n = static_cast<const For&>(s);
-        e(n.begin), e(n.end), e(n.step), st(n.body);
-        return;
+    return e;
+}
+
+template <class FE, class FS> Stmt map_parts(const Stmt& s, FE&& on_expr, FS&& on_stmt) {
+    if (!s) return s;
+    switch (s->kind) {
+#define PLEXUS_X(name)                                                                         \
+    case StmtKind::name: return parts_impl::Parts::rebuild(s, static_cast<const name&>(*s), on_expr, on_stmt);
+        PLEXUS_IR_STMTS(PLEXUS_X)
+#undef PLEXUS_X
     }
-    case StmtKind::While: {
-        auto& n = static_cast<const While&>(s);
-        e(n.cond), st(n.body);
-        return;
-    }
-    case StmtKind::Eval: e(static_cast<const Eval&>(s).value); return;
-    case StmtKind::Native: st(static_cast<const Native&>(s).fallback); return;
-    case StmtKind::Match: {
-        auto& n = static_cast<const Match&>(s);
-        e(n.value);
-        for (auto& c : n.cases) st(c.body);
-        st(n.otherwise);
-        return;
-    }
-    case StmtKind::Matrix: {
-        auto& n = static_cast<const Matrix&>(s);
-        e(n.index), e(n.stride), e(n.value);
-        return;
-    }
-    case StmtKind::AsyncCopy: {
-        auto& n = static_cast<const AsyncCopy&>(s);
-        e(n.index), e(n.src_index), e(n.valid);
-        return;
-    }
-    case StmtKind::Break: case StmtKind::Continue: case StmtKind::Return: case StmtKind::Barrier:
-    case StmtKind::Fence: return;
-    }
+    return s;
 }
 
 } // namespace plexus::ir

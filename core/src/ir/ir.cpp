@@ -503,6 +503,23 @@ const char* to_string(MatrixOp op) {
     return "?";
 }
 
+// ---- the default mutators (map_children, map_parts) ----------------------------------------
+
+void parts_impl::check_replacement(const Expr& was, const Expr& now) {
+    if (!now)
+        throw Error(ErrorCode::Internal, "a rewrite replaced the " + to_string(was->type) + " " +
+                                             to_string(was->kind) + " operand of a node with nothing");
+    if (!(now->type == was->type))
+        throw Error(ErrorCode::Internal, "a rewrite replaced a " + to_string(was->type) + " operand with a " +
+                                             to_string(now->type) + " " + to_string(now->kind) +
+                                             " (the node keeps its type: rebuild it through make())");
+}
+void parts_impl::check_replacement(const Stmt& was, const Stmt& now) {
+    if (!now)
+        throw Error(ErrorCode::Internal, std::string("a rewrite replaced the ") + to_string(was->kind) +
+                                             " statement held by a node with nothing (an empty Block stands for none)");
+}
+
 uint64_t swizzled_index(uint32_t rows, uint32_t elem_size, uint64_t row, uint64_t col) {
     const uint64_t e = 128 / elem_size, v = 16 / elem_size;
     return col / e * rows * e + row * e + ((col % e / v) ^ (row % 8)) * v + col % v;

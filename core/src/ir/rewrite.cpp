@@ -33,31 +33,17 @@ bool contains_stmt(const Stmt& s, StmtKind kind) {
 }
 
 Stmt with_children(const Stmt& s, const std::function<Stmt(const Stmt&)>& sub) {
-    switch (s->kind) {
-    case StmtKind::If: {
-        auto& n = static_cast<const If&>(*s);
-        return If::make(n.cond, sub(n.then_body), sub(n.else_body));
+    auto keep = [](const Expr& e) { return e; };
+    // An If's else arm goes to sub before its then arm: the order of the hand-written rebuild
+    // this replaced (GCC evaluated If::make(cond, sub(then), sub(else))'s arguments right to
+    // left). sub names what it makes in the order it is called (FreshNames), so this keeps the
+    // lowerings' names, and the generated code, as they were.
+    if (auto n = as<If>(s); n && n->else_body) {
+        const Stmt else_body = sub(n->else_body), then_body = sub(n->then_body);
+        int part = 0; // map_parts asks for then_body, then else_body
+        return map_parts(s, keep, [&](const Stmt&) { return part++ == 0 ? then_body : else_body; });
     }
-    case StmtKind::For: {
-        auto& n = static_cast<const For&>(*s);
-        return For::make(n.var, n.begin, n.end, n.step, sub(n.body));
-    }
-    case StmtKind::While: {
-        auto& n = static_cast<const While&>(*s);
-        return While::make(n.cond, sub(n.body));
-    }
-    case StmtKind::Native: {
-        auto& n = static_cast<const Native&>(*s);
-        return Native::make(n.code, sub(n.fallback));
-    }
-    case StmtKind::Match: {
-        auto& n = static_cast<const Match&>(*s);
-        std::vector<MatchCase> cases = n.cases;
-        for (auto& c : cases) c.body = sub(c.body);
-        return Match::make(n.value, std::move(cases), sub(n.otherwise));
-    }
-    default: return s;
-    }
+    return map_parts(s, keep, sub);
 }
 
 Stmt replace_stmts(const Stmt& s, StmtKind kind, const std::function<Stmt(const StmtNode&)>& replace) {

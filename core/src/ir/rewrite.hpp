@@ -36,8 +36,8 @@ private:
 bool contains_stmt(const Stmt& s, StmtKind kind);
 
 // s rebuilt with each statement directly inside it (an If's arms, a loop's body, a Native's
-// fallback, a Match's cases and otherwise; null ones passed as null) replaced by sub(child); a
-// Block, whose list is the caller's to walk, and a statement without bodies come back as they are.
+// fallback, a Match's cases and otherwise, a Block's statements) replaced by sub(child), null ones
+// left null: map_parts, expressions kept. s itself when sub changes nothing.
 Stmt with_children(const Stmt& s, const std::function<Stmt(const Stmt&)>& sub);
 
 // s with every statement of `kind` inside it (s included) replaced by replace(node); a null
