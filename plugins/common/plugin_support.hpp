@@ -1,26 +1,36 @@
-// What the in-tree plugins that own their handles (native, interp) share: the calling
-// thread's last_error message, logging through the host, the list of live handles that
-// shutdown frees when the host forgot to, and the ABI 1.1 entries that are the same for any
-// plugin whose buffers are host memory (host_alloc's blocks, buffer_wrap, buffer_native).
-// Header-only, so that a plugin still links nothing of plexus: each shared library gets its
-// own copy of this state (hidden visibility).
+// What every plugin (native, interp, opencl, cuda) shares: the calling thread's last_error,
+// logging through the host, the guard that keeps C++ exceptions from crossing the C ABI, the
+// exported entry point, and buffer_fill's pattern check. The rest of plugins/common builds on
+// it: descriptor.hpp (init's checks, the descriptor and device_info written as far as the
+// host's struct_size reaches), handles.hpp (the registry of live handles), and for the plugins
+// that run on the host CPU, synchronously (native, interp), host_plugin.hpp with
+// host_device.hpp, host_memory.hpp and sync_queue.hpp. exports.map is every plugin's version
+// script. Header-only, so that a plugin still links nothing of plexus: each shared library
+// gets its own copy of this state (hidden visibility, and the version script).
 #pragma once
 
 #include <plexus/plugin.h>
 
 #include <cstddef>
-#include <cstdint>
-#include <cstdlib>
-#include <mutex>
+#include <exception>
+#include <initializer_list>
 #include <new>
 #include <string>
-#include <unordered_set>
+#include <string_view>
 
 namespace plx_support {
 
+// How a plugin names itself in its messages: "native: queue_create: not a native device".
+// Every plugin has a traits struct `Plugin` in its namespace with `static constexpr Names
+// names`; the templates of plugins/common take it as their parameter.
+struct Names {
+    const char* plugin;   // "native"
+    const char* a_plugin; // with its article: "a native", "an interp"
+};
+
+// ---- last_error -------------------------------------------------------------------------
+
 inline thread_local std::string tl_last_error;
-// The host's callbacks, from plx_plugin_init until shutdown.
-inline const plx_host_api* g_host = nullptr;
 
 // Sets the calling thread's last_error message and returns `status`, so that a function can
 // `return fail(PLX_ERROR_..., "...")`.
@@ -33,63 +43,23 @@ inline plx_status fail(plx_status status, const std::string& message) noexcept {
     return status;
 }
 
-inline const char* last_error_text() noexcept { return tl_last_error.c_str(); }
-
-inline void log(plx_log_level level, const std::string& message) noexcept {
-    if (g_host && g_host->struct_size >= offsetof(plx_host_api, log) + sizeof(g_host->log) &&
-        g_host->log)
-        g_host->log(g_host->host_ctx, level, message.c_str());
-}
-
-// Handle bookkeeping: every live handle is on one list so that shutdown releases what the
-// host forgot to free.
-struct Tracked {
-    Tracked* prev = nullptr;
-    Tracked* next = nullptr;
-    virtual ~Tracked() = default;
-};
-
-inline std::mutex g_tracked_mutex;
-inline Tracked* g_tracked = nullptr;
-
-inline void track(Tracked* object) {
-    std::lock_guard lock(g_tracked_mutex);
-    object->prev = nullptr;
-    object->next = g_tracked;
-    if (g_tracked) g_tracked->prev = object;
-    g_tracked = object;
-}
-
-inline void untrack(Tracked* object) noexcept {
-    std::lock_guard lock(g_tracked_mutex);
-    (object->prev ? object->prev->next : g_tracked) = object->next;
-    if (object->next) object->next->prev = object->prev;
-    object->prev = object->next = nullptr;
-}
-
-// Frees every handle still on the list; `plugin` names the plugin in the debug message.
-inline void release_all_tracked(const char* plugin) noexcept {
-    std::lock_guard lock(g_tracked_mutex);
-    size_t count = 0;
-    while (g_tracked) {
-        Tracked* object = g_tracked;
-        g_tracked = object->next;
-        delete object;
-        ++count;
+// fail() with the message put together from `parts`, which cannot throw on the way.
+inline plx_status fail_parts(plx_status status,
+                             std::initializer_list<std::string_view> parts) noexcept {
+    try {
+        std::string message;
+        for (std::string_view part : parts)
+            message += part;
+        tl_last_error = std::move(message);
+    } catch (...) {
+        tl_last_error.clear();
     }
-    if (count)
-        log(PLX_LOG_DEBUG, std::string(plugin) + ": shutdown released " + std::to_string(count) +
-                               " handles the host had not freed");
+    return status;
 }
 
-// ---- ABI 1.1, for plugins whose buffers are host memory ----------------------------------
-
-// How a plugin names itself in the messages below: "native: host_alloc: bytes is 0",
-// "native: buffer_wrap: not a native device".
-struct Names {
-    const char* plugin;   // "native"
-    const char* a_plugin; // with its article: "a native", "an interp"
-};
+inline const char* last_error_text() noexcept {
+    return tl_last_error.c_str();
+}
 
 // Sets last_error to "<plugin>: <fn>: <what>" and returns `status`.
 inline plx_status fail_in(const Names& names, const char* fn, plx_status status,
@@ -103,157 +73,108 @@ inline plx_status not_ours(const Names& names, const char* fn, const char* kind)
                    std::string("not ") + names.a_plugin + " " + kind);
 }
 
-// Buffers and host_alloc's blocks start on a cache line, which also covers every vector width
-// up to AVX-512.
-inline constexpr size_t kHostAlignment = 64;
-
-// `bytes` of host memory aligned to kHostAlignment (the size rounded up to it, as
-// aligned_alloc wants); nullptr when the memory is not there or the rounded size would wrap.
-// Freed with std::free.
-inline void* aligned_host_alloc(size_t bytes) noexcept {
-    if (bytes > SIZE_MAX - (kHostAlignment - 1)) return nullptr;
-    return std::aligned_alloc(kHostAlignment,
-                              (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment);
+// buffer_fill's pattern, in every plugin: pattern_bytes is 1, 2, 4 or 8 and bytes a multiple
+// of it. `prefix` starts the message: "native: buffer_fill: ".
+inline plx_status check_fill_pattern(const char* prefix, size_t pattern_bytes, size_t bytes) {
+    if (pattern_bytes != 1 && pattern_bytes != 2 && pattern_bytes != 4 && pattern_bytes != 8)
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    prefix + ("pattern_bytes is " + std::to_string(pattern_bytes) +
+                              ", must be 1, 2, 4 or 8"));
+    if (bytes % pattern_bytes != 0)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, prefix + ("bytes (" + std::to_string(bytes) +
+                                                          ") is not a multiple of pattern_bytes (" +
+                                                          std::to_string(pattern_bytes) + ")"));
+    return PLX_OK;
 }
 
-// host_alloc's blocks, recorded so that host_free refuses a pointer host_alloc did not return
-// and shutdown frees what the host never gave back. Any host memory is as fast as any other
-// for a CPU device: the alignment is all there is to "pinned" here.
-class HostBlocks {
-public:
-    // What follows "<plugin>: host_alloc: " when a block of `bytes` is not to be had: more than
-    // `limit` (the device's memory_bytes), or more than the system gives.
-    using NoRoomText = std::string (*)(size_t bytes, uint64_t limit);
+// ---- the host's services ----------------------------------------------------------------
 
-    HostBlocks(const Names& names, NoRoomText no_room) : names_(names), no_room_(no_room) {}
-    HostBlocks(const HostBlocks&) = delete;
-    HostBlocks& operator=(const HostBlocks&) = delete;
-
-    // host_alloc. `device` is the device's info, or nullptr when the handle is not one of the
-    // plugin's devices.
-    plx_status alloc(const plx_device_info* device, size_t bytes, void** ptr) {
-        static constexpr const char* fn = "host_alloc";
-        if (!device) return not_ours(names_, fn, "device");
-        if (!ptr) return fail_in(names_, fn, PLX_ERROR_INVALID_ARGUMENT, "ptr is NULL");
-        if (bytes == 0) return fail_in(names_, fn, PLX_ERROR_INVALID_ARGUMENT, "bytes is 0");
-        const uint64_t limit = device->memory_bytes;
-        void* data = bytes <= limit ? aligned_host_alloc(bytes) : nullptr;
-        if (!data) return fail_in(names_, fn, PLX_ERROR_OUT_OF_MEMORY, no_room_(bytes, limit));
-        try {
-            std::lock_guard lock(mutex_);
-            blocks_.insert(data);
-        } catch (...) {
-            std::free(data);
-            return fail_in(names_, fn, PLX_ERROR_OUT_OF_MEMORY, "out of host memory");
-        }
-        *ptr = data;
-        return PLX_OK;
-    }
-
-    // host_free: NULL is a no-op; a pointer host_alloc did not return, or one already freed,
-    // is logged and left alone.
-    void free(void* ptr) noexcept {
-        if (!ptr) return;
-        bool known = false;
-        {
-            std::lock_guard lock(mutex_);
-            known = blocks_.erase(ptr) != 0;
-        }
-        if (known) {
-            std::free(ptr);
-            return;
-        }
-        try {
-            log(PLX_LOG_WARN, std::string(names_.plugin) +
-                                  ": host_free: ignored a pointer that host_alloc did not "
-                                  "return, or that was already freed");
-        } catch (...) {
-            // out of memory for the message: the pointer is left alone all the same
-        }
-    }
-
-    // Frees every block host_free never got back; called by shutdown.
-    void release_all() noexcept {
-        size_t count = 0;
-        {
-            std::lock_guard lock(mutex_);
-            count = blocks_.size();
-            for (void* p : blocks_)
-                std::free(p);
-            blocks_.clear();
-        }
-        if (count == 0) return;
-        try {
-            log(PLX_LOG_DEBUG, std::string(names_.plugin) + ": shutdown freed " +
-                                   std::to_string(count) +
-                                   " host_alloc blocks the host had not freed");
-        } catch (...) {
-            // out of memory for the message: the blocks are freed all the same
-        }
-    }
-
-private:
-    Names names_;
-    NoRoomText no_room_;
-    std::mutex mutex_;
-    std::unordered_set<void*> blocks_;
+// What the plugin keeps of the host's table from init until shutdown.
+struct HostServices {
+    void* ctx = nullptr;
+    void (*log)(void* host_ctx, plx_log_level level, const char* msg) = nullptr;
 };
+inline HostServices g_host;
 
-// host_alloc, host_free, buffer_wrap and buffer_native of a plugin whose buffers are host
-// memory, as the functions its descriptor points at, and release_all for its shutdown. What
-// differs between plugins comes from `Plugin`:
-//   static constexpr Names names;
-//   static bool valid_device(plx_device), valid_buffer(plx_buffer): the handle is one of ours;
-//   static std::string no_room(size_t bytes, uint64_t limit): HostBlocks::NoRoomText.
-// Device and Buffer are the plugin's handle structs, which are complete only where the plugin
-// defines them; a buffer has data, bytes, device and owned.
-template <class Plugin, class Device = plx_device_s, class Buffer = plx_buffer_s> class HostMemory {
-public:
-    static plx_status host_alloc(Device* device, size_t bytes, void** ptr) {
-        return blocks_.alloc(Plugin::valid_device(device) ? &device->info : nullptr, bytes, ptr);
+// Keeps the host's context and log, read only where they lie inside the host's struct_size;
+// nullptr (shutdown) forgets them.
+inline void set_host(const plx_host_api* host) noexcept {
+    g_host = HostServices{};
+    if (host && host->struct_size >= offsetof(plx_host_api, log) + sizeof host->log) {
+        g_host.ctx = host->host_ctx;
+        g_host.log = host->log;
     }
+}
 
-    // The block is host memory whatever device it was allocated for.
-    static void host_free(Device*, void* ptr) noexcept { blocks_.free(ptr); }
+// The plugin's section of the configuration as JSON text, or nullptr when the host's table
+// is too old to hold it.
+inline const char* host_options(const plx_host_api* host) noexcept {
+    if (host &&
+        host->struct_size >= offsetof(plx_host_api, options_json) + sizeof host->options_json)
+        return host->options_json;
+    return nullptr;
+}
 
-    static void release_all() noexcept { blocks_.release_all(); }
+// Logs through the host, when it lent a log. Messages name the plugin themselves
+// ("native: 8 threads").
+inline void log(plx_log_level level, const std::string& message) noexcept {
+    if (g_host.log) g_host.log(g_host.ctx, level, message.c_str());
+}
 
-    // `native` is a host address the caller owns: the buffer uses it in place and never frees
-    // it.
-    static plx_status buffer_wrap(Device* device, uint64_t native, size_t bytes, Buffer** buffer) {
-        static constexpr const char* fn = "buffer_wrap";
-        const Names& names = Plugin::names;
-        if (!Plugin::valid_device(device)) return not_ours(names, fn, "device");
-        if (!buffer) return fail_in(names, fn, PLX_ERROR_INVALID_ARGUMENT, "buffer is NULL");
-        if (native == 0) return fail_in(names, fn, PLX_ERROR_INVALID_ARGUMENT, "native is NULL");
-        if (bytes == 0) return fail_in(names, fn, PLX_ERROR_INVALID_ARGUMENT, "bytes is 0");
-        if (bytes > UINTPTR_MAX - native)
-            return fail_in(names, fn, PLX_ERROR_INVALID_ARGUMENT,
-                           std::to_string(bytes) +
-                               " bytes from the address wrap around the address space");
-        auto* b = new (std::nothrow) Buffer;
-        if (!b) return fail_in(names, fn, PLX_ERROR_OUT_OF_MEMORY, "out of host memory");
-        b->data = reinterpret_cast<std::byte*>(static_cast<uintptr_t>(native));
-        b->bytes = bytes;
-        b->device = device;
-        b->owned = false;
-        track(b);
-        *buffer = b;
-        return PLX_OK;
+// ---- the guard --------------------------------------------------------------------------
+
+// The status for the exception being handled, with last_error "<plugin>: [<fn>: ]out of host
+// memory" or "<plugin>: [<fn>: ]internal error: <what>". Called only from a catch block.
+inline plx_status caught(const Names& names, const char* fn) noexcept {
+    const std::string_view where = fn ? fn : "";
+    const std::string_view colon = fn ? ": " : "";
+    try {
+        throw;
+    } catch (const std::bad_alloc&) {
+        return fail_parts(PLX_ERROR_OUT_OF_MEMORY,
+                          {names.plugin, ": ", where, colon, "out of host memory"});
+    } catch (const std::exception& e) {
+        return fail_parts(PLX_ERROR_INTERNAL,
+                          {names.plugin, ": ", where, colon, "internal error: ", e.what()});
+    } catch (...) {
+        return fail_parts(PLX_ERROR_INTERNAL, {names.plugin, ": ", where, colon,
+                                               "internal error: an exception of unknown type"});
     }
+}
 
-    // The buffer's host address.
-    static plx_status buffer_native(Buffer* buffer, uint64_t* native) {
-        static constexpr const char* fn = "buffer_native";
-        const Names& names = Plugin::names;
-        if (!Plugin::valid_buffer(buffer)) return not_ours(names, fn, "buffer");
-        if (!native) return fail_in(names, fn, PLX_ERROR_INVALID_ARGUMENT, "native is NULL");
-        *native = reinterpret_cast<uintptr_t>(buffer->data);
-        return PLX_OK;
+// An entry of the descriptor behind the guard: std::bad_alloc while building a message, or a
+// bug caught as a logic_error, becomes a status instead of crossing the C ABI.
+// guarded<Plugin, F> is the function the descriptor points at.
+template <class Plugin, auto F> struct Guarded;
+template <class Plugin, typename... Args, plx_status (*F)(Args...)> struct Guarded<Plugin, F> {
+    static plx_status call(Args... args) noexcept {
+        try {
+            return F(args...);
+        } catch (...) {
+            return caught(Plugin::names, nullptr);
+        }
     }
-
-private:
-    static inline HostBlocks blocks_{Plugin::names, &Plugin::no_room};
 };
+template <class Plugin, auto F> constexpr auto guarded = &Guarded<Plugin, F>::call;
+
+// plx_plugin_init behind the guard: "<plugin>: init: out of host memory".
+template <class Plugin, auto Init>
+plx_status guarded_init(uint32_t host_abi_version, const plx_host_api* host,
+                        plx_plugin* plugin) noexcept {
+    try {
+        return Init(host_abi_version, host, plugin);
+    } catch (...) {
+        return caught(Plugin::names, "init");
+    }
+}
 
 } // namespace plx_support
+
+// Defines the one symbol a plugin exports, plx_plugin_init, as the plugin's `init` behind the
+// guard; `Plugin` is its traits struct. The version script exports.map keeps everything else
+// inside the library.
+#define PLX_DEFINE_PLUGIN_INIT(Plugin, init)                                                       \
+    extern "C" PLX_EXPORT plx_status plx_plugin_init(                                              \
+        uint32_t host_abi_version, const plx_host_api* host, plx_plugin* plugin) {                 \
+        return ::plx_support::guarded_init<Plugin, init>(host_abi_version, host, plugin);          \
+    }

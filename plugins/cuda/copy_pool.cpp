@@ -1,7 +1,7 @@
 // Parallel host memcpy for the staging path of buffer_read / buffer_write. One thread copies
 // about 8-9 GB/s on an H100/H200 host while the copy engine moves 55 GB/s from pinned memory,
 // so large transfers split each staging chunk across a few helper threads.
-#include "cuda_internal.hpp"
+#include "cuda_plugin.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <thread>
 
-namespace plexus::cuda {
+namespace plx_cuda {
 namespace {
 
 constexpr size_t kPartBytes = size_t(512) << 10;
@@ -129,4 +129,4 @@ void stop_copy_pool() {
     g_pool.reset();
 }
 
-} // namespace plexus::cuda
+} // namespace plx_cuda

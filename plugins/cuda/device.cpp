@@ -1,12 +1,12 @@
 // Devices of the CUDA backend: one plexus device per GPU, described once at init, and the
 // primary context of each, retained at first use and made current on the calling thread.
-#include "cuda_internal.hpp"
+#include "cuda_plugin.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cstring>
 
-namespace plexus::cuda {
+namespace plx_cuda {
 
 std::vector<std::unique_ptr<plx_device_s>>& devices() {
     static std::vector<std::unique_ptr<plx_device_s>> list;
@@ -34,7 +34,7 @@ void describe_identity(plx_device_s* d) {
             static_assert(sizeof uuid.bytes == sizeof info.uuid);
             std::memcpy(info.uuid, uuid.bytes, sizeof info.uuid);
         } else {
-            host_log(PLX_LOG_WARN, which + "no UUID: " + describe(PLX_CUDA_NAME(cuDeviceGetUuid), r));
+            log(PLX_LOG_WARN, which + "no UUID: " + describe(PLX_CUDA_NAME(cuDeviceGetUuid), r));
         }
     }
     if (cu.cuDeviceGetPCIBusId != nullptr) {
@@ -47,8 +47,8 @@ void describe_identity(plx_device_s* d) {
                 *c = static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
             copy_string(info.pci_bus_id, sizeof info.pci_bus_id, bus);
         } else {
-            host_log(PLX_LOG_WARN,
-                     which + "no PCI bus id: " + describe(PLX_CUDA_NAME(cuDeviceGetPCIBusId), r));
+            log(PLX_LOG_WARN,
+                which + "no PCI bus id: " + describe(PLX_CUDA_NAME(cuDeviceGetPCIBusId), r));
         }
     }
 }
@@ -131,32 +131,34 @@ plx_status enumerate_devices() {
     CUresult r = cu.cuInit(0);
     if (r != CUDA_SUCCESS) {
         // A driver without a usable GPU is a normal machine, not a plugin failure.
-        host_log(r == CUDA_ERROR_NO_DEVICE ? PLX_LOG_INFO : PLX_LOG_WARN,
-                 "cuda: no device is usable: " + describe(PLX_CUDA_NAME(cuInit), r));
+        log(r == CUDA_ERROR_NO_DEVICE ? PLX_LOG_INFO : PLX_LOG_WARN,
+            "cuda: no device is usable: " + describe(PLX_CUDA_NAME(cuInit), r));
         return PLX_OK;
     }
     int count = 0;
     r = cu.cuDeviceGetCount(&count);
     if (r != CUDA_SUCCESS) {
-        host_log(PLX_LOG_WARN, "cuda: no device is usable: " + describe(PLX_CUDA_NAME(cuDeviceGetCount), r));
+        log(PLX_LOG_WARN,
+            "cuda: no device is usable: " + describe(PLX_CUDA_NAME(cuDeviceGetCount), r));
         return PLX_OK;
     }
-    if (count == 0) host_log(PLX_LOG_INFO, "cuda: the driver reports 0 devices");
+    if (count == 0) log(PLX_LOG_INFO, "cuda: the driver reports 0 devices");
     for (int i = 0; i < count; ++i) {
         auto d = std::make_unique<plx_device_s>();
         r = cu.cuDeviceGet(&d->dev, i);
         if (r != CUDA_SUCCESS) {
-            host_log(PLX_LOG_WARN, "cuda: skipping device " + std::to_string(i) + ": " +
-                                       describe(PLX_CUDA_NAME(cuDeviceGet), r));
+            log(PLX_LOG_WARN, "cuda: skipping device " + std::to_string(i) + ": " +
+                                  describe(PLX_CUDA_NAME(cuDeviceGet), r));
             continue;
         }
         if (describe_device(d.get()) != PLX_OK) {
-            host_log(PLX_LOG_WARN, "cuda: skipping device " + std::to_string(i) + ": " + last_error_text());
+            log(PLX_LOG_WARN,
+                "cuda: skipping device " + std::to_string(i) + ": " + last_error_text());
             continue;
         }
         d->index = static_cast<uint32_t>(devices().size());
-        host_log(PLX_LOG_DEBUG, std::string("cuda: device ") + std::to_string(d->index) + ": " +
-                                    d->info.name + " (" + d->info.arch + ")");
+        log(PLX_LOG_DEBUG, std::string("cuda: device ") + std::to_string(d->index) + ": " +
+                               d->info.name + " (" + d->info.arch + ")");
         devices().push_back(std::move(d));
     }
     return PLX_OK;
@@ -189,7 +191,7 @@ plx_status retain_context(plx_device_s* d) {
             d->ctx_known.store(true, std::memory_order_release);
         });
     }
-    if (d->ctx_status != PLX_OK) return set_error(d->ctx_status, d->ctx_error);
+    if (d->ctx_status != PLX_OK) return fail(d->ctx_status, d->ctx_error);
     return PLX_OK;
 }
 
@@ -204,31 +206,33 @@ plx_status make_current(plx_device_s* d) {
 }
 
 plx_status device_count(uint32_t* count) {
-    if (count == nullptr) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: device_count: count is NULL");
+    if (count == nullptr)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: device_count: count is NULL");
     *count = static_cast<uint32_t>(devices().size());
     return PLX_OK;
 }
 
 plx_status device_get(uint32_t index, plx_device* device) {
-    if (device == nullptr) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: device_get: device is NULL");
+    if (device == nullptr)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: device_get: device is NULL");
     if (index >= devices().size())
-        return set_error(PLX_ERROR_INVALID_ARGUMENT,
-                         "cuda: device_get: index " + std::to_string(index) + " is out of range (" +
-                             std::to_string(devices().size()) + " devices)");
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: device_get: index " + std::to_string(index) +
+                                                    " is out of range (" +
+                                                    std::to_string(devices().size()) + " devices)");
     *device = devices()[index].get();
     return PLX_OK;
 }
 
 plx_status device_info(plx_device device, plx_device_info* info) {
     if (device == nullptr || info == nullptr)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: device_info: device or info is NULL");
-    if (info->struct_size < sizeof(uint32_t))
-        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: device_info: info->struct_size is 0");
-    // Write only the prefix the caller's definition has; its struct_size stays its own.
-    const uint32_t caller_size = info->struct_size;
-    std::memcpy(info, &device->info, std::min<size_t>(caller_size, sizeof(plx_device_info)));
-    info->struct_size = caller_size;
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: device_info: device or info is NULL");
+    // Only the whole fields the caller's (possibly older) definition has; struct_size says how
+    // much that was.
+    if (!plx_support::write_device_info(device->info, info))
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: device_info: info->struct_size is " +
+                                                    std::to_string(info->struct_size) +
+                                                    ", too small for any field");
     return PLX_OK;
 }
 
-} // namespace plexus::cuda
+} // namespace plx_cuda

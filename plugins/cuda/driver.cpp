@@ -1,6 +1,6 @@
 // Opens the CUDA driver (libcuda) at run time and resolves its function table, once per
-// process; also the plugin's error and logging helpers, which every other file uses.
-#include "cuda_internal.hpp"
+// process; also the driver error helpers, which every other file uses.
+#include "cuda_plugin.hpp"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -8,18 +8,13 @@
 #include <cstdlib>
 #include <mutex>
 
-namespace plexus::cuda {
+namespace plx_cuda {
 namespace {
 
 Driver g_driver;
 std::once_flag g_driver_once;
 plx_status g_driver_status = PLX_OK;
 std::string g_driver_message;
-
-thread_local std::string t_last_error = "no error";
-
-void* g_host_ctx = nullptr;
-void (*g_host_log)(void*, plx_log_level, const char*) = nullptr;
 
 std::string library_path(void* handle, const std::string& fallback) {
     link_map* map = nullptr;
@@ -96,25 +91,18 @@ void open_driver() {
     }
     // The driver stays open for the life of the process: it starts threads and registers exit
     // handlers, and unloading it while those exist is unsafe.
-    host_log(PLX_LOG_DEBUG, "cuda: opened " + library_path(handle, opened));
+    log(PLX_LOG_DEBUG, "cuda: opened " + library_path(handle, opened));
 }
 
 } // namespace
 
 plx_status load_driver() {
     std::call_once(g_driver_once, open_driver);
-    if (g_driver_status != PLX_OK) return set_error(g_driver_status, g_driver_message);
+    if (g_driver_status != PLX_OK) return fail(g_driver_status, g_driver_message);
     return PLX_OK;
 }
 
 const Driver& drv() { return g_driver; }
-
-plx_status set_error(plx_status status, std::string message) {
-    t_last_error = std::move(message);
-    return status;
-}
-
-const char* last_error_text() { return t_last_error.c_str(); }
 
 std::string describe(const char* call, CUresult result) {
     const char* name = nullptr;
@@ -132,12 +120,12 @@ std::string describe(const char* call, CUresult result) {
 }
 
 plx_status cu_error(plx_status status, const char* what, const char* call, CUresult result) {
-    return set_error(status, std::string("cuda: ") + what + ": " + describe(call, result));
+    return fail(status, std::string("cuda: ") + what + ": " + describe(call, result));
 }
 
 plx_status missing_function(const char* fn, const char* call) {
-    return set_error(PLX_ERROR_UNSUPPORTED, std::string("cuda: ") + fn + ": the driver has no " + call +
-                                                " (a newer NVIDIA driver is needed)");
+    return fail(PLX_ERROR_UNSUPPORTED, std::string("cuda: ") + fn + ": the driver has no " + call +
+                                           " (a newer NVIDIA driver is needed)");
 }
 
 plx_status status_of(CUresult result) {
@@ -169,18 +157,4 @@ plx_status status_of(CUresult result) {
     }
 }
 
-void set_host(const plx_host_api* host) {
-    g_host_ctx = nullptr;
-    g_host_log = nullptr;
-    if (host == nullptr) return;
-    if (host->struct_size >= offsetof(plx_host_api, log) + sizeof(host->log)) {
-        g_host_ctx = host->host_ctx;
-        g_host_log = host->log;
-    }
-}
-
-void host_log(plx_log_level level, const std::string& message) {
-    if (g_host_log != nullptr) g_host_log(g_host_ctx, level, message.c_str());
-}
-
-} // namespace plexus::cuda
+} // namespace plx_cuda

@@ -1,22 +1,22 @@
 // Kernel launch of the CUDA backend: checks the launch against the kernel's and the device's
 // limits before cuLaunchKernel, and builds its parameter array without heap allocation for
 // launches of up to 16 arguments of at most 16 bytes each.
-#include "cuda_internal.hpp"
+#include "cuda_plugin.hpp"
 
 #include <cstring>
 
-namespace plexus::cuda {
+namespace plx_cuda {
 namespace {
 
 constexpr uint32_t kInlineArgs = 16;
 constexpr size_t kInlineScalarBytes = 16;
 
 plx_status out_of_resources(const plx_kernel_s* k, const std::string& what) {
-    return set_error(PLX_ERROR_OUT_OF_RESOURCES, "cuda: launch of '" + k->name + "': " + what);
+    return fail(PLX_ERROR_OUT_OF_RESOURCES, "cuda: launch of '" + k->name + "': " + what);
 }
 
 plx_status invalid(const plx_kernel_s* k, const std::string& what) {
-    return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: launch of '" + k->name + "': " + what);
+    return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: launch of '" + k->name + "': " + what);
 }
 
 // Raises the function's dynamic shared memory limit; above 48 KiB the driver requires it.
@@ -35,7 +35,7 @@ plx_status allow_dynamic_shared(plx_kernel_s* k, uint32_t bytes) {
 plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dims,
                   const plx_arg* args, uint32_t num_args, plx_event* event) {
     if (queue == nullptr || kernel == nullptr || dims == nullptr)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: launch: queue, kernel or dims is NULL");
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: launch: queue, kernel or dims is NULL");
     plx_kernel_s* k = kernel;
     plx_device_s* d = queue->device;
     if (k->module->device != d)
@@ -156,4 +156,4 @@ plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dim
     return event_end(queue, pending, event);
 }
 
-} // namespace plexus::cuda
+} // namespace plx_cuda

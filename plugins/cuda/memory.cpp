@@ -1,12 +1,12 @@
 // Device buffers of the CUDA backend: allocation, pipelined host transfers through two pinned
 // staging buffers per queue, device copies and pattern fills.
-#include "cuda_internal.hpp"
+#include "cuda_plugin.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 
-namespace plexus::cuda {
+namespace plx_cuda {
 namespace {
 
 // Fill kernels for what cuMemsetD*Async cannot do: 8-byte patterns, and 2 / 4 byte patterns at
@@ -84,22 +84,23 @@ $L_done:
 plx_status check_range(const char* fn, plx_buffer buffer, size_t offset, size_t bytes,
                        const char* which = "buffer") {
     if (offset > buffer->bytes || bytes > buffer->bytes - offset)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT,
-                         std::string("cuda: ") + fn + ": " + which + " range [" +
-                             std::to_string(offset) + ", " + std::to_string(offset) + " + " +
-                             std::to_string(bytes) + ") exceeds the buffer's " +
-                             std::to_string(buffer->bytes) + " bytes");
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    std::string("cuda: ") + fn + ": " + which + " range [" +
+                        std::to_string(offset) + ", " + std::to_string(offset) + " + " +
+                        std::to_string(bytes) + ") exceeds the buffer's " +
+                        std::to_string(buffer->bytes) + " bytes");
     return PLX_OK;
 }
 
 plx_status check_queue_buffer(const char* fn, plx_queue queue, plx_buffer buffer) {
     if (queue == nullptr || buffer == nullptr)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT, std::string("cuda: ") + fn + ": queue or buffer is NULL");
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    std::string("cuda: ") + fn + ": queue or buffer is NULL");
     if (queue->device != buffer->device)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT,
-                         std::string("cuda: ") + fn + ": the buffer belongs to device " +
-                             std::to_string(buffer->device->index) + ", the queue to device " +
-                             std::to_string(queue->device->index));
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    std::string("cuda: ") + fn + ": the buffer belongs to device " +
+                        std::to_string(buffer->device->index) + ", the queue to device " +
+                        std::to_string(queue->device->index));
     return PLX_OK;
 }
 
@@ -130,7 +131,7 @@ plx_status load_fill_kernels(plx_device_s* d) {
         d->fill_status = s;
         if (s != PLX_OK) d->fill_error = std::string("cuda: loading the fill kernels: ") + last_error_text();
     });
-    if (d->fill_status != PLX_OK) return set_error(d->fill_status, d->fill_error);
+    if (d->fill_status != PLX_OK) return fail(d->fill_status, d->fill_error);
     return PLX_OK;
 }
 
@@ -157,8 +158,8 @@ void release_fill_module(plx_device_s* d) {
 
 plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer) {
     if (device == nullptr || buffer == nullptr)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_alloc: device or buffer is NULL");
-    if (bytes == 0) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_alloc: bytes is 0");
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_alloc: device or buffer is NULL");
+    if (bytes == 0) return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_alloc: bytes is 0");
     if (plx_status s = make_current(device); s != PLX_OK) return s;
     CUdeviceptr ptr = 0;
     CUresult r = drv().cuMemAlloc(&ptr, bytes);
@@ -169,14 +170,13 @@ plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer) {
         size_t free_bytes = 0, total_bytes = 0;
         if (drv().cuMemGetInfo(&free_bytes, &total_bytes) == CUDA_SUCCESS)
             msg += "; " + std::to_string(free_bytes) + " bytes free of " + std::to_string(total_bytes);
-        return set_error(status_of(r) == PLX_ERROR_OUT_OF_MEMORY ? PLX_ERROR_OUT_OF_MEMORY
-                                                                 : status_of(r),
-                         msg);
+        return fail(
+            status_of(r) == PLX_ERROR_OUT_OF_MEMORY ? PLX_ERROR_OUT_OF_MEMORY : status_of(r), msg);
     }
     auto* b = new (std::nothrow) plx_buffer_s{device, ptr, bytes};
     if (b == nullptr) {
         drv().cuMemFree(ptr);
-        return set_error(PLX_ERROR_OUT_OF_MEMORY, "cuda: buffer_alloc: out of host memory");
+        return fail(PLX_ERROR_OUT_OF_MEMORY, "cuda: buffer_alloc: out of host memory");
     }
     *buffer = b;
     return PLX_OK;
@@ -208,7 +208,7 @@ plx_status buffer_write(plx_queue queue, plx_buffer buffer, size_t offset, const
     if (plx_status s = check_queue_buffer("buffer_write", queue, buffer); s != PLX_OK) return s;
     if (plx_status s = check_range("buffer_write", buffer, offset, bytes); s != PLX_OK) return s;
     if (bytes == 0) return PLX_OK;
-    if (src == nullptr) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_write: src is NULL");
+    if (src == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_write: src is NULL");
     if (plx_status s = make_current(queue->device); s != PLX_OK) return s;
     if (page_locked(src)) { // the copy engine reads it directly
         PLX_CU_TRY("buffer_write", cuMemcpyHtoDAsync, buffer->ptr + offset, src, bytes, queue->stream);
@@ -241,7 +241,7 @@ plx_status buffer_read(plx_queue queue, plx_buffer buffer, size_t offset, void* 
                        size_t bytes) {
     if (plx_status s = check_queue_buffer("buffer_read", queue, buffer); s != PLX_OK) return s;
     if (plx_status s = check_range("buffer_read", buffer, offset, bytes); s != PLX_OK) return s;
-    if (dst == nullptr) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_read: dst is NULL");
+    if (dst == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_read: dst is NULL");
     if (plx_status s = make_current(queue->device); s != PLX_OK) return s;
     if (bytes == 0) {
         // Still a read: it waits for the queue and reports its failures.
@@ -299,15 +299,11 @@ plx_status buffer_copy(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_b
 plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const void* pattern,
                        size_t pattern_bytes, size_t bytes) {
     if (plx_status s = check_queue_buffer("buffer_fill", queue, buffer); s != PLX_OK) return s;
-    if (pattern == nullptr) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_fill: pattern is NULL");
-    if (pattern_bytes != 1 && pattern_bytes != 2 && pattern_bytes != 4 && pattern_bytes != 8)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT,
-                         "cuda: buffer_fill: pattern_bytes is " + std::to_string(pattern_bytes) +
-                             ", expected 1, 2, 4 or 8");
-    if (bytes % pattern_bytes != 0)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT,
-                         "cuda: buffer_fill: bytes (" + std::to_string(bytes) +
-                             ") is not a multiple of pattern_bytes (" + std::to_string(pattern_bytes) + ")");
+    if (pattern == nullptr)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_fill: pattern is NULL");
+    if (plx_status s = plx_support::check_fill_pattern("cuda: buffer_fill: ", pattern_bytes, bytes);
+        s != PLX_OK)
+        return s;
     if (plx_status s = check_range("buffer_fill", buffer, offset, bytes); s != PLX_OK) return s;
     if (bytes == 0) return PLX_OK;
     if (plx_status s = make_current(queue->device); s != PLX_OK) return s;
@@ -342,7 +338,8 @@ plx_status buffer_write_async(plx_queue queue, plx_buffer buffer, size_t offset,
     if (plx_status s = check_queue_buffer("buffer_write_async", queue, buffer); s != PLX_OK) return s;
     if (plx_status s = check_range("buffer_write_async", buffer, offset, bytes); s != PLX_OK) return s;
     if (bytes == 0) return PLX_OK;
-    if (src == nullptr) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_write_async: src is NULL");
+    if (src == nullptr)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_write_async: src is NULL");
     if (plx_status s = make_current(queue->device); s != PLX_OK) return s;
     // From page-locked memory the copy engine reads src later, without the host. Pageable
     // memory goes through buffer_write's double-buffered staging, whose parallel host copy
@@ -357,7 +354,8 @@ plx_status buffer_read_async(plx_queue queue, plx_buffer buffer, size_t offset, 
     if (plx_status s = check_queue_buffer("buffer_read_async", queue, buffer); s != PLX_OK) return s;
     if (plx_status s = check_range("buffer_read_async", buffer, offset, bytes); s != PLX_OK) return s;
     if (bytes == 0) return PLX_OK;
-    if (dst == nullptr) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_read_async: dst is NULL");
+    if (dst == nullptr)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_read_async: dst is NULL");
     if (plx_status s = make_current(queue->device); s != PLX_OK) return s;
     // Pageable memory: buffer_read's staging, done on return (see buffer_write_async).
     if (!page_locked(dst)) return buffer_read(queue, buffer, offset, dst, bytes);
@@ -379,28 +377,29 @@ void enable_peer_access(plx_device_s* accessor, plx_device_s* peer) {
     const std::string pair = "cuda: device " + std::to_string(accessor->index) + " -> device " +
                              std::to_string(peer->index) + ": ";
     if (drv().cuDeviceCanAccessPeer == nullptr || drv().cuCtxEnablePeerAccess == nullptr) {
-        host_log(PLX_LOG_INFO, pair + "the driver has no peer access functions; peer copies are staged");
+        log(PLX_LOG_INFO, pair + "the driver has no peer access functions; peer copies are staged");
         return;
     }
     int can = 0;
     CUresult r = drv().cuDeviceCanAccessPeer(&can, accessor->dev, peer->dev);
     if (r != CUDA_SUCCESS) {
-        host_log(PLX_LOG_WARN, pair + describe(PLX_CUDA_NAME(cuDeviceCanAccessPeer), r) +
-                                   "; peer copies are staged");
+        log(PLX_LOG_WARN,
+            pair + describe(PLX_CUDA_NAME(cuDeviceCanAccessPeer), r) + "; peer copies are staged");
         return;
     }
     if (can == 0) {
-        host_log(PLX_LOG_INFO, pair + "no peer access between these GPUs; peer copies are staged by the driver");
+        log(PLX_LOG_INFO,
+            pair + "no peer access between these GPUs; peer copies are staged by the driver");
         return;
     }
     r = drv().cuCtxEnablePeerAccess(peer->ctx, 0);
     if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
-        host_log(PLX_LOG_WARN, pair + describe(PLX_CUDA_NAME(cuCtxEnablePeerAccess), r) +
-                                   "; peer copies are staged");
+        log(PLX_LOG_WARN,
+            pair + describe(PLX_CUDA_NAME(cuCtxEnablePeerAccess), r) + "; peer copies are staged");
         return;
     }
     state = 1;
-    host_log(PLX_LOG_DEBUG, pair + "peer access enabled");
+    log(PLX_LOG_DEBUG, pair + "peer access enabled");
 }
 
 } // namespace
@@ -408,16 +407,19 @@ void enable_peer_access(plx_device_s* accessor, plx_device_s* peer) {
 plx_status buffer_copy_peer(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
                             size_t src_offset, size_t bytes) {
     if (queue == nullptr || dst == nullptr || src == nullptr)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_copy_peer: queue, dst or src is NULL");
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    "cuda: buffer_copy_peer: queue, dst or src is NULL");
     if (dst->device == src->device)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT,
-                         "cuda: buffer_copy_peer: both buffers are on device " + std::to_string(dst->device->index) +
-                             " (buffer_copy copies within one device)");
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    "cuda: buffer_copy_peer: both buffers are on device " +
+                        std::to_string(dst->device->index) +
+                        " (buffer_copy copies within one device)");
     if (queue->device != dst->device && queue->device != src->device)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT,
-                         "cuda: buffer_copy_peer: the queue is on device " + std::to_string(queue->device->index) +
-                             ", the buffers on devices " + std::to_string(dst->device->index) + " and " +
-                             std::to_string(src->device->index));
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_copy_peer: the queue is on device " +
+                                                    std::to_string(queue->device->index) +
+                                                    ", the buffers on devices " +
+                                                    std::to_string(dst->device->index) + " and " +
+                                                    std::to_string(src->device->index));
     if (plx_status s = check_range("buffer_copy_peer", dst, dst_offset, bytes, "destination"); s != PLX_OK)
         return s;
     if (plx_status s = check_range("buffer_copy_peer", src, src_offset, bytes, "source"); s != PLX_OK)
@@ -436,16 +438,17 @@ plx_status buffer_copy_peer(plx_queue queue, plx_buffer dst, size_t dst_offset, 
 
 plx_status host_alloc(plx_device device, size_t bytes, void** ptr) {
     if (device == nullptr || ptr == nullptr)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: host_alloc: device or ptr is NULL");
-    if (bytes == 0) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: host_alloc: bytes is 0");
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: host_alloc: device or ptr is NULL");
+    if (bytes == 0) return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: host_alloc: bytes is 0");
     PLX_CU_NEED("host_alloc", cuMemHostAlloc);
     if (plx_status s = make_current(device); s != PLX_OK) return s;
     void* p = nullptr;
     // Portable: pinned for every context, so transfers of any device read it at full speed.
     CUresult r = drv().cuMemHostAlloc(&p, bytes, CU_MEMHOSTALLOC_PORTABLE);
     if (r != CUDA_SUCCESS) {
-        return set_error(status_of(r), "cuda: host_alloc: cannot pin " + std::to_string(bytes) + " bytes of host memory: " +
-                                 describe(PLX_CUDA_NAME(cuMemHostAlloc), r));
+        return fail(status_of(r),
+                    "cuda: host_alloc: cannot pin " + std::to_string(bytes) +
+                        " bytes of host memory: " + describe(PLX_CUDA_NAME(cuMemHostAlloc), r));
     }
     *ptr = p;
     return PLX_OK;
@@ -460,9 +463,10 @@ void host_free(plx_device device, void* ptr) {
 
 plx_status buffer_wrap(plx_device device, uint64_t native, size_t bytes, plx_buffer* buffer) {
     if (device == nullptr || buffer == nullptr)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_wrap: device or buffer is NULL");
-    if (native == 0) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_wrap: the CUdeviceptr is 0");
-    if (bytes == 0) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_wrap: bytes is 0");
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_wrap: device or buffer is NULL");
+    if (native == 0)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_wrap: the CUdeviceptr is 0");
+    if (bytes == 0) return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_wrap: bytes is 0");
     if (plx_status s = make_current(device); s != PLX_OK) return s;
     const CUdeviceptr ptr = static_cast<CUdeviceptr>(native);
     char hex[32];
@@ -473,22 +477,24 @@ plx_status buffer_wrap(plx_device device, uint64_t native, size_t bytes, plx_buf
         unsigned int type = 0;
         CUresult r = drv().cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr);
         if (r != CUDA_SUCCESS)
-            return set_error(PLX_ERROR_INVALID_ARGUMENT,
-                             what + " is not an allocation the CUDA driver knows (" +
-                                 describe(PLX_CUDA_NAME(cuPointerGetAttribute), r) + ")");
+            return fail(PLX_ERROR_INVALID_ARGUMENT,
+                        what + " is not an allocation the CUDA driver knows (" +
+                            describe(PLX_CUDA_NAME(cuPointerGetAttribute), r) + ")");
         // Managed memory is any device's and the host's; its type and ordinal say little.
         int managed = 0;
         if (drv().cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, ptr) != CUDA_SUCCESS)
             managed = 0;
         if (!managed && type == CU_MEMORYTYPE_HOST)
-            return set_error(PLX_ERROR_INVALID_ARGUMENT,
-                             what + " is host memory, not device memory of device " + std::to_string(device->index));
+            return fail(PLX_ERROR_INVALID_ARGUMENT,
+                        what + " is host memory, not device memory of device " +
+                            std::to_string(device->index));
         int ordinal = -1;
         r = drv().cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr);
         if (!managed && r == CUDA_SUCCESS && ordinal != static_cast<int>(device->dev))
-            return set_error(PLX_ERROR_INVALID_ARGUMENT,
-                             what + " is memory of CUDA device " + std::to_string(ordinal) + ", not of device " +
-                                 std::to_string(device->index) + " (CUDA device " + std::to_string(device->dev) + ")");
+            return fail(PLX_ERROR_INVALID_ARGUMENT,
+                        what + " is memory of CUDA device " + std::to_string(ordinal) +
+                            ", not of device " + std::to_string(device->index) + " (CUDA device " +
+                            std::to_string(device->dev) + ")");
         CUdeviceptr start = 0;
         size_t range = 0;
         r = drv().cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, ptr);
@@ -496,22 +502,23 @@ plx_status buffer_wrap(plx_device device, uint64_t native, size_t bytes, plx_buf
         if (r == CUDA_SUCCESS && start <= ptr && ptr - start <= range) {
             const size_t available = range - static_cast<size_t>(ptr - start);
             if (bytes > available)
-                return set_error(PLX_ERROR_INVALID_ARGUMENT,
-                                 what + ": " + std::to_string(bytes) + " bytes asked, but its allocation has only " +
-                                     std::to_string(available) + " bytes from there");
+                return fail(PLX_ERROR_INVALID_ARGUMENT,
+                            what + ": " + std::to_string(bytes) +
+                                " bytes asked, but its allocation has only " +
+                                std::to_string(available) + " bytes from there");
         }
     }
     auto* b = new (std::nothrow) plx_buffer_s{device, ptr, bytes, false};
-    if (b == nullptr) return set_error(PLX_ERROR_OUT_OF_MEMORY, "cuda: buffer_wrap: out of host memory");
+    if (b == nullptr) return fail(PLX_ERROR_OUT_OF_MEMORY, "cuda: buffer_wrap: out of host memory");
     *buffer = b;
     return PLX_OK;
 }
 
 plx_status buffer_native(plx_buffer buffer, uint64_t* native) {
     if (buffer == nullptr || native == nullptr)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_native: buffer or native is NULL");
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_native: buffer or native is NULL");
     *native = static_cast<uint64_t>(buffer->ptr);
     return PLX_OK;
 }
 
-} // namespace plexus::cuda
+} // namespace plx_cuda

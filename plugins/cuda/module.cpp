@@ -1,6 +1,6 @@
 // Modules of the CUDA backend: PTX linked to a cubin by the driver's JIT, CUDA C compiled to a
 // cubin by NVRTC (opened at run time when present), cubins loaded as they are; kernel lookup.
-#include "cuda_internal.hpp"
+#include "cuda_plugin.hpp"
 
 #include <dlfcn.h>
 
@@ -15,7 +15,7 @@
 #define PLX_CUDA_HAVE_NVRTC_H 0
 #endif
 
-namespace plexus::cuda {
+namespace plx_cuda {
 namespace {
 
 constexpr size_t kLogBytes = 16 * 1024;
@@ -49,9 +49,9 @@ plx_status parse_jit_options(const std::string& options, JitOptions* jit) {
                    t.find_first_not_of("0123456789", 14) == std::string::npos) {
             jit->add(CU_JIT_MAX_REGISTERS, std::strtoul(t.c_str() + 14, nullptr, 10));
         } else {
-            return set_error(PLX_ERROR_INVALID_ARGUMENT,
-                             "cuda: module_load: unknown PTX option '" + t +
-                                 "' (accepted: -lineinfo, -G, -O0..-O4, -maxrregcount=N)");
+            return fail(PLX_ERROR_INVALID_ARGUMENT,
+                        "cuda: module_load: unknown PTX option '" + t +
+                            "' (accepted: -lineinfo, -G, -O0..-O4, -maxrregcount=N)");
         }
     }
     return PLX_OK;
@@ -119,14 +119,14 @@ plx_status compile_cuda_c(plx_device_s* d, const char* source, size_t bytes, con
                           std::vector<char>* cubin) {
     std::call_once(g_nvrtc_once, open_nvrtc);
     if (!g_nvrtc_missing.empty())
-        return set_error(PLX_ERROR_UNSUPPORTED, "cuda: module_load of CUDA C: " + g_nvrtc_missing);
+        return fail(PLX_ERROR_UNSUPPORTED, "cuda: module_load of CUDA C: " + g_nvrtc_missing);
     const Nvrtc& rtc = g_nvrtc;
     std::string text(source, bytes);
     nvrtcProgram prog = nullptr;
     nvrtcResult r = rtc.CreateProgram(&prog, text.c_str(), "plexus.cu", 0, nullptr, nullptr);
     if (r != NVRTC_SUCCESS)
-        return set_error(PLX_ERROR_COMPILE,
-                         std::string("cuda: nvrtcCreateProgram failed: ") + rtc.GetErrorString(r));
+        return fail(PLX_ERROR_COMPILE,
+                    std::string("cuda: nvrtcCreateProgram failed: ") + rtc.GetErrorString(r));
     // A cubin for the device's exact architecture: no PTX JIT at load, and no dependence on
     // the driver accepting NVRTC's PTX version.
     std::vector<std::string> args = {"--gpu-architecture=" + std::string(d->info.arch)};
@@ -134,20 +134,20 @@ plx_status compile_cuda_c(plx_device_s* d, const char* source, size_t bytes, con
     std::vector<const char*> argv;
     for (const std::string& a : args) argv.push_back(a.c_str());
     r = rtc.CompileProgram(prog, static_cast<int>(argv.size()), argv.data());
-    std::string log;
+    std::string rtc_log;
     size_t log_size = 0;
     if (rtc.GetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
-        log.resize(log_size);
-        rtc.GetProgramLog(prog, log.data());
-        log.resize(std::strlen(log.c_str()));
+        rtc_log.resize(log_size);
+        rtc.GetProgramLog(prog, rtc_log.data());
+        rtc_log.resize(std::strlen(rtc_log.c_str()));
     }
     plx_status status = PLX_OK;
     if (r != NVRTC_SUCCESS) {
-        status = set_error(PLX_ERROR_COMPILE, std::string("cuda: NVRTC compilation for ") +
-                                                  d->info.arch + " failed (" + rtc.GetErrorString(r) +
-                                                  "):\n" + trimmed_log(log.c_str()));
+        status = fail(PLX_ERROR_COMPILE, std::string("cuda: NVRTC compilation for ") +
+                                             d->info.arch + " failed (" + rtc.GetErrorString(r) +
+                                             "):\n" + trimmed_log(rtc_log.c_str()));
     } else {
-        if (!log.empty()) host_log(PLX_LOG_DEBUG, "cuda: NVRTC log:\n" + log);
+        if (!rtc_log.empty()) log(PLX_LOG_DEBUG, "cuda: NVRTC log:\n" + rtc_log);
         size_t size = 0;
         r = rtc.GetCUBINSize(prog, &size);
         if (r == NVRTC_SUCCESS) {
@@ -155,17 +155,17 @@ plx_status compile_cuda_c(plx_device_s* d, const char* source, size_t bytes, con
             r = rtc.GetCUBIN(prog, cubin->data());
         }
         if (r != NVRTC_SUCCESS)
-            status = set_error(PLX_ERROR_COMPILE,
-                               std::string("cuda: nvrtcGetCUBIN failed: ") + rtc.GetErrorString(r));
+            status = fail(PLX_ERROR_COMPILE,
+                          std::string("cuda: nvrtcGetCUBIN failed: ") + rtc.GetErrorString(r));
     }
     rtc.DestroyProgram(&prog);
     return status;
 }
 #else
 plx_status compile_cuda_c(plx_device_s*, const char*, size_t, const char*, std::vector<char>*) {
-    return set_error(PLX_ERROR_UNSUPPORTED,
-                     "cuda: module_load of CUDA C: this plugin was built without nvrtc.h, so NVRTC "
-                     "cannot be used; pass PTX");
+    return fail(PLX_ERROR_UNSUPPORTED,
+                "cuda: module_load of CUDA C: this plugin was built without nvrtc.h, so NVRTC "
+                "cannot be used; pass PTX");
 }
 #endif
 
@@ -211,13 +211,15 @@ plx_status load_ptx_to_cubin(const char* ptx, size_t ptx_bytes, const std::strin
         // The image belongs to the link state; keep a copy for module_get_binary.
         const char* bytes = static_cast<const char*>(image);
         cubin->assign(bytes, bytes + image_bytes);
-        if (info_log[0] != '\0') host_log(PLX_LOG_DEBUG, "cuda: PTX JIT log:\n" + trimmed_log(info_log.data()));
+        if (info_log[0] != '\0')
+            log(PLX_LOG_DEBUG, "cuda: PTX JIT log:\n" + trimmed_log(info_log.data()));
     }
     drv().cuLinkDestroy(link);
     if (r != CUDA_SUCCESS)
-        return set_error(status_of(r) == PLX_ERROR_OUT_OF_MEMORY ? PLX_ERROR_OUT_OF_MEMORY : PLX_ERROR_COMPILE,
-                         "cuda: PTX compilation failed: " + describe(failed_call, r) + "\n" +
-                             trimmed_log(error_log.data()));
+        return fail(status_of(r) == PLX_ERROR_OUT_OF_MEMORY ? PLX_ERROR_OUT_OF_MEMORY
+                                                            : PLX_ERROR_COMPILE,
+                    "cuda: PTX compilation failed: " + describe(failed_call, r) + "\n" +
+                        trimmed_log(error_log.data()));
     return PLX_OK;
 }
 
@@ -227,22 +229,25 @@ plx_status load_cubin(const std::vector<char>& cubin, CUmodule* module) {
     void* values[] = {error_log.data(), reinterpret_cast<void*>(uintptr_t(kLogBytes))};
     CUresult r = drv().cuModuleLoadDataEx(module, cubin.data(), 2, keys, values);
     if (r != CUDA_SUCCESS)
-        return set_error(status_of(r) == PLX_ERROR_OUT_OF_MEMORY ? PLX_ERROR_OUT_OF_MEMORY : PLX_ERROR_COMPILE,
-                         "cuda: loading the module image failed: " +
-                             describe(PLX_CUDA_NAME(cuModuleLoadDataEx), r) + "\n" +
-                             trimmed_log(error_log.data()));
+        return fail(status_of(r) == PLX_ERROR_OUT_OF_MEMORY ? PLX_ERROR_OUT_OF_MEMORY
+                                                            : PLX_ERROR_COMPILE,
+                    "cuda: loading the module image failed: " +
+                        describe(PLX_CUDA_NAME(cuModuleLoadDataEx), r) + "\n" +
+                        trimmed_log(error_log.data()));
     return PLX_OK;
 }
 
 plx_status module_load(plx_device device, plx_language language, const char* source,
                        size_t source_bytes, const char* options, plx_module* module) {
     if (device == nullptr || module == nullptr || source == nullptr)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: module_load: device, source or module is NULL");
-    if (source_bytes == 0) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: module_load: source is empty");
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    "cuda: module_load: device, source or module is NULL");
+    if (source_bytes == 0)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: module_load: source is empty");
     if (language != PLX_LANG_PTX && language != PLX_LANG_CUDA_C && language != PLX_LANG_CUDA_BINARY)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT,
-                         "cuda: module_load: language " + std::to_string(int(language)) +
-                             " is not one of PTX, CUDA C or a CUDA binary");
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: module_load: language " +
+                                                    std::to_string(int(language)) +
+                                                    " is not one of PTX, CUDA C or a CUDA binary");
     if (plx_status s = make_current(device); s != PLX_OK) return s;
 
     std::vector<char> cubin;
@@ -262,7 +267,7 @@ plx_status module_load(plx_device device, plx_language language, const char* sou
     auto m = std::make_unique<plx_module_s>();
     m->device = device;
     if (plx_status l = load_cubin(cubin, &m->module); l != PLX_OK) {
-        return set_error(l, std::string(last_error_text()) + " (from " + language_name(language) + ")");
+        return fail(l, std::string(last_error_text()) + " (from " + language_name(language) + ")");
     }
     m->cubin = std::move(cubin);
     *module = m.release();
@@ -277,16 +282,18 @@ void module_unload(plx_module module) {
 
 plx_status module_get_binary(plx_module module, plx_language* language, void* data, size_t* bytes) {
     if (module == nullptr || language == nullptr || bytes == nullptr)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: module_get_binary: module, language or bytes is NULL");
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    "cuda: module_get_binary: module, language or bytes is NULL");
     *language = PLX_LANG_CUDA_BINARY;
     if (data == nullptr) {
         *bytes = module->cubin.size();
         return PLX_OK;
     }
     if (*bytes < module->cubin.size())
-        return set_error(PLX_ERROR_INVALID_ARGUMENT,
-                         "cuda: module_get_binary: capacity " + std::to_string(*bytes) +
-                             " is smaller than the binary's " + std::to_string(module->cubin.size()) + " bytes");
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    "cuda: module_get_binary: capacity " + std::to_string(*bytes) +
+                        " is smaller than the binary's " + std::to_string(module->cubin.size()) +
+                        " bytes");
     std::memcpy(data, module->cubin.data(), module->cubin.size());
     *bytes = module->cubin.size();
     return PLX_OK;
@@ -294,7 +301,7 @@ plx_status module_get_binary(plx_module module, plx_language* language, void* da
 
 plx_status kernel_get(plx_module module, const char* name, plx_kernel* kernel) {
     if (module == nullptr || name == nullptr || kernel == nullptr)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: kernel_get: module, name or kernel is NULL");
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: kernel_get: module, name or kernel is NULL");
     std::lock_guard<std::mutex> lock(module->kernels_mutex);
     // One handle per name, so attributes are queried once and cached for every launch.
     if (auto it = module->kernels.find(name); it != module->kernels.end()) {
@@ -307,8 +314,9 @@ plx_status kernel_get(plx_module module, const char* name, plx_kernel* kernel) {
     k->name = name;
     CUresult r = drv().cuModuleGetFunction(&k->function, module->module, name);
     if (r == CUDA_ERROR_NOT_FOUND)
-        return set_error(PLX_ERROR_NOT_FOUND, std::string("cuda: kernel_get: the module has no kernel named '") +
-                                                  name + "' (kernels need extern \"C\" or their mangled name)");
+        return fail(PLX_ERROR_NOT_FOUND,
+                    std::string("cuda: kernel_get: the module has no kernel named '") + name +
+                        "' (kernels need extern \"C\" or their mangled name)");
     if (r != CUDA_SUCCESS)
         return cu_error(status_of(r), "kernel_get", PLX_CUDA_NAME(cuModuleGetFunction), r);
     int max_threads = 0, static_shared = 0;
@@ -338,4 +346,4 @@ plx_status kernel_get(plx_module module, const char* name, plx_kernel* kernel) {
     return PLX_OK;
 }
 
-} // namespace plexus::cuda
+} // namespace plx_cuda

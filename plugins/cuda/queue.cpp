@@ -1,14 +1,14 @@
 // Queues and events of the CUDA backend: one non-blocking CUstream per queue; an event is a
 // CUevent pair whose times are measured from a base event recorded when the queue was made.
-#include "cuda_internal.hpp"
+#include "cuda_plugin.hpp"
 
 #include <cmath>
 
 BaseEvent::~BaseEvent() {
-    if (event != nullptr) plexus::cuda::drv().cuEventDestroy(event);
+    if (event != nullptr) plx_cuda::drv().cuEventDestroy(event);
 }
 
-namespace plexus::cuda {
+namespace plx_cuda {
 
 namespace {
 
@@ -62,12 +62,11 @@ uint64_t ms_to_ns(float ms) {
 
 plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue) {
     if (device == nullptr || queue == nullptr)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: queue_create: device or queue is NULL");
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: queue_create: device or queue is NULL");
     if ((flags & ~PLX_QUEUE_PROFILING) != 0)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT,
-                         "cuda: queue_create: unknown flag bits " +
-                             std::to_string(flags & ~PLX_QUEUE_PROFILING) +
-                             " (only PLX_QUEUE_PROFILING is defined)");
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: queue_create: unknown flag bits " +
+                                                    std::to_string(flags & ~PLX_QUEUE_PROFILING) +
+                                                    " (only PLX_QUEUE_PROFILING is defined)");
     if (plx_status s = make_current(device); s != PLX_OK) return s;
     auto* q = new plx_queue_s;
     q->device = device;
@@ -100,7 +99,8 @@ plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue) {
 }
 
 plx_status queue_sync(plx_queue queue) {
-    if (queue == nullptr) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: queue_sync: queue is NULL");
+    if (queue == nullptr)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: queue_sync: queue is NULL");
     if (plx_status s = make_current(queue->device); s != PLX_OK) return s;
     PLX_CU_TRY("queue_sync", cuStreamSynchronize, queue->stream);
     return PLX_OK;
@@ -147,7 +147,8 @@ plx_status event_end(plx_queue queue, plx_event_s* pending, plx_event* event) {
 }
 
 plx_status event_wait(plx_event event) {
-    if (event == nullptr) return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: event_wait: event is NULL");
+    if (event == nullptr)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: event_wait: event is NULL");
     if (plx_status s = make_current(event->device); s != PLX_OK) return s;
     if (event->deferred) {
         // A marker recorded now follows the launch on its in-order stream; it may wait for
@@ -176,12 +177,14 @@ plx_status event_wait(plx_event event) {
 
 plx_status event_profile(plx_event event, uint64_t* start_ns, uint64_t* end_ns) {
     if (event == nullptr || start_ns == nullptr || end_ns == nullptr)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: event_profile: an argument is NULL");
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: event_profile: an argument is NULL");
     if (event->end == nullptr || event->base == nullptr)
-        return set_error(PLX_ERROR_UNSUPPORTED,
-                         "cuda: event_profile: the event's queue was not created with PLX_QUEUE_PROFILING");
+        return fail(
+            PLX_ERROR_UNSUPPORTED,
+            "cuda: event_profile: the event's queue was not created with PLX_QUEUE_PROFILING");
     if (drv().cuEventElapsedTime == nullptr)
-        return set_error(PLX_ERROR_UNSUPPORTED, "cuda: event_profile: the driver has no cuEventElapsedTime");
+        return fail(PLX_ERROR_UNSUPPORTED,
+                    "cuda: event_profile: the driver has no cuEventElapsedTime");
     if (plx_status s = make_current(event->device); s != PLX_OK) return s;
     PLX_CU_TRY("event_profile: waiting for the command", cuEventSynchronize, event->end);
     float from_base = 0.0f, duration = 0.0f;
@@ -221,7 +224,7 @@ void event_release(plx_event event) {
 
 plx_status queue_marker(plx_queue queue, plx_event* event) {
     if (queue == nullptr || event == nullptr)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: queue_marker: queue or event is NULL");
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: queue_marker: queue or event is NULL");
     if (plx_status s = make_current(queue->device); s != PLX_OK) return s;
     auto* e = new plx_event_s;
     e->device = queue->device;
@@ -254,7 +257,7 @@ plx_status queue_marker(plx_queue queue, plx_event* event) {
 
 plx_status queue_wait_event(plx_queue queue, plx_event event) {
     if (queue == nullptr || event == nullptr)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: queue_wait_event: queue or event is NULL");
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: queue_wait_event: queue or event is NULL");
     PLX_CU_NEED("queue_wait_event", cuStreamWaitEvent);
     if (event->deferred) {
         // A launch event of a non-profiling queue: record a marker on its stream now. It
@@ -294,7 +297,8 @@ plx_status queue_wait_event(plx_queue queue, plx_event event) {
         return PLX_OK;
     }
     if (event->end == nullptr)
-        return set_error(PLX_ERROR_INTERNAL, "cuda: queue_wait_event: the event has neither a CUevent nor a stream");
+        return fail(PLX_ERROR_INTERNAL,
+                    "cuda: queue_wait_event: the event has neither a CUevent nor a stream");
     // A recorded CUevent (a marker, or a launch of a profiling queue); cross-device waits are
     // fine for cuStreamWaitEvent.
     if (plx_status s = make_current(queue->device); s != PLX_OK) return s;
@@ -304,9 +308,9 @@ plx_status queue_wait_event(plx_queue queue, plx_event event) {
 
 plx_status queue_native(plx_queue queue, uint64_t* native) {
     if (queue == nullptr || native == nullptr)
-        return set_error(PLX_ERROR_INVALID_ARGUMENT, "cuda: queue_native: queue or native is NULL");
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: queue_native: queue or native is NULL");
     *native = reinterpret_cast<uint64_t>(queue->stream);
     return PLX_OK;
 }
 
-} // namespace plexus::cuda
+} // namespace plx_cuda

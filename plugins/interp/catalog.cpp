@@ -1,6 +1,6 @@
 // The intrinsic catalog as the interpreter sees it: the descriptor's table (every entry of
 // intrinsics.def) and the callable ones resolved to an implementation and a typed signature.
-#include "interp.hpp"
+#include "interp_plugin.hpp"
 
 #include <map>
 #include <mutex>
@@ -13,6 +13,7 @@ struct CatalogEntry {
     const char* signature; // "f32(f32,f32)", "i32(global*i32,i32)"
 };
 
+#define PLX_CATALOG_CLASSES PLX_CLASS_ALL
 const CatalogEntry kCatalog[] = {
 #define PLX_INTRINSIC(id, signature, convergence, opencl_c, cuda_c, nvvm) {#id, signature},
 #include <plexus/intrinsics.def>

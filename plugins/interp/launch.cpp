@@ -1,6 +1,6 @@
 // launch: checks the grid and binds the arguments to the kernel's parameters, then runs the
 // whole grid before returning (the event is complete when it is made).
-#include "interp.hpp"
+#include "interp_plugin.hpp"
 #include "ops.hpp"
 
 #include <algorithm>
@@ -11,44 +11,18 @@ namespace {
 
 uint64_t div_up(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
-plx_status check_dims(const plx_launch_dims* dims, LaunchShape& shape, uint32_t& dynamic_bytes) {
-    if (!dims) return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: launch: dims is NULL");
-    if (dims->struct_size < offsetof(plx_launch_dims, dynamic_local_bytes))
-        return fail(PLX_ERROR_INVALID_ARGUMENT,
-                    "interp: launch: dims->struct_size " + std::to_string(dims->struct_size) +
-                        " is too small to hold local_size");
-    if (dims->dims < 1 || dims->dims > 3)
-        return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: launch: dims->dims is " +
-                                                    std::to_string(dims->dims) +
-                                                    ", must be 1, 2 or 3");
-    dynamic_bytes =
-        dims->struct_size >= offsetof(plx_launch_dims, dynamic_local_bytes) + sizeof(uint32_t)
-            ? dims->dynamic_local_bytes
-            : 0;
+// The launch's shape, from dims that Host::check_dims accepted.
+LaunchShape launch_shape(const plx_launch_dims* dims) {
+    LaunchShape shape{};
     shape.dims = dims->dims;
-    uint64_t product = 1;
     // Unused dimensions are 1 whatever the struct holds, so a zeroed tail means "unused".
     for (uint32_t d = 0; d < 3; ++d) {
         const bool used = d < dims->dims;
         shape.global_size[d] = used ? dims->global_size[d] : 1;
         shape.local_size[d] = used ? dims->local_size[d] : 1;
-        const uint32_t l = shape.local_size[d];
-        const std::string where = "local_size[" + std::to_string(d) + "] is " + std::to_string(l);
-        if (l == 0)
-            return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: launch: " + where + ", must be at least 1");
-        if (l > kMaxWorkGroupDims[d])
-            return fail(PLX_ERROR_OUT_OF_RESOURCES,
-                        "interp: launch: " + where + ", above the device limit of " +
-                            std::to_string(kMaxWorkGroupDims[d]) + " (max_work_group_dims)");
-        product *= l;
-        shape.num_groups[d] = div_up(shape.global_size[d], l);
+        shape.num_groups[d] = div_up(shape.global_size[d], shape.local_size[d]);
     }
-    if (product > kMaxWorkGroupSize)
-        return fail(PLX_ERROR_OUT_OF_RESOURCES,
-                    "interp: launch: a work-group of " + std::to_string(product) +
-                        " work-items is above the device limit of " +
-                        std::to_string(kMaxWorkGroupSize) + " (max_work_group_size)");
-    return PLX_OK;
+    return shape;
 }
 
 plx_status bind(const Program& p, const plx_arg* args, uint32_t num_args,
@@ -71,7 +45,7 @@ plx_status bind(const Program& p, const plx_arg* args, uint32_t num_args,
         if (param.buffer) {
             if (a.kind != PLX_ARG_BUFFER)
                 return fail(PLX_ERROR_INVALID_ARGUMENT, which + ": expected PLX_ARG_BUFFER");
-            if (!valid_buffer(a.buffer))
+            if (!live(a.buffer))
                 return fail(PLX_ERROR_INVALID_ARGUMENT, which + ": not an interp buffer");
             bound[i].data = a.buffer->data;
             bound[i].bytes = a.buffer->bytes;
@@ -95,13 +69,13 @@ plx_status bind(const Program& p, const plx_arg* args, uint32_t num_args,
 
 plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dims,
                   const plx_arg* args, uint32_t num_args, plx_event* event) {
-    if (!valid_queue(queue)) return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: launch: not an interp queue");
-    if (!kernel || kernel->magic != plx_kernel_s::kMagic)
+    if (plx_status s = Host::check_queue("launch", queue); s != PLX_OK) return s;
+    if (!live(kernel))
         return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: launch: not an interp kernel");
     const Program& p = kernel->program;
-    LaunchShape shape{};
-    uint32_t dynamic_bytes = 0;
-    if (plx_status s = check_dims(dims, shape, dynamic_bytes); s != PLX_OK) return s;
+    if (plx_status s = Host::check_dims("launch", dims); s != PLX_OK) return s;
+    const LaunchShape shape = launch_shape(dims);
+    const uint32_t dynamic_bytes = plx_support::dynamic_local_bytes(dims);
     const uint64_t items = uint64_t(shape.local_size[0]) * shape.local_size[1] * shape.local_size[2];
     const bool required = p.required_local[0] != 0;
     if ((required && !std::equal(shape.local_size, shape.local_size + 3, p.required_local)) ||
@@ -123,8 +97,8 @@ plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dim
     std::vector<BoundParam> bound;
     if (plx_status s = bind(p, args, num_args, bound); s != PLX_OK) return s;
 
-    const bool profiling = event && queue_profiles(queue);
-    const uint64_t start = profiling ? now_ns() : 0;
+    const bool profiling = event && plx_support::queue_profiles(queue);
+    const uint64_t start = profiling ? plx_support::now_ns() : 0;
     try {
         execute(p, shape, bound);
     } catch (const LaunchError& e) {
@@ -132,8 +106,8 @@ plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dim
         if (event) *event = nullptr;
         return fail(PLX_ERROR_LAUNCH, message);
     }
-    const uint64_t end = profiling ? now_ns() : 0;
-    if (event) return event_create("launch", queue, PLX_OK, start, end, event);
+    const uint64_t end = profiling ? plx_support::now_ns() : 0;
+    if (event) return Host::event_create("launch", queue, PLX_OK, start, end, event);
     return PLX_OK;
 }
 

@@ -2,7 +2,7 @@
 // check, aggregates scalarized into leaves; errors name the JSON path. Parts: load_*.cpp.
 #pragma once
 
-#include "interp.hpp"
+#include "interp_plugin.hpp"
 #include "layout.hpp"
 
 #include <nlohmann/json.hpp>

@@ -2,7 +2,7 @@
 // slot per variable leaf per lane. Statements in exec.cpp, expressions in eval.cpp.
 #pragma once
 
-#include "interp.hpp"
+#include "interp_plugin.hpp"
 
 #include <cstring>
 #include <string>

@@ -24,7 +24,7 @@ std::optional<Ty> ty_from_string(std::string_view s) {
 plx_status module_load(plx_device device, plx_language language, const char* source,
                        size_t source_bytes, const char* /*options: none are defined*/,
                        plx_module* module) {
-    if (!valid_device(device))
+    if (!plx_support::is_host_device(device))
         return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: module_load: not an interp device");
     if (!module) return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: module_load: module is NULL");
     if (language != PLX_LANG_PLEXUS_IR_JSON && language != PLX_LANG_PLEXUS_IR2_JSON)
@@ -53,21 +53,27 @@ plx_status module_load(plx_device device, plx_language language, const char* sou
         delete m;
         throw;
     }
-    track(m);
+    try {
+        track(m);
+        track(&m->kernel, nullptr); // freed with its module
+    } catch (...) {
+        untrack(m);
+        delete m;
+        throw;
+    }
     *module = m;
     return PLX_OK;
 }
 
 void module_unload(plx_module module) {
-    if (!module || module->magic != plx_module_s::kMagic) return;
-    module->magic = 0;
-    module->kernel.magic = 0;
+    if (!live(module)) return;
+    untrack(&module->kernel);
     untrack(module);
     delete module;
 }
 
 plx_status kernel_get(plx_module module, const char* name, plx_kernel* kernel) {
-    if (!module || module->magic != plx_module_s::kMagic)
+    if (!live(module))
         return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: kernel_get: not an interp module");
     if (!name || !kernel)
         return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: kernel_get: name or kernel is NULL");

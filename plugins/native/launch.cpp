@@ -1,8 +1,9 @@
 // The native plugin's thread pool and launch_host: runs a work-group function once per group,
 // in parallel, with the calling thread taking part. A launch completes before it returns.
-#include "native.hpp"
+#include "native_plugin.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -10,8 +11,8 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
-#include <system_error>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -205,11 +206,11 @@ private:
     // Waits until a pool thread has finished the job (true), or, when `or_slot`, until the
     // caller slot looks free (false: the caller should try to take it).
     bool wait_finished(Job& job, bool or_slot) {
-        const uint64_t deadline = now_ns() + kSpinNs;
+        const uint64_t deadline = plx_support::now_ns() + kSpinNs;
         for (uint32_t i = 0;; ++i) {
             if (job.finished.load(std::memory_order_acquire)) return true;
             if (or_slot && !caller_slot_busy_.load(std::memory_order_relaxed)) return false;
-            if ((i & 63) == 63 && now_ns() > deadline) break;
+            if ((i & 63) == 63 && plx_support::now_ns() > deadline) break;
             cpu_relax();
         }
         std::unique_lock lock(mutex_);
@@ -306,11 +307,11 @@ private:
 
     void worker(uint32_t index) {
         for (;;) {
-            const uint64_t deadline = now_ns() + kSpinNs;
+            const uint64_t deadline = plx_support::now_ns() + kSpinNs;
             for (uint32_t i = 0; pending_.load(std::memory_order_acquire) == 0 &&
                                  !stop_.load(std::memory_order_relaxed);
                  ++i) {
-                if ((i & 63) == 63 && now_ns() > deadline) break;
+                if ((i & 63) == 63 && plx_support::now_ns() > deadline) break;
                 cpu_relax();
             }
             Job* job = nullptr;
@@ -380,40 +381,6 @@ private:
 
 std::unique_ptr<Pool> g_pool;
 
-plx_status check_dims(const plx_launch_dims* dims) {
-    if (!dims) return fail(PLX_ERROR_INVALID_ARGUMENT, "native: launch_host: dims is NULL");
-    if (dims->struct_size < offsetof(plx_launch_dims, dynamic_local_bytes))
-        return fail(PLX_ERROR_INVALID_ARGUMENT, "native: launch_host: dims->struct_size " +
-                                                    std::to_string(dims->struct_size) +
-                                                    " is too small to hold local_size");
-    if (dims->dims < 1 || dims->dims > 3)
-        return fail(PLX_ERROR_INVALID_ARGUMENT, "native: launch_host: dims->dims is " +
-                                                    std::to_string(dims->dims) +
-                                                    ", must be 1, 2 or 3");
-    uint64_t product = 1;
-    for (uint32_t d = 0; d < dims->dims; ++d) {
-        const uint32_t l = dims->local_size[d];
-        // Built only on failure: the happy path of a launch allocates nothing.
-        auto where = [&] {
-            return "local_size[" + std::to_string(d) + "] is " + std::to_string(l);
-        };
-        if (l == 0)
-            return fail(PLX_ERROR_INVALID_ARGUMENT,
-                        "native: launch_host: " + where() + ", must be at least 1");
-        if (l > kMaxWorkGroupDims[d])
-            return fail(PLX_ERROR_OUT_OF_RESOURCES,
-                        "native: launch_host: " + where() + ", above the device limit of " +
-                            std::to_string(kMaxWorkGroupDims[d]) + " (max_work_group_dims)");
-        product *= l;
-    }
-    if (product > kMaxWorkGroupSize)
-        return fail(PLX_ERROR_OUT_OF_RESOURCES,
-                    "native: launch_host: a work-group of " + std::to_string(product) +
-                        " work-items is above the device limit of " +
-                        std::to_string(kMaxWorkGroupSize) + " (max_work_group_size)");
-    return PLX_OK;
-}
-
 } // namespace
 
 bool pool_start(uint32_t threads) {
@@ -435,14 +402,10 @@ uint32_t pool_threads() noexcept {
 
 plx_status launch_host(plx_queue queue, plx_workgroup_fn fn, void* user,
                        const plx_launch_dims* dims, plx_event* event) {
-    if (!valid_queue(queue))
-        return fail(PLX_ERROR_INVALID_ARGUMENT, "native: launch_host: not a native queue");
+    if (plx_status s = Host::check_queue("launch_host", queue); s != PLX_OK) return s;
     if (!fn) return fail(PLX_ERROR_INVALID_ARGUMENT, "native: launch_host: fn is NULL");
-    if (plx_status s = check_dims(dims); s != PLX_OK) return s;
-    const uint32_t local_bytes =
-        dims->struct_size >= offsetof(plx_launch_dims, dynamic_local_bytes) + sizeof(uint32_t)
-            ? dims->dynamic_local_bytes
-            : 0;
+    if (plx_status s = Host::check_dims("launch_host", dims); s != PLX_OK) return s;
+    const uint32_t local_bytes = plx_support::dynamic_local_bytes(dims);
     if (tl_in_group)
         return fail(PLX_ERROR_UNSUPPORTED,
                     "native: launch_host: called from inside a work-group of this plugin");
@@ -467,11 +430,11 @@ plx_status launch_host(plx_queue queue, plx_workgroup_fn fn, void* user,
     const uint64_t threads = g_pool->threads();
     job.chunk = std::max<uint64_t>(1, job.total / (4 * threads));
 
-    const bool profiling = event && queue_profiles(queue);
-    const uint64_t start = profiling ? now_ns() : 0;
+    const bool profiling = event && plx_support::queue_profiles(queue);
+    const uint64_t start = profiling ? plx_support::now_ns() : 0;
     // A grid with a zero global size has no group to run; that is an empty launch, not an error.
     if (job.total != 0) g_pool->run(job);
-    const uint64_t end = profiling ? now_ns() : 0;
+    const uint64_t end = profiling ? plx_support::now_ns() : 0;
 
     if (job.failed.load(std::memory_order_acquire)) {
         const std::string message =
@@ -479,7 +442,7 @@ plx_status launch_host(plx_queue queue, plx_workgroup_fn fn, void* user,
         if (event) *event = nullptr;
         return fail(PLX_ERROR_LAUNCH, message);
     }
-    if (event) return event_create("launch_host", queue, PLX_OK, start, end, event);
+    if (event) return Host::event_create("launch_host", queue, PLX_OK, start, end, event);
     return PLX_OK;
 }
 

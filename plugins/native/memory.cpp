@@ -1,70 +1,29 @@
 // Buffers of the native plugin: 64-byte aligned host memory; transfers are plain copies,
-// complete when they return (every queue command of this plugin is synchronous).
-#include "native.hpp"
+// complete when they return (every queue command of this plugin is synchronous). buffer_free,
+// the transfers to and from the host, host_alloc and wrapping are
+// plugins/common/host_memory.hpp's, instantiated here with the plugin's messages.
+#include "native_plugin.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <string>
 
 namespace plx_native {
-namespace {
 
-// Checks the queue and that [offset, offset + bytes) lies inside the buffer; `what` names the
-// function and the argument in the message.
-plx_status check_range(const char* what, plx_buffer buffer, size_t offset, size_t bytes) {
-    if (!valid_buffer(buffer))
-        return fail(PLX_ERROR_INVALID_ARGUMENT,
-                    std::string("native: ") + what + ": not a native buffer");
-    if (offset > buffer->bytes || bytes > buffer->bytes - offset)
-        return fail(PLX_ERROR_INVALID_ARGUMENT,
-                    std::string("native: ") + what + ": offset " + std::to_string(offset) + " + " +
-                        std::to_string(bytes) + " bytes is beyond the buffer's " +
-                        std::to_string(buffer->bytes) + " bytes");
-    return PLX_OK;
+std::string Plugin::no_room(size_t bytes, uint64_t limit) {
+    return "could not allocate " + std::to_string(bytes) + " bytes of host memory (" +
+           std::to_string(limit) + " bytes physical memory)";
 }
 
-plx_status check_queue(const char* what, plx_queue queue) {
-    if (!valid_queue(queue))
-        return fail(PLX_ERROR_INVALID_ARGUMENT,
-                    std::string("native: ") + what + ": not a native queue");
-    return PLX_OK;
-}
-
-// buffer_write and buffer_write_async; `fn` names the caller in messages.
-plx_status write_buffer(const char* fn, plx_queue queue, plx_buffer buffer, size_t offset,
-                        const void* src, size_t bytes) {
-    if (plx_status s = check_queue(fn, queue); s != PLX_OK) return s;
-    if (plx_status s = check_range(fn, buffer, offset, bytes); s != PLX_OK) return s;
-    if (bytes == 0) return PLX_OK;
-    if (!src)
-        return fail(PLX_ERROR_INVALID_ARGUMENT, std::string("native: ") + fn + ": src is NULL");
-    std::memcpy(buffer->data + offset, src, bytes);
-    return PLX_OK;
-}
-
-// buffer_read and buffer_read_async.
-plx_status read_buffer(const char* fn, plx_queue queue, plx_buffer buffer, size_t offset, void* dst,
-                       size_t bytes) {
-    if (plx_status s = check_queue(fn, queue); s != PLX_OK) return s;
-    if (plx_status s = check_range(fn, buffer, offset, bytes); s != PLX_OK) return s;
-    if (bytes == 0) return PLX_OK;
-    if (!dst)
-        return fail(PLX_ERROR_INVALID_ARGUMENT, std::string("native: ") + fn + ": dst is NULL");
-    std::memcpy(dst, buffer->data + offset, bytes);
-    return PLX_OK;
-}
-
-} // namespace
-
-bool valid_buffer(plx_buffer buffer) noexcept {
-    return buffer && buffer->magic == plx_buffer_s::kMagic;
+std::string Plugin::out_of_range(size_t offset, size_t bytes, size_t size) {
+    return "offset " + std::to_string(offset) + " + " + std::to_string(bytes) +
+           " bytes is beyond the buffer's " + std::to_string(size) + " bytes";
 }
 
 plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer) {
-    if (!valid_device(device))
+    if (!plx_support::is_host_device(device))
         return fail(PLX_ERROR_INVALID_ARGUMENT, "native: buffer_alloc: not a native device");
     if (!buffer) return fail(PLX_ERROR_INVALID_ARGUMENT, "native: buffer_alloc: buffer is NULL");
     if (bytes == 0) return fail(PLX_ERROR_INVALID_ARGUMENT, "native: buffer_alloc: bytes is 0");
@@ -78,7 +37,7 @@ plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer) {
     if (!data)
         return fail(PLX_ERROR_OUT_OF_MEMORY, "native: buffer_alloc: could not allocate " +
                                                  std::to_string(bytes) + " bytes of host memory");
-    auto* b = new (std::nothrow) plx_buffer_s;
+    auto* b = plx_support::make_tracked<plx_buffer_s>();
     if (!b) {
         std::free(data);
         return fail(PLX_ERROR_OUT_OF_MEMORY, "native: buffer_alloc: out of host memory");
@@ -86,43 +45,16 @@ plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer) {
     b->data = static_cast<std::byte*>(data);
     b->bytes = bytes;
     b->device = device;
-    track(b);
     *buffer = b;
     return PLX_OK;
 }
 
-void buffer_free(plx_buffer buffer) {
-    if (!valid_buffer(buffer)) return;
-    untrack(buffer);
-    delete buffer;
-}
-
-plx_status buffer_write(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
-                        size_t bytes) {
-    return write_buffer("buffer_write", queue, buffer, offset, src, bytes);
-}
-
-plx_status buffer_read(plx_queue queue, plx_buffer buffer, size_t offset, void* dst, size_t bytes) {
-    return read_buffer("buffer_read", queue, buffer, offset, dst, bytes);
-}
-
-// The copy is done when the call returns, which is more than the asynchronous forms promise.
-plx_status buffer_write_async(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
-                              size_t bytes) {
-    return write_buffer("buffer_write_async", queue, buffer, offset, src, bytes);
-}
-
-plx_status buffer_read_async(plx_queue queue, plx_buffer buffer, size_t offset, void* dst,
-                             size_t bytes) {
-    return read_buffer("buffer_read_async", queue, buffer, offset, dst, bytes);
-}
-
 plx_status buffer_copy(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
                        size_t src_offset, size_t bytes) {
-    if (plx_status s = check_queue("buffer_copy", queue); s != PLX_OK) return s;
-    if (plx_status s = check_range("buffer_copy (dst)", dst, dst_offset, bytes); s != PLX_OK)
+    if (plx_status s = Host::check_queue("buffer_copy", queue); s != PLX_OK) return s;
+    if (plx_status s = Host::check_range("buffer_copy (dst)", dst, dst_offset, bytes); s != PLX_OK)
         return s;
-    if (plx_status s = check_range("buffer_copy (src)", src, src_offset, bytes); s != PLX_OK)
+    if (plx_status s = Host::check_range("buffer_copy (src)", src, src_offset, bytes); s != PLX_OK)
         return s;
     // The ranges may overlap when dst and src are the same buffer.
     if (bytes != 0) std::memmove(dst->data + dst_offset, src->data + src_offset, bytes);
@@ -131,18 +63,14 @@ plx_status buffer_copy(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_b
 
 plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const void* pattern,
                        size_t pattern_bytes, size_t bytes) {
-    if (plx_status s = check_queue("buffer_fill", queue); s != PLX_OK) return s;
-    if (plx_status s = check_range("buffer_fill", buffer, offset, bytes); s != PLX_OK) return s;
+    if (plx_status s = Host::check_queue("buffer_fill", queue); s != PLX_OK) return s;
+    if (plx_status s = Host::check_range("buffer_fill", buffer, offset, bytes); s != PLX_OK)
+        return s;
     if (!pattern) return fail(PLX_ERROR_INVALID_ARGUMENT, "native: buffer_fill: pattern is NULL");
-    if (pattern_bytes != 1 && pattern_bytes != 2 && pattern_bytes != 4 && pattern_bytes != 8)
-        return fail(PLX_ERROR_INVALID_ARGUMENT, "native: buffer_fill: pattern_bytes is " +
-                                                    std::to_string(pattern_bytes) +
-                                                    ", must be 1, 2, 4 or 8");
-    if (bytes % pattern_bytes != 0)
-        return fail(PLX_ERROR_INVALID_ARGUMENT, "native: buffer_fill: bytes (" +
-                                                    std::to_string(bytes) +
-                                                    ") is not a multiple of pattern_bytes (" +
-                                                    std::to_string(pattern_bytes) + ")");
+    if (plx_status s =
+            plx_support::check_fill_pattern("native: buffer_fill: ", pattern_bytes, bytes);
+        s != PLX_OK)
+        return s;
     if (bytes == 0) return PLX_OK;
     std::byte* p = buffer->data + offset;
     if (pattern_bytes == 1) {
@@ -161,25 +89,21 @@ plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const 
 }
 
 void* buffer_host_ptr(plx_buffer buffer) {
-    return valid_buffer(buffer) ? buffer->data : nullptr;
+    return live(buffer) ? buffer->data : nullptr;
 }
 
 // The plugin's devices all address host memory, so a peer copy is a plain copy; two buffers
 // of one device belong to buffer_copy.
 plx_status buffer_copy_peer(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
                             size_t src_offset, size_t bytes) {
-    if (plx_status s = check_queue("buffer_copy_peer", queue); s != PLX_OK) return s;
-    if (plx_status s = check_range("buffer_copy_peer (dst)", dst, dst_offset, bytes); s != PLX_OK)
+    if (plx_status s = Host::check_queue("buffer_copy_peer", queue); s != PLX_OK) return s;
+    if (plx_status s = Host::check_range("buffer_copy_peer (dst)", dst, dst_offset, bytes);
+        s != PLX_OK)
         return s;
-    if (plx_status s = check_range("buffer_copy_peer (src)", src, src_offset, bytes); s != PLX_OK)
+    if (plx_status s = Host::check_range("buffer_copy_peer (src)", src, src_offset, bytes);
+        s != PLX_OK)
         return s;
-    if (dst->device == src->device)
-        return fail(PLX_ERROR_INVALID_ARGUMENT,
-                    "native: buffer_copy_peer: dst and src are buffers of the same device; "
-                    "buffer_copy copies within a device");
-    if (queue->device != dst->device && queue->device != src->device)
-        return fail(PLX_ERROR_INVALID_ARGUMENT,
-                    "native: buffer_copy_peer: the queue belongs to neither buffer's device");
+    if (plx_status s = Host::check_peer(queue, dst, src); s != PLX_OK) return s;
     // memmove: wrapped buffers of two devices may share host memory.
     if (bytes != 0) std::memmove(dst->data + dst_offset, src->data + src_offset, bytes);
     return PLX_OK;
@@ -187,7 +111,4 @@ plx_status buffer_copy_peer(plx_queue queue, plx_buffer dst, size_t dst_offset, 
 
 } // namespace plx_native
 
-plx_buffer_s::~plx_buffer_s() {
-    magic = 0;
-    if (owned) std::free(data);
-}
+template class plx_support::HostMemory<plx_native::Plugin>;

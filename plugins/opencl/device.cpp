@@ -1,13 +1,13 @@
 // Device discovery: one plexus device per OpenCL device of every platform (platform order, then
 // device order), each with its own context and its limits read once at init.
-#include "plx_opencl.hpp"
+#include "opencl_plugin.hpp"
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
 
-namespace plx_ocl {
+namespace plx_opencl {
 namespace {
 
 std::vector<std::unique_ptr<plx_device_s>> g_devices;
@@ -155,30 +155,6 @@ std::string pci_bus_id(cl_device_id id, const std::string& extensions) {
     return {};
 }
 
-// The end of the last plx_device_info field lying wholly inside the first `size` bytes: a
-// caller's struct is written field by field, never a field cut in two.
-size_t whole_fields(size_t size) {
-#define PLX_INFO_END(field) (offsetof(plx_device_info, field) + sizeof(plx_device_info::field))
-    static constexpr size_t ends[] = {
-        PLX_INFO_END(struct_size),         PLX_INFO_END(type),
-        PLX_INFO_END(name),                PLX_INFO_END(vendor),
-        PLX_INFO_END(platform),            PLX_INFO_END(arch),
-        PLX_INFO_END(compute_units),       PLX_INFO_END(max_work_group_size),
-        PLX_INFO_END(max_work_group_dims), PLX_INFO_END(subgroup_size),
-        PLX_INFO_END(memory_bytes),        PLX_INFO_END(max_alloc_bytes),
-        PLX_INFO_END(local_memory_bytes),  PLX_INFO_END(fp64),
-        PLX_INFO_END(compute_capability),  PLX_INFO_END(uuid),
-        PLX_INFO_END(pci_bus_id),          PLX_INFO_END(subgroup_ops),
-        PLX_INFO_END(matrix_ops)};
-#undef PLX_INFO_END
-    static_assert(ends[sizeof ends / sizeof ends[0] - 1] <= sizeof(plx_device_info));
-    if (size >= sizeof(plx_device_info)) return sizeof(plx_device_info); // padding included
-    size_t fit = 0;
-    for (size_t end : ends)
-        if (end <= size) fit = end;
-    return fit;
-}
-
 plx_device_type device_type(cl_device_type type) {
     if (type & CL_DEVICE_TYPE_GPU) return PLX_DEVICE_TYPE_GPU;
     if (type & CL_DEVICE_TYPE_CPU) return PLX_DEVICE_TYPE_CPU;
@@ -194,8 +170,8 @@ bool make_device(cl_platform_id platform, cl_device_id id, const std::string& pl
     if (!device_value<cl_bool>(id, CL_DEVICE_AVAILABLE) ||
         !device_value<cl_bool>(id, CL_DEVICE_COMPILER_AVAILABLE)) {
         // A device without a compiler cannot build the source this plugin is given.
-        log(PLX_LOG_INFO, strf("skipping device '%s' of platform '%s': not available or has no "
-                               "OpenCL C compiler",
+        log(PLX_LOG_INFO, strf("opencl: skipping device '%s' of platform '%s': not available or "
+                               "has no OpenCL C compiler",
                                name.c_str(), platform_name.c_str()));
         return false;
     }
@@ -239,6 +215,8 @@ bool make_device(cl_platform_id platform, cl_device_id id, const std::string& pl
 } // namespace
 
 plx_status device_enumerate() {
+    for (auto& dev : g_devices)
+        plx_support::untrack(dev.get());
     g_devices.clear();
     g_no_device_reason.clear();
     cl_uint num_platforms = 0;
@@ -248,7 +226,7 @@ plx_status device_enumerate() {
             cl_error_text("clGetPlatformIDs", err == CL_SUCCESS ? CL_PLATFORM_NOT_FOUND_KHR : err) +
             ": no OpenCL platform is installed (no ICD in /etc/OpenCL/vendors "
             "or OCL_ICD_VENDORS)";
-        log(PLX_LOG_INFO, g_no_device_reason);
+        log(PLX_LOG_INFO, "opencl: " + g_no_device_reason);
         return PLX_OK;
     }
     if (err != CL_SUCCESS)
@@ -268,7 +246,7 @@ plx_status device_enumerate() {
                 strf("platform '%s': %s", platform_name.c_str(),
                      cl_error_text("clGetDeviceIDs", err == CL_SUCCESS ? CL_DEVICE_NOT_FOUND : err)
                          .c_str());
-            log(PLX_LOG_INFO, why);
+            log(PLX_LOG_INFO, "opencl: " + why);
             skipped += (skipped.empty() ? "" : "; ") + why;
             continue;
         }
@@ -278,8 +256,10 @@ plx_status device_enumerate() {
         for (cl_device_id id : ids) {
             auto dev = std::make_unique<plx_device_s>();
             if (make_device(platform, id, platform_name, *dev)) {
-                log(PLX_LOG_DEBUG, strf("device %zu: '%s' (%s), platform '%s'", g_devices.size(),
-                                        dev->info.name, dev->info.arch, platform_name.c_str()));
+                log(PLX_LOG_DEBUG,
+                    strf("opencl: device %zu: '%s' (%s), platform '%s'", g_devices.size(),
+                         dev->info.name, dev->info.arch, platform_name.c_str()));
+                plx_support::track(dev.get(), nullptr); // live until shutdown
                 g_devices.push_back(std::move(dev));
             } else {
                 skipped += (skipped.empty() ? "" : "; ") +
@@ -291,7 +271,7 @@ plx_status device_enumerate() {
     if (g_devices.empty()) {
         g_no_device_reason =
             strf("%u OpenCL platform(s) but no usable device: %s", num_platforms, skipped.c_str());
-        log(PLX_LOG_INFO, g_no_device_reason);
+        log(PLX_LOG_INFO, "opencl: " + g_no_device_reason);
     }
     return PLX_OK;
 }
@@ -303,7 +283,8 @@ plx_status ensure_context(plx_device_s& dev) {
         cl_int err = CL_SUCCESS;
         dev.context = cl().clCreateContext(props, 1, &dev.id, nullptr, nullptr, &err);
         if (dev.context != nullptr && err == CL_SUCCESS) {
-            log(PLX_LOG_DEBUG, strf("created the context of device '%s'", dev.info.name)); // the tests count these
+            // The tests count these.
+            log(PLX_LOG_DEBUG, strf("opencl: created the context of device '%s'", dev.info.name));
             return;
         }
         if (dev.context != nullptr) cl().clReleaseContext(dev.context);
@@ -319,7 +300,7 @@ void device_release_all() {
         host_release_all(*dev);
         dev->programs.clear();
         if (dev->context != nullptr) cl().clReleaseContext(dev->context);
-        dev->tag = Tag::none;
+        plx_support::untrack(dev.get());
     }
     g_devices.clear();
     g_no_device_reason.clear();
@@ -349,20 +330,17 @@ plx_status device_get(uint32_t index, plx_device* device) {
 }
 
 plx_status device_info(plx_device device, plx_device_info* info) {
-    if (bad_handle(device, Tag::device))
+    if (!live(device))
         return fail(PLX_ERROR_INVALID_ARGUMENT, "device_info: not a device of the opencl plugin");
     if (info == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "device_info: info is NULL");
     // Only whole fields: a caller whose struct ends inside a field (a string, the uuid) must
     // not get a piece of it.
-    const size_t n = whole_fields(std::min<size_t>(info->struct_size, sizeof device->info));
-    if (n < sizeof info->struct_size)
+    if (!plx_support::write_device_info(device->info, info))
         return fail(PLX_ERROR_INVALID_ARGUMENT,
                     strf("device_info: info->struct_size is %u, too small for any field "
                          "(device '%s')",
                          info->struct_size, device->info.name));
-    std::memcpy(info, &device->info, n);
-    info->struct_size = static_cast<uint32_t>(n);
     return PLX_OK;
 }
 
-} // namespace plx_ocl
+} // namespace plx_opencl

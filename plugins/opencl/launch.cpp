@@ -10,9 +10,9 @@
 //   argument after the given ones, a `__local` buffer of that many bytes. A generated kernel
 //   that uses dynamic local memory therefore declares a trailing `__local uchar*
 //   plx_dynamic_local` parameter and the host does not pass it.
-#include "plx_opencl.hpp"
+#include "opencl_plugin.hpp"
 
-namespace plx_ocl {
+namespace plx_opencl {
 namespace {
 
 plx_status map_launch_error(const plx_kernel_s& k, const char* call, cl_int err) {
@@ -119,7 +119,7 @@ plx_status set_args(const plx_queue_s& q, plx_kernel_s& k, const plx_arg* args, 
                         strf("launch of '%s': args[%u].struct_size is %u, args[0]'s is %zu",
                              k.name.c_str(), i, arg.struct_size, stride));
         if (arg.kind == PLX_ARG_BUFFER) {
-            if (bad_handle(arg.buffer, Tag::buffer))
+            if (!live(arg.buffer))
                 return fail(PLX_ERROR_INVALID_ARGUMENT,
                             strf("launch of '%s': argument %u is not a live buffer of the opencl "
                                  "plugin",
@@ -168,7 +168,7 @@ plx_status set_args(const plx_queue_s& q, plx_kernel_s& k, const plx_arg* args, 
 plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dims,
                   const plx_arg* args, uint32_t num_args, plx_event* event) {
     if (plx_status s = check_queue(queue, "launch"); s != PLX_OK) return s;
-    if (bad_handle(kernel, Tag::kernel))
+    if (!live(kernel))
         return fail(PLX_ERROR_INVALID_ARGUMENT, "launch: not a live kernel of the opencl plugin");
     if (kernel->module->device != queue->device)
         return fail(PLX_ERROR_INVALID_ARGUMENT,
@@ -215,4 +215,4 @@ plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dim
     return PLX_OK;
 }
 
-} // namespace plx_ocl
+} // namespace plx_opencl

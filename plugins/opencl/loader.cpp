@@ -1,11 +1,11 @@
 // Opens the OpenCL ICD loader with dlopen and resolves the one table of functions the plugin
 // uses; also names OpenCL error codes for messages.
-#include "plx_opencl.hpp"
+#include "opencl_plugin.hpp"
 
 #include <dlfcn.h>
 #include <stdlib.h>
 
-namespace plx_ocl {
+namespace plx_opencl {
 namespace {
 
 Api g_api;
@@ -162,4 +162,4 @@ std::string cl_error_text(const char* call, cl_int code) {
     return strf("%s: %s (%d)", call, cl_error_name(code), static_cast<int>(code));
 }
 
-} // namespace plx_ocl
+} // namespace plx_opencl

@@ -1,12 +1,12 @@
 // Device buffers: allocation (with the device's limits checked first), bounds-checked read,
 // write, copy and fill, each enqueued on the caller's in-order queue; non-blocking reads and
 // writes, page-locked host memory (host_alloc), wrapped and native cl_mem handles.
-#include "plx_opencl.hpp"
+#include "opencl_plugin.hpp"
 
 #include <cstring>
 #include <new>
 
-namespace plx_ocl {
+namespace plx_opencl {
 namespace {
 
 plx_status map_memory_error(const char* call, cl_int err, const std::string& context) {
@@ -22,7 +22,7 @@ plx_status map_memory_error(const char* call, cl_int err, const std::string& con
 // lies inside it, without overflowing.
 plx_status check_range(const char* fn, const char* which, plx_queue queue, plx_buffer buffer,
                        size_t offset, size_t bytes) {
-    if (bad_handle(buffer, Tag::buffer))
+    if (!live(buffer))
         return fail(PLX_ERROR_INVALID_ARGUMENT,
                     strf("%s: %s is not a live buffer of the opencl plugin", fn, which));
     if (buffer->device != queue->device)
@@ -39,7 +39,7 @@ plx_status check_range(const char* fn, const char* which, plx_queue queue, plx_b
 } // namespace
 
 plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer) {
-    if (bad_handle(device, Tag::device))
+    if (!live(device))
         return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_alloc: not a device of the opencl plugin");
     if (buffer == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_alloc: buffer is NULL");
     if (bytes == 0) return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_alloc: bytes is 0");
@@ -62,7 +62,7 @@ plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer) {
             return fail_cl(PLX_ERROR_OUT_OF_MEMORY, "clCreateBuffer", err, context);
         return map_memory_error("clCreateBuffer", err, context);
     }
-    auto* b = new (std::nothrow) plx_buffer_s;
+    auto* b = plx_support::make_live<plx_buffer_s>();
     if (b == nullptr) {
         cl().clReleaseMemObject(mem);
         return fail(PLX_ERROR_OUT_OF_MEMORY, "buffer_alloc: out of host memory");
@@ -75,9 +75,9 @@ plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer) {
 }
 
 void buffer_free(plx_buffer buffer) {
-    if (bad_handle(buffer, Tag::buffer)) return;
+    if (!live(buffer)) return;
+    plx_support::untrack(buffer);
     cl().clReleaseMemObject(buffer->mem);
-    buffer->tag = Tag::none;
     delete buffer;
 }
 
@@ -142,14 +142,9 @@ plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const 
         s != PLX_OK)
         return s;
     if (pattern == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_fill: pattern is NULL");
-    if (pattern_bytes != 1 && pattern_bytes != 2 && pattern_bytes != 4 && pattern_bytes != 8)
-        return fail(
-            PLX_ERROR_INVALID_ARGUMENT,
-            strf("buffer_fill: pattern_bytes is %zu, expected 1, 2, 4 or 8", pattern_bytes));
-    if (bytes % pattern_bytes != 0)
-        return fail(PLX_ERROR_INVALID_ARGUMENT,
-                    strf("buffer_fill: bytes (%zu) is not a multiple of pattern_bytes (%zu)", bytes,
-                         pattern_bytes));
+    if (plx_status s = plx_support::check_fill_pattern("buffer_fill: ", pattern_bytes, bytes);
+        s != PLX_OK)
+        return s;
     if (bytes == 0) return PLX_OK;
     if (offset % pattern_bytes != 0) {
         // clEnqueueFillBuffer wants an aligned offset, plugin.h does not: write the repeated
@@ -167,11 +162,11 @@ plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const 
     return PLX_OK;
 }
 
-} // namespace plx_ocl
+} // namespace plx_opencl
 
 // ---- 1.1 -------------------------------------------------------------------------------------
 
-namespace plx_ocl {
+namespace plx_opencl {
 
 // Non-blocking: OpenCL reads `src` when the command runs, which is what plugin.h asks of the
 // caller (src valid and unchanged until a later marker or queue_sync says the write is done).
@@ -218,10 +213,10 @@ plx_status buffer_read_async(plx_queue queue, plx_buffer buffer, size_t offset, 
 plx_status buffer_copy_peer(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
                             size_t src_offset, size_t bytes) {
     if (plx_status s = check_queue(queue, "buffer_copy_peer"); s != PLX_OK) return s;
-    if (bad_handle(dst, Tag::buffer) || bad_handle(src, Tag::buffer))
+    if (!live(dst) || !live(src))
         return fail(PLX_ERROR_INVALID_ARGUMENT,
                     strf("buffer_copy_peer: %s is not a live buffer of the opencl plugin",
-                         bad_handle(dst, Tag::buffer) ? "dst" : "src"));
+                         !live(dst) ? "dst" : "src"));
     if (dst->device == src->device)
         return fail(PLX_ERROR_INVALID_ARGUMENT,
                     strf("buffer_copy_peer: dst and src are both on device '%s'; use buffer_copy",
@@ -285,7 +280,7 @@ bool host_unmap(plx_device_s& dev, cl_command_queue q, void* ptr, cl_mem mem) {
 // mapped (blocking) on an internal queue of the device; the mapping is the host pointer and
 // stays until host_free unmaps it. NVIDIA's driver pins such memory, PoCL gives plain memory.
 plx_status host_alloc(plx_device device, size_t bytes, void** ptr) {
-    if (bad_handle(device, Tag::device))
+    if (!live(device))
         return fail(PLX_ERROR_INVALID_ARGUMENT, "host_alloc: not a device of the opencl plugin");
     if (ptr == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "host_alloc: ptr is NULL");
     *ptr = nullptr;
@@ -330,7 +325,7 @@ plx_status host_alloc(plx_device device, size_t bytes, void** ptr) {
 }
 
 void host_free(plx_device device, void* ptr) {
-    if (bad_handle(device, Tag::device) || ptr == nullptr) return;
+    if (!live(device) || ptr == nullptr) return;
     cl_mem mem = nullptr;
     cl_command_queue q = nullptr;
     {
@@ -343,12 +338,13 @@ void host_free(plx_device device, void* ptr) {
         q = device->host_queue;
     }
     if (mem == nullptr) {
-        log(PLX_LOG_WARN, strf("host_free: %p is not live memory of host_alloc on device '%s'; "
-                               "ignored",
+        log(PLX_LOG_WARN, strf("opencl: host_free: %p is not live memory of host_alloc on device "
+                               "'%s'; ignored",
                                ptr, device->info.name));
         return;
     }
-    if (!host_unmap(*device, q, ptr, mem)) log(PLX_LOG_WARN, last_error());
+    if (!host_unmap(*device, q, ptr, mem))
+        log(PLX_LOG_WARN, std::string("opencl: ") + plx_support::last_error_text());
 }
 
 void host_release_all(plx_device_s& dev) {
@@ -364,7 +360,7 @@ void host_release_all(plx_device_s& dev) {
 // queue_native's cl_command_queue, CL_QUEUE_CONTEXT). The wrapper holds one reference
 // (clRetainMemObject) that buffer_free releases; the caller's own reference is untouched.
 plx_status buffer_wrap(plx_device device, uint64_t native, size_t bytes, plx_buffer* buffer) {
-    if (bad_handle(device, Tag::device))
+    if (!live(device))
         return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_wrap: not a device of the opencl plugin");
     if (buffer == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_wrap: buffer is NULL");
     if (native == 0) return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_wrap: native is 0, not a cl_mem");
@@ -398,10 +394,11 @@ plx_status buffer_wrap(plx_device device, uint64_t native, size_t bytes, plx_buf
                     strf("buffer_wrap: the cl_mem has %zu bytes (CL_MEM_SIZE), fewer than the "
                          "%zu asked for, device '%s'",
                          size, bytes, device->info.name));
-    auto* b = new (std::nothrow) plx_buffer_s;
+    auto* b = plx_support::make_live<plx_buffer_s>();
     if (b == nullptr) return fail(PLX_ERROR_OUT_OF_MEMORY, "buffer_wrap: out of host memory");
     err = cl().clRetainMemObject(mem);
     if (err != CL_SUCCESS) {
+        plx_support::untrack(b);
         delete b;
         return fail_cl(PLX_ERROR_INVALID_ARGUMENT, "clRetainMemObject", err,
                        strf("buffer_wrap on device '%s'", device->info.name));
@@ -414,7 +411,7 @@ plx_status buffer_wrap(plx_device device, uint64_t native, size_t bytes, plx_buf
 }
 
 plx_status buffer_native(plx_buffer buffer, uint64_t* native) {
-    if (bad_handle(buffer, Tag::buffer))
+    if (!live(buffer))
         return fail(PLX_ERROR_INVALID_ARGUMENT,
                     "buffer_native: not a live buffer of the opencl plugin");
     if (native == nullptr)
@@ -423,4 +420,4 @@ plx_status buffer_native(plx_buffer buffer, uint64_t* native) {
     return PLX_OK;
 }
 
-} // namespace plx_ocl
+} // namespace plx_opencl

@@ -2,14 +2,12 @@
 // clBuildProgram through a per-device program cache keyed by (options, source or binary);
 // the binaries handed back for the core's disk cache; kernel lookup with the kernel's own
 // limits read once.
-#include "plx_opencl.hpp"
+#include "opencl_plugin.hpp"
 
 #include <chrono>
 #include <mutex>
-#include <new>
-#include <set>
 
-namespace plx_ocl {
+namespace plx_opencl {
 namespace {
 
 // The device's standard (device.cpp, c_standard) unless the caller chose one.
@@ -77,13 +75,12 @@ plx_status build(plx_device_s& dev, bool binary, const char* source, size_t byte
     }
     const uint64_t builds = ++dev.stats.builds;
     // The tests count these lines to see the cache work; keep "built program" in the text.
-    log(PLX_LOG_DEBUG,
-        strf("%s: built program (%zu bytes of %s, options '%s') in %.1f ms; "
-             "%llu build(s) on this device",
-             dev.info.name, bytes, binary ? "binary" : "source", options.c_str(), ms,
-             static_cast<unsigned long long>(builds)));
+    log(PLX_LOG_DEBUG, strf("opencl: %s: built program (%zu bytes of %s, options '%s') in %.1f ms; "
+                            "%llu build(s) on this device",
+                            dev.info.name, bytes, binary ? "binary" : "source", options.c_str(), ms,
+                            static_cast<unsigned long long>(builds)));
     if (!log_text.empty())
-        log(PLX_LOG_DEBUG, strf("%s: build log:\n%s", dev.info.name, log_text.c_str()));
+        log(PLX_LOG_DEBUG, strf("opencl: %s: build log:\n%s", dev.info.name, log_text.c_str()));
     *out = std::move(program);
     return PLX_OK;
 }
@@ -106,7 +103,7 @@ plx_status cached_program(plx_device_s& dev, bool binary, const char* source, si
     if (slot->program) {
         const uint64_t hits = ++dev.stats.cache_hits;
         log(PLX_LOG_DEBUG,
-            strf("%s: program cache hit (%zu bytes of source, options '%s'); %llu "
+            strf("opencl: %s: program cache hit (%zu bytes of source, options '%s'); %llu "
                  "hit(s) on this device",
                  dev.info.name, bytes, options.c_str(), static_cast<unsigned long long>(hits)));
         *out = slot->program;
@@ -115,20 +112,6 @@ plx_status cached_program(plx_device_s& dev, bool binary, const char* source, si
     const plx_status status = build(dev, binary, source, bytes, options, &slot->program);
     if (status == PLX_OK) *out = slot->program;
     return status;
-}
-
-// Modules the host has not unloaded (a host may lack module_unload calls, as plexus does
-// for a plugin without module_unload): shutdown frees them.
-std::mutex g_modules_mutex;
-std::set<plx_module_s*> g_modules;
-
-void release(plx_module module) {
-    for (auto& [name, kernel] : module->kernels) {
-        cl().clReleaseKernel(kernel->kernel);
-        kernel->tag = Tag::none;
-    }
-    module->tag = Tag::none;
-    delete module;
 }
 
 std::string kernel_names(cl_program program) {
@@ -151,9 +134,22 @@ Program::~Program() {
     if (program != nullptr) cl().clReleaseProgram(program);
 }
 
+} // namespace plx_opencl
+
+// module_unload, or shutdown for a module the host did not unload (a host may lack
+// module_unload calls, as plexus does for a plugin without module_unload).
+plx_module_s::~plx_module_s() {
+    for (auto& [name, kernel] : kernels) {
+        plx_support::untrack(kernel.get());
+        plx_opencl::cl().clReleaseKernel(kernel->kernel);
+    }
+}
+
+namespace plx_opencl {
+
 plx_status module_load(plx_device device, plx_language language, const char* source,
                        size_t source_bytes, const char* options, plx_module* module) {
-    if (bad_handle(device, Tag::device))
+    if (!live(device))
         return fail(PLX_ERROR_INVALID_ARGUMENT, "module_load: not a device of the opencl plugin");
     if (module == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "module_load: module is NULL");
     if (language != PLX_LANG_OPENCL_C && language != PLX_LANG_OPENCL_BINARY)
@@ -169,14 +165,10 @@ plx_status module_load(plx_device device, plx_language language, const char* sou
                                       binary ? std::string(options ? options : "") : build_options(*device, options), &program);
         s != PLX_OK)
         return s;
-    auto* m = new (std::nothrow) plx_module_s;
+    auto* m = plx_support::make_tracked<plx_module_s>();
     if (m == nullptr) return fail(PLX_ERROR_OUT_OF_MEMORY, "module_load: out of host memory");
     m->device = device;
     m->program = std::move(program);
-    {
-        std::lock_guard lock(g_modules_mutex);
-        g_modules.insert(m);
-    }
     *module = m;
     return PLX_OK;
 }
@@ -184,7 +176,7 @@ plx_status module_load(plx_device device, plx_language language, const char* sou
 // The program's binary for its one device (what clBuildProgram produced), so that a later
 // process loads it instead of compiling the source again.
 plx_status module_get_binary(plx_module module, plx_language* language, void* data, size_t* bytes) {
-    if (bad_handle(module, Tag::module))
+    if (!live(module))
         return fail(PLX_ERROR_INVALID_ARGUMENT, "module_get_binary: not a live module of the opencl plugin");
     if (language == nullptr || bytes == nullptr)
         return fail(PLX_ERROR_INVALID_ARGUMENT, "module_get_binary: language or bytes is NULL");
@@ -209,22 +201,11 @@ plx_status module_get_binary(plx_module module, plx_language* language, void* da
 }
 
 void module_unload(plx_module module) {
-    if (bad_handle(module, Tag::module)) return;
-    {
-        std::lock_guard lock(g_modules_mutex);
-        g_modules.erase(module);
-    }
-    release(module);
-}
-
-void module_release_all() {
-    std::lock_guard lock(g_modules_mutex);
-    for (plx_module m : g_modules) release(m);
-    g_modules.clear();
+    plx_support::release_tracked(module);
 }
 
 plx_status kernel_get(plx_module module, const char* name, plx_kernel* kernel) {
-    if (bad_handle(module, Tag::module))
+    if (!live(module))
         return fail(PLX_ERROR_INVALID_ARGUMENT,
                     "kernel_get: not a live module of the opencl plugin");
     if (name == nullptr || kernel == nullptr)
@@ -258,9 +239,21 @@ plx_status kernel_get(plx_module module, const char* name, plx_kernel* kernel) {
     cl().clGetKernelWorkGroupInfo(k, dev.id, CL_KERNEL_LOCAL_MEM_SIZE,
                                   sizeof entry->static_local_bytes, &entry->static_local_bytes,
                                   nullptr);
-    *kernel = entry.get();
-    module->kernels.emplace(name, std::move(entry));
+    // Live until its module is released.
+    plx_kernel_s* handle = entry.get();
+    if (!plx_support::try_track(handle, nullptr)) {
+        cl().clReleaseKernel(k);
+        return fail(PLX_ERROR_OUT_OF_MEMORY, "kernel_get: out of host memory");
+    }
+    try {
+        module->kernels.emplace(name, std::move(entry));
+    } catch (...) {
+        plx_support::untrack(handle);
+        cl().clReleaseKernel(k);
+        throw;
+    }
+    *kernel = handle;
     return PLX_OK;
 }
 
-} // namespace plx_ocl
+} // namespace plx_opencl

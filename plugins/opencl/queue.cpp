@@ -1,21 +1,21 @@
 // Command queues (one in-order cl_command_queue per plx_queue) and events (a cl_event each,
 // with profiling timestamps when the queue was made with PLX_QUEUE_PROFILING); markers and
 // waits between queues, of one device or of two.
-#include "plx_opencl.hpp"
+#include "opencl_plugin.hpp"
 
 #include <new>
 
-namespace plx_ocl {
+namespace plx_opencl {
 
 plx_status check_queue(plx_queue queue, const char* fn) {
-    if (bad_handle(queue, Tag::queue))
+    if (!live(queue))
         return fail(PLX_ERROR_INVALID_ARGUMENT,
                     strf("%s: not a live queue of the opencl plugin", fn));
     return PLX_OK;
 }
 
 plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue) {
-    if (bad_handle(device, Tag::device))
+    if (!live(device))
         return fail(PLX_ERROR_INVALID_ARGUMENT, "queue_create: not a device of the opencl plugin");
     if (queue == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "queue_create: queue is NULL");
     if ((flags & ~PLX_QUEUE_PROFILING) != 0)
@@ -27,7 +27,7 @@ plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue) {
     cl_command_queue q = cl().clCreateCommandQueue(device->context, device->id,
                                                    profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
     if (q == nullptr || err != CL_SUCCESS) return fail_create("clCreateCommandQueue", err, device->info.name);
-    auto* out = new (std::nothrow) plx_queue_s;
+    auto* out = plx_support::make_live<plx_queue_s>();
     if (out == nullptr) {
         cl().clReleaseCommandQueue(q);
         return fail(PLX_ERROR_OUT_OF_MEMORY, "queue_create: out of host memory");
@@ -49,15 +49,15 @@ plx_status queue_sync(plx_queue queue) {
 }
 
 void queue_destroy(plx_queue queue) {
-    if (bad_handle(queue, Tag::queue)) return;
+    if (!live(queue)) return;
+    plx_support::untrack(queue);
     cl().clFinish(queue->queue);
     cl().clReleaseCommandQueue(queue->queue);
-    queue->tag = Tag::none;
     delete queue;
 }
 
 plx_status event_wrap(cl_event event, const plx_queue_s& queue, plx_event* out) {
-    auto* e = new (std::nothrow) plx_event_s;
+    auto* e = plx_support::make_live<plx_event_s>();
     if (e == nullptr) {
         cl().clReleaseEvent(event);
         return fail(PLX_ERROR_OUT_OF_MEMORY, "out of host memory for an event");
@@ -96,7 +96,7 @@ plx_status queue_marker(plx_queue queue, plx_event* event) {
 //   on with data that was never produced.
 plx_status queue_wait_event(plx_queue queue, plx_event event) {
     if (plx_status s = check_queue(queue, "queue_wait_event"); s != PLX_OK) return s;
-    if (bad_handle(event, Tag::event))
+    if (!live(event))
         return fail(PLX_ERROR_INVALID_ARGUMENT,
                     "queue_wait_event: not a live event of the opencl plugin");
     const plx_device_s& dev = *queue->device;
@@ -136,7 +136,7 @@ plx_status queue_native(plx_queue queue, uint64_t* native) {
 }
 
 plx_status event_wait(plx_event event) {
-    if (bad_handle(event, Tag::event))
+    if (!live(event))
         return fail(PLX_ERROR_INVALID_ARGUMENT,
                     "event_wait: not a live event of the opencl plugin");
     cl_int err = cl().clWaitForEvents(1, &event->event);
@@ -153,7 +153,7 @@ plx_status event_wait(plx_event event) {
 }
 
 plx_status event_profile(plx_event event, uint64_t* start_ns, uint64_t* end_ns) {
-    if (bad_handle(event, Tag::event))
+    if (!live(event))
         return fail(PLX_ERROR_INVALID_ARGUMENT,
                     "event_profile: not a live event of the opencl plugin");
     if (start_ns == nullptr || end_ns == nullptr)
@@ -177,10 +177,10 @@ plx_status event_profile(plx_event event, uint64_t* start_ns, uint64_t* end_ns) 
 }
 
 void event_release(plx_event event) {
-    if (bad_handle(event, Tag::event)) return;
+    if (!live(event)) return;
+    plx_support::untrack(event);
     cl().clReleaseEvent(event->event);
-    event->tag = Tag::none;
     delete event;
 }
 
-} // namespace plx_ocl
+} // namespace plx_opencl

@@ -1,6 +1,9 @@
 // Internal header of the CUDA backend plugin: the driver function table, the handle structs
-// behind the opaque plx_* types, and the error / logging helpers shared by every file.
+// behind the opaque plx_* types, and the driver error helpers shared by every file; last_error,
+// logging and the guard are plugins/common's.
 #pragma once
+
+#include "../common/descriptor.hpp"
 
 #include <cuda.h>
 #include <plexus/plugin.h>
@@ -40,7 +43,7 @@
     X(cuDeviceGetUuid) X(cuDeviceGetPCIBusId) X(cuStreamWaitEvent) X(cuMemcpyPeerAsync)       \
     X(cuDeviceCanAccessPeer) X(cuCtxEnablePeerAccess) X(cuMemHostAlloc) X(cuPointerGetAttribute)
 
-namespace plexus::cuda {
+namespace plx_cuda {
 
 struct Driver {
 #define PLX_CUDA_MEMBER(fn) decltype(&::fn) fn = nullptr;
@@ -56,8 +59,15 @@ plx_status load_driver();
 const Driver& drv();
 
 // ---- errors and logging -------------------------------------------------------------------
-plx_status set_error(plx_status status, std::string message);
-const char* last_error_text();
+// What plugins/common's templates need of this plugin: messages start "cuda: <function>: ".
+struct Plugin {
+    static constexpr plx_support::Names names{"cuda", "a cuda"};
+};
+
+using plx_support::fail;
+using plx_support::last_error_text;
+using plx_support::log;
+
 // "cuMemAlloc_v2 returned CUDA_ERROR_OUT_OF_MEMORY (2: out of memory)"
 std::string describe(const char* call, CUresult result);
 // Sets last_error to "cuda: <what>: <describe(call, result)>" and returns status.
@@ -65,32 +75,29 @@ plx_status cu_error(plx_status status, const char* what, const char* call, CUres
 // The plx_status that best matches a CUresult of a call that is not expected to fail.
 plx_status status_of(CUresult result);
 
-void set_host(const plx_host_api* host);
-void host_log(plx_log_level level, const std::string& message);
-
 // Sets last_error to "cuda: <fn>: the driver has no <call> ..." and returns
 // PLX_ERROR_UNSUPPORTED. PLX_CU_NEED(fn, cuXxx) returns that from the enclosing entry point
 // `fn` when the optional driver function cuXxx is missing.
 plx_status missing_function(const char* fn, const char* call);
-#define PLX_CU_NEED(fn, call)                                                             \
-    do {                                                                                  \
-        if (::plexus::cuda::drv().call == nullptr)                                        \
-            return ::plexus::cuda::missing_function(fn, PLX_CUDA_NAME(call));             \
+#define PLX_CU_NEED(fn, call)                                                                      \
+    do {                                                                                           \
+        if (::plx_cuda::drv().call == nullptr)                                                     \
+            return ::plx_cuda::missing_function(fn, PLX_CUDA_NAME(call));                          \
     } while (0)
 
 // Calls a driver function and, on failure, returns from the enclosing function with an error
 // naming the call (the versioned symbol) and the context `what`.
-#define PLX_CU_TRY(what, call, ...)                                                      \
-    do {                                                                                 \
-        CUresult plx_cu_result_ = ::plexus::cuda::drv().call(__VA_ARGS__);               \
-        if (plx_cu_result_ != CUDA_SUCCESS)                                              \
-            return ::plexus::cuda::cu_error(::plexus::cuda::status_of(plx_cu_result_),   \
-                                            what, PLX_CUDA_NAME(call), plx_cu_result_);  \
+#define PLX_CU_TRY(what, call, ...)                                                                \
+    do {                                                                                           \
+        CUresult plx_cu_result_ = ::plx_cuda::drv().call(__VA_ARGS__);                             \
+        if (plx_cu_result_ != CUDA_SUCCESS)                                                        \
+            return ::plx_cuda::cu_error(::plx_cuda::status_of(plx_cu_result_), what,               \
+                                        PLX_CUDA_NAME(call), plx_cu_result_);                      \
     } while (0)
 #define PLX_CUDA_STR_(x) #x
 #define PLX_CUDA_NAME(fn) PLX_CUDA_STR_(fn)
 
-} // namespace plexus::cuda
+} // namespace plx_cuda
 
 // ---- handles --------------------------------------------------------------------------------
 
@@ -211,7 +218,7 @@ struct plx_module_s {
     std::unordered_map<std::string, std::unique_ptr<plx_kernel_s>> kernels;
 };
 
-namespace plexus::cuda {
+namespace plx_cuda {
 
 // Devices found at init; stable until shutdown.
 std::vector<std::unique_ptr<plx_device_s>>& devices();
@@ -223,64 +230,27 @@ plx_status retain_context(plx_device_s* device);
 // Makes the device's primary context current on the calling thread (retaining it first).
 plx_status make_current(plx_device_s* device);
 
-// Entry points, by file.
-plx_status device_count(uint32_t* count);
-plx_status device_get(uint32_t index, plx_device* device);
-plx_status device_info(plx_device device, plx_device_info* info);
+// The descriptor's functions (plugins/common/descriptor.hpp, PLX_JIT_ENTRIES), with plugin.h's
+// signatures: device.cpp the device entries, memory.cpp buffer_*, host_alloc and host_free,
+// queue.cpp queue_* and event_*, module.cpp module_* and kernel_get, launch.cpp launch.
+PLX_JIT_ENTRIES(PLX_DECLARE_ENTRY)
 
-plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer);
-void buffer_free(plx_buffer buffer);
-plx_status buffer_write(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
-                        size_t bytes);
-plx_status buffer_read(plx_queue queue, plx_buffer buffer, size_t offset, void* dst,
-                       size_t bytes);
-plx_status buffer_copy(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
-                       size_t src_offset, size_t bytes);
-plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const void* pattern,
-                       size_t pattern_bytes, size_t bytes);
+// memory.cpp: the fill kernels of a device, released with it.
 void release_fill_module(plx_device_s* device);
-// ABI 1.1 (memory.cpp).
-plx_status buffer_write_async(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
-                              size_t bytes);
-plx_status buffer_read_async(plx_queue queue, plx_buffer buffer, size_t offset, void* dst,
-                             size_t bytes);
-plx_status buffer_copy_peer(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
-                            size_t src_offset, size_t bytes);
-plx_status host_alloc(plx_device device, size_t bytes, void** ptr);
-void host_free(plx_device device, void* ptr);
-plx_status buffer_wrap(plx_device device, uint64_t native, size_t bytes, plx_buffer* buffer);
-plx_status buffer_native(plx_buffer buffer, uint64_t* native);
 // memcpy that splits large copies across a few helper threads (copy_pool.cpp).
 void host_copy(void* dst, const void* src, size_t bytes);
 void stop_copy_pool();
 
-plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue);
-plx_status queue_sync(plx_queue queue);
-void queue_destroy(plx_queue queue);
-plx_status event_wait(plx_event event);
-plx_status event_profile(plx_event event, uint64_t* start_ns, uint64_t* end_ns);
-void event_release(plx_event event);
-// A command's event, where one is asked for: on a profiling queue a start recorded before the
-// command and an end after it; otherwise, after it, a reference to the queue's LaunchEvent.
+// queue.cpp: a command's event, where one is asked for: on a profiling queue a start recorded
+// before the command and an end after it; otherwise, after it, a reference to the queue's
+// LaunchEvent.
 plx_status event_begin(plx_queue queue, plx_event* event, plx_event_s** pending);
 plx_status event_end(plx_queue queue, plx_event_s* pending, plx_event* event);
-// ABI 1.1 (queue.cpp).
-plx_status queue_marker(plx_queue queue, plx_event* event);
-plx_status queue_wait_event(plx_queue queue, plx_event event);
-plx_status queue_native(plx_queue queue, uint64_t* native);
 
-plx_status module_load(plx_device device, plx_language language, const char* source,
-                       size_t source_bytes, const char* options, plx_module* module);
-void module_unload(plx_module module);
-plx_status module_get_binary(plx_module module, plx_language* language, void* data,
-                             size_t* bytes);
-plx_status kernel_get(plx_module module, const char* name, plx_kernel* kernel);
-// Loads a cubin or PTX into a module of the device (shared by module.cpp and the fill kernels).
+// module.cpp: loads a cubin or PTX into a module of the device (shared by module.cpp and the
+// fill kernels).
 plx_status load_ptx_to_cubin(const char* ptx, size_t ptx_bytes, const std::string& options,
                              std::vector<char>* cubin);
 plx_status load_cubin(const std::vector<char>& cubin, CUmodule* module);
 
-plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dims,
-                  const plx_arg* args, uint32_t num_args, plx_event* event);
-
-} // namespace plexus::cuda
+} // namespace plx_cuda

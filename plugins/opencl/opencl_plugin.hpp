@@ -1,6 +1,10 @@
 // Internal header of the OpenCL plugin: the dlopen'ed API table, the handle structs behind the
-// opaque plx_* types, and the error and logging helpers shared by the per-role source files.
+// opaque plx_* types, and the error helpers shared by the per-role source files; last_error,
+// logging, the guard and the registry of live handles are plugins/common's.
 #pragma once
+
+#include "../common/descriptor.hpp"
+#include "../common/handles.hpp"
 
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -87,7 +91,7 @@ typedef struct _cl_device_pci_bus_info_khr {
     X(clGetEventProfilingInfo)                                                                     \
     X(clReleaseEvent)
 
-namespace plx_ocl {
+namespace plx_opencl {
 
 struct Api {
 #define PLX_CL_MEMBER(fn) decltype(&::fn) fn = nullptr;
@@ -109,26 +113,21 @@ std::string cl_error_text(const char* call, cl_int code);
 
 std::string strf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
-// Sets the calling thread's last_error and returns status.
-plx_status fail(plx_status status, std::string message);
+// What plugins/common's templates need of this plugin. Most of its messages name the function
+// only ("queue_create: queue is NULL"); plugins/common's, and every log line, start "opencl: ".
+struct Plugin {
+    static constexpr plx_support::Names names{"opencl", "an opencl"};
+};
+
+using plx_support::fail;
+using plx_support::live;
+using plx_support::log;
+
 // fail() with "<call>: <NAME> (<code>): <context>".
 plx_status fail_cl(plx_status status, const char* call, cl_int code, const std::string& context);
 // fail_cl() for a call that creates or builds something on a device: out of memory when the
 // driver ran out of host memory or resources, a device error otherwise; the context names it.
 plx_status fail_create(const char* call, cl_int code, const char* device_name);
-const char* last_error();
-void log(plx_log_level level, const std::string& message);
-
-// Handle tags: a handle of the wrong kind, or one already freed, is refused instead of used.
-enum class Tag : uint32_t {
-    none = 0,
-    device = 0x504c5844,
-    buffer = 0x504c5842,
-    queue = 0x504c5851,
-    module = 0x504c584d,
-    kernel = 0x504c584b,
-    event = 0x504c5845
-};
 
 // A built cl_program shared by every module loaded from the same (source, options).
 struct Program {
@@ -156,15 +155,14 @@ plx_status ensure_context(plx_device_s& dev);
 void device_release_all();     // at shutdown
 const std::string& no_device_reason();
 
-// True when `handle` is null, of another kind, or already freed.
-template <class Handle> bool bad_handle(const Handle* handle, Tag expected) {
-    return handle == nullptr || handle->tag != expected;
-}
+} // namespace plx_opencl
 
-} // namespace plx_ocl
-
+// The opaque handles of plugin.h. Each is in the registry of live handles (handles.hpp) from
+// creation until freed, by its address and its kind, kMagic: a handle of the wrong kind, or one
+// already freed, is refused without being read. Modules are owned by the registry, so that
+// shutdown frees what the host did not unload; the others are freed by their own entries.
 struct plx_device_s {
-    plx_ocl::Tag tag = plx_ocl::Tag::device;
+    static constexpr uint32_t kMagic = 0x504c5844;
     cl_platform_id platform = nullptr;
     cl_device_id id = nullptr;
     cl_context context = nullptr; // see ensure_context
@@ -178,8 +176,8 @@ struct plx_device_s {
     std::mutex cache_mutex;
     // Key: options, a NUL, then the source. Entries live until shutdown, so a module loaded
     // again after being unloaded still skips the build.
-    std::unordered_map<std::string, std::shared_ptr<plx_ocl::CacheSlot>> programs;
-    plx_ocl::DeviceStats stats;
+    std::unordered_map<std::string, std::shared_ptr<plx_opencl::CacheSlot>> programs;
+    plx_opencl::DeviceStats stats;
     // host_alloc: an internal queue for mapping and unmapping (made at the first host_alloc,
     // released at shutdown) and every live allocation, its mapped pointer -> its cl_mem.
     std::mutex host_mutex;
@@ -188,21 +186,21 @@ struct plx_device_s {
 };
 
 struct plx_buffer_s {
-    plx_ocl::Tag tag = plx_ocl::Tag::buffer;
+    static constexpr uint32_t kMagic = 0x504c5842;
     plx_device_s* device = nullptr;
     cl_mem mem = nullptr; // the plugin's own, or one reference to a buffer_wrap'ped cl_mem
     size_t bytes = 0;     // for a wrapped cl_mem, the size given to buffer_wrap
 };
 
 struct plx_queue_s {
-    plx_ocl::Tag tag = plx_ocl::Tag::queue;
+    static constexpr uint32_t kMagic = 0x504c5851;
     plx_device_s* device = nullptr;
     cl_command_queue queue = nullptr;
     bool profiling = false;
 };
 
 struct plx_kernel_s {
-    plx_ocl::Tag tag = plx_ocl::Tag::kernel;
+    static constexpr uint32_t kMagic = 0x504c584b;
     struct plx_module_s* module = nullptr;
     cl_kernel kernel = nullptr;
     std::string name;
@@ -214,72 +212,34 @@ struct plx_kernel_s {
     std::mutex launch_mutex;
 };
 
-struct plx_module_s {
-    plx_ocl::Tag tag = plx_ocl::Tag::module;
+// Unloading it (or shutdown) releases its kernels.
+struct plx_module_s final : plx_support::Tracked {
+    static constexpr uint32_t kMagic = 0x504c584d;
     plx_device_s* device = nullptr;
-    std::shared_ptr<plx_ocl::Program> program;
+    std::shared_ptr<plx_opencl::Program> program;
     std::mutex kernels_mutex;
     std::map<std::string, std::unique_ptr<plx_kernel_s>> kernels;
+    ~plx_module_s() override;
 };
 
 struct plx_event_s {
-    plx_ocl::Tag tag = plx_ocl::Tag::event;
+    static constexpr uint32_t kMagic = 0x504c5845;
     cl_event event = nullptr;
     bool profiling = false;
     plx_device_s* device = nullptr; // the device of the queue that made it
 };
 
-// The descriptor's functions, one group per source file.
-namespace plx_ocl {
-plx_status device_count(uint32_t* count);
-plx_status device_get(uint32_t index, plx_device* device);
-plx_status device_info(plx_device device, plx_device_info* info);
+// The descriptor's functions (plugins/common/descriptor.hpp, PLX_JIT_ENTRIES), with plugin.h's
+// signatures: device.cpp the device entries, memory.cpp buffer_*, host_alloc and host_free,
+// queue.cpp queue_* and event_*, module.cpp module_* and kernel_get, launch.cpp launch.
+namespace plx_opencl {
+PLX_JIT_ENTRIES(PLX_DECLARE_ENTRY)
 
-plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer);
-void buffer_free(plx_buffer buffer);
-plx_status buffer_write(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
-                        size_t bytes);
-plx_status buffer_read(plx_queue queue, plx_buffer buffer, size_t offset, void* dst, size_t bytes);
-plx_status buffer_copy(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
-                       size_t src_offset, size_t bytes);
-plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const void* pattern,
-                       size_t pattern_bytes, size_t bytes);
-// 1.1
-plx_status buffer_write_async(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
-                              size_t bytes);
-plx_status buffer_read_async(plx_queue queue, plx_buffer buffer, size_t offset, void* dst,
-                             size_t bytes);
-plx_status buffer_copy_peer(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_buffer src,
-                            size_t src_offset, size_t bytes);
-plx_status host_alloc(plx_device device, size_t bytes, void** ptr);
-void host_free(plx_device device, void* ptr);
-void host_release_all(plx_device_s& dev); // shutdown: what the host did not free, and the queue
-plx_status buffer_wrap(plx_device device, uint64_t native, size_t bytes, plx_buffer* buffer);
-plx_status buffer_native(plx_buffer buffer, uint64_t* native);
-
-plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue);
-plx_status queue_sync(plx_queue queue);
-void queue_destroy(plx_queue queue);
-plx_status event_wait(plx_event event);
-plx_status event_profile(plx_event event, uint64_t* start_ns, uint64_t* end_ns);
-void event_release(plx_event event);
-// 1.1
-plx_status queue_marker(plx_queue queue, plx_event* event);
-plx_status queue_wait_event(plx_queue queue, plx_event event);
-plx_status queue_native(plx_queue queue, uint64_t* native);
-// Wraps a cl_event of `queue` (taking its reference) in a plx_event for `out`; releases it on
-// failure.
+// memory.cpp: shutdown's release of what the host did not free, and the queue.
+void host_release_all(plx_device_s& dev);
+// queue.cpp: wraps a cl_event of `queue` (taking its reference) in a plx_event for `out`;
+// releases it on failure.
 plx_status event_wrap(cl_event event, const plx_queue_s& queue, plx_event* out);
 // Checks a queue handle and that a buffer belongs to its device.
 plx_status check_queue(plx_queue queue, const char* fn);
-
-plx_status module_load(plx_device device, plx_language language, const char* source,
-                       size_t source_bytes, const char* options, plx_module* module);
-plx_status module_get_binary(plx_module module, plx_language* language, void* data, size_t* bytes);
-void module_unload(plx_module module);
-void module_release_all(); // shutdown: the modules the host did not unload
-plx_status kernel_get(plx_module module, const char* name, plx_kernel* kernel);
-
-plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dims,
-                  const plx_arg* args, uint32_t num_args, plx_event* event);
-} // namespace plx_ocl
+} // namespace plx_opencl
