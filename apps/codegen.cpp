@@ -11,13 +11,23 @@
 namespace plexus::app {
 namespace {
 
+// The row of a generated language by its --lang name, or nullptr.
+const codegen::Language* generated_language(const std::string& cli) {
+    for (const codegen::Language& l : codegen::languages())
+        if (l.cli && l.make && cli == l.cli) return &l;
+    return nullptr;
+}
+
 int usage(std::ostream& out, int status) {
     out << "usage: plexus codegen KERNEL --lang LANG [--arch sm_XY] [--optimized] [--cpu NAME] [--features LIST]\n"
            "  KERNEL  a sample kernel (";
     auto names = samples::names();
     for (size_t i = 0; i < names.size(); ++i) out << (i ? ", " : "") << names[i];
     out << ") or the path of a JSON IR file (schema plexus-ir/2 or plexus-ir/1)\n"
-           "  LANG    ir, json, llvm-host, asm-host, opencl-c, cuda-c, ptx\n"
+           "  LANG    ir, json, llvm-host, asm-host";
+    for (const codegen::Language& l : codegen::languages())
+        if (l.cli && l.make) out << ", " << l.cli;
+    out << "\n"
            "  --arch  the GPU architecture for ptx (default sm_80)\n"
            "  --optimized  llvm-host after LLVM's passes, as the native backend compiles it (without:\n"
            "               as the lowering builds it, before vectorization); asm-host is always optimized\n";
@@ -58,10 +68,9 @@ int run_codegen(const std::vector<std::string>& args) {
         options.backend = "native";
         std::cout << (lang == "asm-host" ? codegen::host_assembly(k, options)
                                          : codegen::host_llvm_ir(k, options, optimized));
-    } else if (lang == "opencl-c" || lang == "cuda-c" || lang == "ptx") {
-        plx_language l = lang == "opencl-c" ? PLX_LANG_OPENCL_C : lang == "cuda-c" ? PLX_LANG_CUDA_C : PLX_LANG_PTX;
-        options.backend = lang == "opencl-c" ? "opencl" : "cuda";
-        std::cout << codegen::make_codegen(l)->generate(k, options);
+    } else if (const codegen::Language* l = generated_language(lang)) {
+        options.backend = l->backend;
+        std::cout << l->make()->generate(k, options);
     } else {
         std::cerr << "plexus codegen: unknown language '" << lang << "'\n";
         return usage(std::cerr, 2);

@@ -7,6 +7,7 @@
 #include "kernels.hpp"
 #include "ptx_check.hpp"
 
+#include "codegen/cuda_shared.hpp" // what the CUDA generators do with large shared arrays
 #include "plexus/catalog.hpp"
 #include "plexus/codegen.hpp"
 #include "plexus/error.hpp"

@@ -21,6 +21,10 @@ enum class DeviceType { CPU, GPU, Accelerator, Other };
 const char* to_string(ExecModel m);   // "jit", "direct", "custom"
 const char* to_string(DeviceType t);  // "cpu", "gpu", "accelerator", "other"
 const char* to_string(plx_language l); // "ptx", "cuda_c", "opencl_c", "plexus_ir_json", ...
+// The one mapping of a plugin's failure to the error users see: OUT_OF_MEMORY, COMPILE,
+// OUT_OF_RESOURCES, LAUNCH, UNSUPPORTED and INVALID_ARGUMENT to their own codes, the rest to
+// Device. (Backend::check applies it.)
+ErrorCode error_code(plx_status s);
 const char* status_name(plx_status s); // "PLX_ERROR_COMPILE"
 
 struct DeviceInfo {
@@ -120,8 +124,9 @@ public:
     // The calling thread's last error message of the plugin ("" when there is none).
     std::string last_error() const;
     // Throws plexus::Error for a status other than PLX_OK, with the code mapped from the
-    // status, the plugin's message, and plugin / device as context.
-    void check(plx_status s, const char* what, const std::string& device = {}) const;
+    // status (error_code), the plugin's message (as the build log for PLX_ERROR_COMPILE), and
+    // plugin / device / kernel as context: every plugin status becomes an error here.
+    void check(plx_status s, const char* what, const std::string& device = {}, const std::string& kernel = {}) const;
 
 private:
     void index_table();

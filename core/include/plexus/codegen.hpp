@@ -18,18 +18,6 @@ namespace plexus::codegen {
 // changes no launch and cost speed where measured (docs/benchmarks.md).
 inline constexpr uint32_t unbounded_group_items = 256;
 
-// CUDA caps a kernel's static shared memory at 48 KiB; a kernel whose shared arrays need more
-// gets them from dynamic shared memory instead (the PTX and CUDA C generators place each array
-// at `offsets[i]` of one extern array), which its launches size to `bytes` and the CUDA plugin
-// opts in to up to the device's limit. bytes == 0: the arrays stay static.
-inline constexpr uint64_t cuda_static_shared_limit = 48 * 1024;
-struct CudaDynamicShared {
-    uint64_t bytes = 0;
-    std::vector<uint64_t> offsets; // per kernel.shared array, each 128-byte aligned (1024: swizzled)
-    uint64_t align = 128;          // the largest of those: what the extern array needs
-};
-CudaDynamicShared cuda_dynamic_shared(const ir::Kernel& kernel);
-
 // Where a generator's time went, in seconds: what `plexus bench --first-launch` reports.
 // setup: one-time work of the process (LLVM target, libdevice); lower: IR -> the target's IR
 // or text; optimize: LLVM's pipeline; emit: LLVM IR -> PTX. A phase a generator lacks stays 0.
@@ -61,12 +49,34 @@ public:
     // Throws plexus::Error (InvalidKernel for a kernel it cannot express, Unsupported when the
     // generator was not built).
     virtual std::string generate(const ir::Kernel& kernel, const Options& options) const = 0;
+    // The work-group local memory a launch of the generated kernel must ask for on top of what
+    // the code declares (plx_launch_dims.dynamic_local_bytes): the CUDA generators put shared
+    // arrays past 48 KiB in dynamic shared memory. 0 for most languages.
+    virtual uint32_t dynamic_local_bytes(const ir::Kernel&) const { return 0; }
 };
 
 std::unique_ptr<SourceGenerator> make_opencl_codegen();
 std::unique_ptr<SourceGenerator> make_cuda_c_codegen();
 // Through LLVM's NVPTX target; throws Unsupported when plexus was built without LLVM.
 std::unique_ptr<SourceGenerator> make_ptx_codegen();
+
+// The languages of plugin.h, one row each. Every place that names a language reads this
+// table: the generator behind it, its name in reports, cache keys and messages, whether the
+// router may send a kernel to a plugin that takes it, and `plexus codegen --lang`. A new
+// generated language is a folder under core/src/codegen/ and one row here (CONTRIBUTING.md).
+struct Language {
+    plx_language id;
+    const char* name;    // "ptx", "cuda_c", ...: reports, cache keys, messages
+    const char* cli;     // its `plexus codegen --lang` value ("cuda-c"), or nullptr
+    const char* backend; // the backend whose spellings `plexus codegen` uses ("cuda"), or nullptr
+    // The text generator, or nullptr where plexus generates no text (a binary a plugin gave
+    // back, the IR JSON, which the core writes itself).
+    std::unique_ptr<SourceGenerator> (*make)();
+    bool generated;      // plexus produces it for a kernel: a plugin that takes it can be routed to
+};
+const std::vector<Language>& languages();
+// The row of a language, or nullptr for a value this plexus does not know (a newer plugin's).
+const Language* find_language(plx_language id);
 // The generator for a language, or nullptr when plexus has none for it.
 std::unique_ptr<SourceGenerator> make_codegen(plx_language language);
 

@@ -1,33 +1,30 @@
-// make_codegen: the generator for a plugin language; where the CUDA generators put shared arrays.
+// The language table and the generator factory: the one list of the languages plugin.h names.
 #include "plexus/codegen.hpp"
-
-#include <algorithm>
 
 namespace plexus::codegen {
 
-std::unique_ptr<SourceGenerator> make_codegen(plx_language language) {
-    switch (language) {
-    case PLX_LANG_OPENCL_C: return make_opencl_codegen();
-    case PLX_LANG_CUDA_C: return make_cuda_c_codegen();
-    case PLX_LANG_PTX: return make_ptx_codegen();
-    default: return nullptr;
-    }
+const std::vector<Language>& languages() {
+    static const std::vector<Language> table = {
+        {PLX_LANG_PTX, "ptx", "ptx", "cuda", make_ptx_codegen, true},
+        {PLX_LANG_CUDA_C, "cuda_c", "cuda-c", "cuda", make_cuda_c_codegen, true},
+        {PLX_LANG_OPENCL_C, "opencl_c", "opencl-c", "opencl", make_opencl_codegen, true},
+        {PLX_LANG_PLEXUS_IR_JSON, "plexus_ir_json", nullptr, nullptr, nullptr, true},
+        {PLX_LANG_CUDA_BINARY, "cuda_binary", nullptr, nullptr, nullptr, false},
+        {PLX_LANG_PLEXUS_IR2_JSON, "plexus_ir2_json", nullptr, nullptr, nullptr, true},
+        {PLX_LANG_OPENCL_BINARY, "opencl_binary", nullptr, nullptr, nullptr, false},
+    };
+    return table;
 }
 
-CudaDynamicShared cuda_dynamic_shared(const ir::Kernel& kernel) {
-    CudaDynamicShared out;
-    // 128 bytes: what wmma (32), cp.async (16) and every scalar type need, with room to spare;
-    // 1024 for a swizzled array, whose swizzle the tensor cores take from the address bits.
-    for (const ir::ArrayDecl& a : kernel.shared) {
-        const uint64_t align = a.swizzle ? 1024 : 128;
-        out.align = std::max(out.align, align);
-        out.bytes = (out.bytes + align - 1) / align * align;
-        out.offsets.push_back(out.bytes);
-        out.bytes += uint64_t(a.count) * ir::size_of(a.type);
-    }
-    // Within the static limit, aligned as laid out here, the arrays stay static.
-    if (out.bytes <= cuda_static_shared_limit) return {};
-    return out;
+const Language* find_language(plx_language id) {
+    for (const Language& l : languages())
+        if (l.id == id) return &l;
+    return nullptr;
+}
+
+std::unique_ptr<SourceGenerator> make_codegen(plx_language language) {
+    const Language* l = find_language(language);
+    return l && l->make ? l->make() : nullptr;
 }
 
 } // namespace plexus::codegen

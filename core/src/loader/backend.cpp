@@ -2,6 +2,7 @@
 #include "plexus/backend.hpp"
 
 #include "plexus/catalog.hpp"
+#include "plexus/codegen.hpp"
 
 #include <algorithm>
 
@@ -39,17 +40,9 @@ std::string DeviceInfo::uuid_string() const {
 }
 
 const char* to_string(plx_language l) {
-    switch (l) {
-    case PLX_LANG_UNSET: return "unset";
-    case PLX_LANG_PTX: return "ptx";
-    case PLX_LANG_CUDA_C: return "cuda_c";
-    case PLX_LANG_OPENCL_C: return "opencl_c";
-    case PLX_LANG_PLEXUS_IR_JSON: return "plexus_ir_json";
-    case PLX_LANG_CUDA_BINARY: return "cuda_binary";
-    case PLX_LANG_PLEXUS_IR2_JSON: return "plexus_ir2_json";
-    case PLX_LANG_OPENCL_BINARY: return "opencl_binary";
-    }
-    return "unknown";
+    if (l == PLX_LANG_UNSET) return "unset";
+    const codegen::Language* row = codegen::find_language(l);
+    return row ? row->name : "unknown";
 }
 
 const char* status_name(plx_status s) {
@@ -167,22 +160,26 @@ std::string Backend::last_error() const {
     return msg == nullptr ? std::string() : std::string(msg);
 }
 
-void Backend::check(plx_status s, const char* what, const std::string& device) const {
-    if (s == PLX_OK) return;
-    ErrorCode code = ErrorCode::Device;
+ErrorCode error_code(plx_status s) {
     switch (s) {
-    case PLX_ERROR_OUT_OF_MEMORY: code = ErrorCode::OutOfMemory; break;
-    case PLX_ERROR_COMPILE: code = ErrorCode::Compile; break;
-    case PLX_ERROR_OUT_OF_RESOURCES: code = ErrorCode::OutOfResources; break;
-    case PLX_ERROR_LAUNCH: code = ErrorCode::Launch; break;
-    case PLX_ERROR_UNSUPPORTED: code = ErrorCode::Unsupported; break;
-    case PLX_ERROR_INVALID_ARGUMENT: code = ErrorCode::InvalidArgument; break;
-    default: break;
+    case PLX_ERROR_OUT_OF_MEMORY: return ErrorCode::OutOfMemory;
+    case PLX_ERROR_COMPILE: return ErrorCode::Compile;
+    case PLX_ERROR_OUT_OF_RESOURCES: return ErrorCode::OutOfResources;
+    case PLX_ERROR_LAUNCH: return ErrorCode::Launch;
+    case PLX_ERROR_UNSUPPORTED: return ErrorCode::Unsupported;
+    case PLX_ERROR_INVALID_ARGUMENT: return ErrorCode::InvalidArgument;
+    default: return ErrorCode::Device;
     }
+}
+
+void Backend::check(plx_status s, const char* what, const std::string& device, const std::string& kernel) const {
+    if (s == PLX_OK) return;
+    const ErrorCode code = error_code(s);
     const std::string detail = last_error();
     ErrorContext ctx;
     ctx.plugin = name();
     ctx.device = device;
+    ctx.kernel = kernel;
     std::string message = std::string(what) + " failed with " + status_name(s);
     if (s == PLX_ERROR_COMPILE)
         ctx.build_log = detail;

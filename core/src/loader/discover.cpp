@@ -14,6 +14,7 @@
 #include "loader/library.hpp"
 #include "loader/loader.hpp"
 #include "loader/manifest.hpp"
+#include "plexus/codegen.hpp"
 #include "trace/trace.hpp"
 
 #ifndef PLEXUS_PLUGIN_INSTALL_DIR
@@ -258,11 +259,11 @@ private:
                                                                 : ExecModel::Direct;
         d.plugin_priority = api.priority;
         d.priority = effective_priority(r.name, api.priority);
-        // Languages this host does not know (a newer plugin's, past PLX_LANG_OPENCL_BINARY) are left out: nothing here
-        // generates them, and they are not values of plx_language here.
+        // Languages this host does not know (a newer plugin's) are left out: nothing here
+        // generates them. Checked as integers, since a plugin may write any 32-bit value.
         for (uint32_t i = 0; api.languages != nullptr && i < api.num_languages; ++i)
-            if (uint32_t l = raw_enum(api.languages[i]); l >= PLX_LANG_PTX && l <= PLX_LANG_OPENCL_BINARY)
-                d.languages.push_back(static_cast<plx_language>(l));
+            for (const codegen::Language& known : codegen::languages())
+                if (raw_enum(api.languages[i]) == uint32_t(known.id)) d.languages.push_back(known.id);
         d.devices = lib.devices;
         return std::make_unique<Backend>(std::move(d), &api, lib.device_handles, r.library);
     }

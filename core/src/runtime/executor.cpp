@@ -2,7 +2,6 @@
 // arguments resident there, launch, and fall back to the next candidate where allowed.
 #include "runtime/executor.hpp"
 
-#include "codegen/host/jit/host_kernel.hpp"
 #include "runtime/block_cache.hpp"
 #include "runtime/host_cache.hpp"
 #include "runtime/launch_list.hpp"
@@ -55,7 +54,7 @@ thread_local HotOwner hot_owner;
 } // namespace
 
 Executor::Executor(const Config& config, const std::vector<std::unique_ptr<Backend>>& backends, Trace* trace)
-    : config_(config), trace_(trace), disk_(config.cache_dir), id_(++executors_made) {
+    : config_(config), trace_(trace), compiler_(config, trace), id_(++executors_made) {
     for (auto& b : backends) backends_.push_back(b.get());
 }
 
@@ -69,7 +68,7 @@ Executor::~Executor() {
             spdlog::warn("plexus: a queue failed while the runtime shut down: {}", e.what());
         }
     }
-    compiled_.clear();
+    compiler_.clear();
     for (auto& [key, ctx] : contexts_) ctx->lane.reset();
 }
 
@@ -133,60 +132,7 @@ void Executor::finish() {
     for (auto& lane : lanes()) lane->sync();
 }
 
-// ---- compiled kernels --------------------------------------------------------------------
-
-Compiled::~Compiled() {
-    // Without module_unload (optional) the plugin frees its modules at shutdown.
-    if (module && backend->api().module_unload) backend->api().module_unload(module);
-}
-
 namespace {
-
-codegen::Options codegen_options(const Backend& b, const DeviceInfo& d, const Config& config) {
-    codegen::Options o;
-    o.backend = b.name();
-    o.arch = d.arch;
-    if (auto it = config.backends.find(b.name()); it != config.backends.end()) {
-        o.host_cpu = it->second.cpu.value_or("");
-        o.host_features = it->second.features.value_or("");
-    }
-    for (const auto& info : intrinsic_catalog())
-        if (const plx_intrinsic* i = b.intrinsic(info.name); i && i->spelling)
-            o.spellings[info.name] = i->spelling;
-    return o;
-}
-
-// From how many bytes of buffers a launch on a Direct backend's device runs the streaming twin
-// of its kernel: the config's `streaming_stores`, else half the last-level cache of the CPUs
-// that run it (the cache's bytes per CPU sharing it, times the device's threads; 32 MiB where
-// the host reports none), against the whole sizes of the launch's buffers, each once (not the
-// bytes the kernel touches, which the runtime does not know). A launch that touches more than
-// the cache streams through it anyway: the first lines it wrote are evicted before it ends, so
-// saving their reads costs no consumer a hit. Half, because the launch shares the cache (with
-// the rest of the process, and on a VM with its neighbours): vector_add_float4 launched again
-// and again streamed faster from 18 MiB of buffers on the Zen 4 (32 MiB L3; plain stores
-// faster at 12 MiB) and from 150 MiB on the 16-core Xeon (300 MiB reported; plain faster at
-// 75 MiB), docs/benchmarks.md.
-uint64_t streaming_bytes(const Backend& b, const DeviceInfo& d, const Config& config) {
-    if (auto it = config.backends.find(b.name()); it != config.backends.end() && it->second.streaming_stores)
-        return *it->second.streaming_stores;
-    static const detail::CacheShare llc = detail::last_level_cache();
-    if (llc.cpus == 0) return uint64_t(32) << 20;
-    return llc.bytes / llc.cpus * std::max(1u, d.compute_units) / 2;
-}
-
-// The language plexus generates for a JIT backend: its first accepted language that plexus
-// has a generator for; CUDA C first where the config asks for NVRTC.
-plx_language pick_language(const Backend& b, const Config& config) {
-    auto it = config.backends.find(b.name());
-    bool nvrtc = it != config.backends.end() && it->second.compiler == "nvrtc";
-    std::vector<plx_language> order = b.languages();
-    if (nvrtc)
-        std::stable_partition(order.begin(), order.end(), [](plx_language l) { return l == PLX_LANG_CUDA_C; });
-    for (plx_language l : order)
-        if (codegen::make_codegen(l)) return l;
-    return PLX_LANG_UNSET;
-}
 
 // Where an error of this kernel's launch happened, before a backend is chosen.
 ErrorContext kernel_context(const ir::Kernel& k) { return ErrorContext{"", "", k.name, "", "", ""}; }
@@ -252,236 +198,7 @@ std::array<uint32_t, 3> choose_local(const Grid& g, const DeviceInfo& d, bool co
 
 } // namespace
 
-namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-} // namespace
-
-// The compile as one span with its phases inside, one after another in the order they run
-// (disk cache look-up and store as one bar, set-up, lowering, optimization, emission, module
-// load): their durations are measured, their places within the span approximate.
-static void trace_compile(Trace& trace, const std::string& track, const CompileReport& r, Trace::Clock::time_point start) {
-    auto at = [&](double ms) { return start + std::chrono::duration_cast<Trace::Clock::duration>(std::chrono::duration<double, std::milli>(ms)); };
-    if (!r.error.empty()) {
-        trace.span(track, "compile " + r.kernel + " failed", "compile", start, at(r.total_ms),
-                   {{"language", r.language}, {"error", r.error}});
-        return;
-    }
-    trace.span(track, "compile " + r.kernel, "compile", start, at(r.total_ms),
-               {{"language", r.language}, {"from_disk_cache", r.from_disk_cache}});
-    double t = 0;
-    for (auto [name, ms] : {std::pair{"disk cache", r.cache_ms}, {"set-up", r.setup_ms}, {"lower", r.lower_ms},
-                            {"optimize", r.optimize_ms}, {"emit", r.emit_ms}, {"module load", r.load_ms}}) {
-        if (ms <= 0) continue;
-        trace.span(track, name, "compile", at(t), at(t + ms));
-        t += ms;
-    }
-}
-
-const Error* Executor::compile_failure(uint64_t hash, const Backend* b, uint32_t index) const {
-    std::lock_guard lock(mutex_);
-    auto it = failed_.find({hash, b, index});
-    return it == failed_.end() ? nullptr : &it->second;
-}
-
-Compiled* Executor::compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx) {
-    auto key = std::make_tuple(hash, ctx.backend, ctx.index);
-    {
-        std::lock_guard lock(mutex_);
-        if (auto it = compiled_.find(key); it != compiled_.end()) return it->second.get();
-        // The same code would fail the same way: the first failure is the answer.
-        if (auto it = failed_.find(key); it != failed_.end()) throw it->second;
-    }
-    auto t0 = std::chrono::steady_clock::now();
-    const Backend& b = *ctx.backend;
-    CompileReport report;
-    report.kernel = k.name;
-    report.backend = b.name();
-    report.device = ctx.info->name;
-    try {
-        return compile_new(k, hash, ctx, report, t0);
-    } catch (const Error& e) {
-        // A rejected kernel stays rejected (the build log, an unsupported construct); memory
-        // or a device may recover, so those are tried again at the next launch.
-        if (e.code() != ErrorCode::Compile && e.code() != ErrorCode::Unsupported) throw;
-        report.error = e.what();
-        report.total_ms = ms_since(t0);
-        if (trace_) trace_compile(*trace_, ctx.label, report, t0);
-        std::lock_guard lock(mutex_);
-        if (failed_.emplace(key, e).second) reports_.push_back(std::move(report));
-        throw;
-    }
-}
-
-Compiled* Executor::compile_new(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx, CompileReport& report,
-                                std::chrono::steady_clock::time_point t0) {
-    auto key = std::make_tuple(hash, ctx.backend, ctx.index);
-    const Backend& b = *ctx.backend;
-    auto c = std::make_unique<Compiled>();
-    c->backend = &b;
-    c->cooperative = k.shared_bytes() > 0 || ir::collect_uses(k).barrier;
-    ErrorContext where{b.name(), ctx.info->name, k.name, "", "", ""};
-    if (b.exec_model() == ExecModel::Direct) {
-        c->host = host_kernel(k, hash, ctx, report);
-        if (c->host->streaming_function()) c->streaming_from = streaming_bytes(b, *ctx.info, config_);
-    } else {
-        if (b.exec_model() == ExecModel::JIT) {
-            const plx_language lang = pick_language(b, config_);
-            c->module = load_jit_module(k, hash, ctx, lang, where, report);
-            if (lang == PLX_LANG_PTX || lang == PLX_LANG_CUDA_C)
-                c->dynamic_shared = uint32_t(codegen::cuda_dynamic_shared(k).bytes);
-        } else {
-            auto t_lower = std::chrono::steady_clock::now();
-            // A plugin that reads the IR gets warpgroup accumulators as plain arithmetic (each
-            // subgroup its 16 rows; the swizzle is then only index arithmetic), and the kernel
-            // without min_groups, which only guides the CUDA generators: one written before
-            // those existed still loads the kernel.
-            ir::Kernel plain = ir::lower_matrix(k, /*only_warpgroup=*/true);
-            for (ir::ArrayDecl& a : plain.shared) a.swizzle = false;
-            plain.work_group.min_groups = 0;
-            // The oldest schema the kernel fits, under the language value the plugin lists for it.
-            const bool v2 = ir::needs_ir_v2(plain);
-            const auto& langs = b.languages();
-            const plx_language lang = v2 || std::find(langs.begin(), langs.end(), PLX_LANG_PLEXUS_IR_JSON) == langs.end()
-                                          ? PLX_LANG_PLEXUS_IR2_JSON
-                                          : PLX_LANG_PLEXUS_IR_JSON;
-            report.language = to_string(lang);
-            std::string json = ir::to_json(plain);
-            report.lower_ms = ms_since(t_lower);
-            auto t_load = std::chrono::steady_clock::now();
-            plx_status s = b.api().module_load(ctx.device, lang, json.data(), json.size(), "", &c->module);
-            report.load_ms = ms_since(t_load);
-            if (s != PLX_OK) {
-                where.build_log = b.last_error();
-                throw Error(s == PLX_ERROR_COMPILE ? ErrorCode::Compile : ErrorCode::Device,
-                            std::string("module_load of the IR failed (") + status_name(s) + ")", where);
-            }
-        }
-        b.check(b.api().kernel_get(c->module, k.name.c_str(), &c->kernel), "kernel_get", ctx.label);
-    }
-    report.total_ms = ms_since(t0);
-    if (trace_) trace_compile(*trace_, ctx.label, report, t0);
-    std::lock_guard lock(mutex_);
-    // Another thread may have compiled it meanwhile: the first stays, this one goes.
-    auto [it, added] = compiled_.emplace(key, std::move(c));
-    if (added) reports_.push_back(std::move(report));
-    return it->second.get();
-}
-
-// Direct: the object code from the disk cache, or compiled and then stored there. The key
-// holds the target triple, CPU and features the code was compiled for.
-std::unique_ptr<codegen::HostKernel> Executor::host_kernel(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx,
-                                                           CompileReport& report) {
-    const Backend& b = *ctx.backend;
-    codegen::Options options = codegen_options(b, *ctx.info, config_);
-    auto t0 = std::chrono::steady_clock::now();
-    std::optional<CacheKey> key;
-    if (disk_.enabled())
-        key = CacheKey{hash, "host_object", b.name(), b.version(), ctx.info->name, codegen::host_target_id(options),
-                       core_build_id()};
-    if (key) {
-        if (auto entry = disk_.load(*key); entry && !entry->empty()) {
-            report.cache_ms = ms_since(t0);
-            auto t_load = std::chrono::steady_clock::now();
-            try {
-                auto loaded = codegen::load_host_object(k, options, *entry);
-                report.load_ms = ms_since(t_load);
-                report.language = "host object";
-                report.from_disk_cache = true;
-                return loaded;
-            } catch (const Error& e) {
-                spdlog::warn("plexus: the cached object code of kernel '{}' did not link on {} ({}); compiling it again",
-                             k.name, ctx.label, e.what());
-            }
-        }
-    }
-    report.language = "host code";
-    auto t_compile = std::chrono::steady_clock::now();
-    auto compiled = codegen::compile_host(k, options);
-    report.lower_ms = ms_since(t_compile);
-    if (key) {
-        auto t_store = std::chrono::steady_clock::now();
-        disk_.store(*key, compiled->object().data(), compiled->object().size());
-        report.cache_ms += ms_since(t_store);
-    }
-    return compiled;
-}
-
-std::vector<CompileReport> Executor::compile_reports() const {
-    std::lock_guard lock(mutex_);
-    return reports_;
-}
-
-// A cache entry is one byte naming the plx_language of what follows (a binary the plugin can
-// load again, or the generated source when it returns none), then that text or binary.
-plx_module Executor::load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx, plx_language lang,
-                                     ErrorContext& where, CompileReport& report) {
-    const Backend& b = *ctx.backend;
-    if (lang == PLX_LANG_UNSET)
-        throw Error(ErrorCode::Unsupported, "plexus generates none of the backend's languages", where);
-    CacheKey key{hash, to_string(lang), b.name(), b.version(), ctx.info->name, ctx.info->arch, core_build_id()};
-    plx_module module = nullptr;
-    auto t_cache = std::chrono::steady_clock::now();
-    if (auto entry = disk_.load(key); entry && entry->size() > 1) {
-        report.cache_ms = ms_since(t_cache);
-        auto stored = static_cast<plx_language>((*entry)[0]);
-        const char* data = reinterpret_cast<const char*>(entry->data() + 1);
-        auto t_load = std::chrono::steady_clock::now();
-        if (b.api().module_load(ctx.device, stored, data, entry->size() - 1, "", &module) == PLX_OK) {
-            report.load_ms = ms_since(t_load);
-            report.language = to_string(stored);
-            report.from_disk_cache = true;
-            spdlog::debug("plexus: kernel '{}' for {} from the disk cache ({})", k.name, ctx.label, to_string(stored));
-            return module;
-        }
-        spdlog::warn("plexus: the cached {} of kernel '{}' did not load on {} ({}); compiling it again",
-                     to_string(stored), k.name, ctx.label, b.last_error());
-    } else {
-        report.cache_ms = ms_since(t_cache);
-    }
-    codegen::Phases phases;
-    codegen::Options options = codegen_options(b, *ctx.info, config_);
-    options.phases = &phases;
-    auto t_gen = std::chrono::steady_clock::now();
-    std::string source = codegen::make_codegen(lang)->generate(k, options);
-    double gen_ms = ms_since(t_gen);
-    report.language = to_string(lang);
-    report.setup_ms = phases.setup * 1e3;
-    report.optimize_ms = phases.optimize * 1e3;
-    report.emit_ms = phases.emit * 1e3;
-    // A generator without phases (the C-like ones) counts wholly as lowering.
-    report.lower_ms = gen_ms - report.setup_ms - report.optimize_ms - report.emit_ms;
-    auto t_load = std::chrono::steady_clock::now();
-    plx_status s = b.api().module_load(ctx.device, lang, source.data(), source.size(), "", &module);
-    report.load_ms = ms_since(t_load);
-    if (s != PLX_OK) {
-        where.build_log = b.last_error();
-        throw Error(s == PLX_ERROR_COMPILE ? ErrorCode::Compile : ErrorCode::Device,
-                    std::string("module_load of the ") + to_string(lang) + " failed (" + status_name(s) + ")", where);
-    }
-    if (disk_.enabled()) {
-        auto t_store = std::chrono::steady_clock::now();
-        std::vector<unsigned char> entry(1, static_cast<unsigned char>(lang));
-        entry.insert(entry.end(), source.begin(), source.end());
-        plx_language binary_lang = PLX_LANG_UNSET;
-        size_t bytes = 0;
-        if (b.api().module_get_binary && b.api().module_get_binary(module, &binary_lang, nullptr, &bytes) == PLX_OK &&
-            bytes > 0) {
-            std::vector<unsigned char> binary(bytes + 1);
-            if (b.api().module_get_binary(module, &binary_lang, binary.data() + 1, &bytes) == PLX_OK) {
-                binary[0] = static_cast<unsigned char>(binary_lang);
-                binary.resize(bytes + 1);
-                entry = std::move(binary);
-            }
-        }
-        disk_.store(key, entry.data(), entry.size());
-        report.cache_ms += ms_since(t_store);
-    }
-    return module;
-}
+std::vector<CompileReport> Executor::compile_reports() const { return compiler_.reports(); }
 
 // ---- routing -----------------------------------------------------------------------------
 
@@ -502,9 +219,9 @@ KernelNeeds Executor::needs_of(const ir::Kernel& k, const Grid* grid) const {
     const auto& req = k.work_group.required;
     if (req[0] && !n.work_group_size) n.work_group_size = req[0] * req[1] * req[2];
     static const std::set<plx_language> generated = [] {
-        std::set<plx_language> langs{PLX_LANG_PLEXUS_IR_JSON, PLX_LANG_PLEXUS_IR2_JSON};
-        for (plx_language l : {PLX_LANG_OPENCL_C, PLX_LANG_CUDA_C, PLX_LANG_PTX})
-            if (codegen::make_codegen(l)) langs.insert(l);
+        std::set<plx_language> langs;
+        for (const codegen::Language& l : codegen::languages())
+            if (l.generated) langs.insert(l.id);
         return langs;
     }();
     n.languages_available = generated;
@@ -533,12 +250,12 @@ std::vector<Candidate> Executor::explain(const ir::Kernel& k, const Grid* grid, 
         if (!c.kept) continue;
         if (compile_first) {
             try {
-                compile(k, hash, context(c.backend_ptr, c.device_index));
+                compiler_.compile(k, hash, context(c.backend_ptr, c.device_index));
             } catch (const Error&) {
                 // remembered below when it is a rejection of the kernel
             }
         }
-        if (const Error* e = compile_failure(hash, c.backend_ptr, c.device_index)) {
+        if (const Error* e = compiler_.failure(hash, c.backend_ptr, c.device_index)) {
             c.kept = false;
             c.reason = std::string("the kernel failed to compile here: ") + e->what();
         }
@@ -629,7 +346,7 @@ Event Executor::launch_ranked(const Target& target, const std::shared_ptr<const 
         // A device that rejected the kernel before is passed over at once, as if the router had
         // dropped it: the launch that met the failure said so.
         if (!compiled && target.backend.empty() && config_.fallback)
-            if (const Error* e = compile_failure(hash, c.backend_ptr, c.device_index)) {
+            if (const Error* e = compiler_.failure(hash, c.backend_ptr, c.device_index)) {
                 tried += "\n  " + c.backend + ":" + std::to_string(c.device_index) + ": " + e->what();
                 if (!last) last = *e;
                 continue;
@@ -667,13 +384,8 @@ Executor::HotHit Executor::hot_launch(const std::shared_ptr<const ir::Kernel>& k
 
 void Executor::remember_hot(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size,
                             const Target& target, uint64_t hash, DeviceContext& ctx) {
-    Compiled* compiled = nullptr;
-    {
-        std::lock_guard lock(mutex_);
-        auto c = compiled_.find({hash, ctx.backend, ctx.index});
-        if (c == compiled_.end()) return;
-        compiled = c->second.get();
-    }
+    Compiled* compiled = compiler_.find(hash, ctx.backend, ctx.index);
+    if (!compiled) return;
     if (hot_gone) return; // the thread is ending
     if (!hot_owner.hot) {
         hot_owner.hot = std::make_unique<HotLaunch>();
@@ -683,12 +395,12 @@ void Executor::remember_hot(const std::shared_ptr<const ir::Kernel>& k, uint64_t
 }
 
 std::pair<DeviceContext*, Compiled*> Executor::ready(uint64_t hash, const Backend* b, uint32_t index) {
+    Compiled* c = compiler_.find(hash, b, index);
+    if (!c) return {nullptr, nullptr};
     std::lock_guard lock(mutex_);
     auto ctx = contexts_.find({b, index});
     if (ctx == contexts_.end()) return {nullptr, nullptr};
-    auto c = compiled_.find({hash, b, index});
-    if (c == compiled_.end()) return {nullptr, nullptr};
-    return {ctx->second.get(), c->second.get()};
+    return {ctx->second.get(), c};
 }
 
 namespace {
@@ -731,6 +443,72 @@ private:
     size_t locked_ = 0;
 };
 
+// The buffers of one launch: each distinct one once (a buffer passed twice is handled once,
+// written if either use writes it), locked from its ordering until the launch is recorded on
+// it, so that nothing slips in between.
+class LaunchBuffers {
+public:
+    LaunchBuffers(std::span<const LaunchArg> args, const ir::Kernel& k) : uses_(args.size()), locks_(collect(args, k)) {}
+
+    // Makes every buffer current on the lane's device, in argument order, after the commands of
+    // other lanes it must follow.
+    void make_resident(Lane& lane) {
+        for (; prepared_ < uses_.size(); ++prepared_) {
+            BufferUse& u = uses_[prepared_];
+            u.moved = u.state->make_resident(lane);
+            DeviceCopy* here = u.state->copy_on(lane.ctx);
+            BufferState::before(*here, lane, u.write);
+            u.handle = here->buffer;
+        }
+    }
+    // The argument's buffer on the launch's device.
+    plx_buffer handle(const LaunchArg& a) { return use_of(a)->handle; }
+    // The bytes of the launch's buffers, each once.
+    uint64_t bytes() {
+        uint64_t n = 0;
+        for (const BufferUse& u : uses_) n += u.state->bytes;
+        return n;
+    }
+    // After the launch was enqueued: the buffers it used and wrote.
+    void used(const std::shared_ptr<EventState>& event) {
+        for (BufferUse& u : uses_) u.state->used(u.moved, event, u.write);
+    }
+    // After a failure once transfers were enqueued: they are recorded all the same, so that
+    // other queues and the buffers' destructors wait for them.
+    void record_transfers(const std::shared_ptr<Lane>& lane) noexcept {
+        if (prepared_ == 0) return;
+        try {
+            std::shared_ptr<EventState> marker;
+            {
+                std::lock_guard ql(lane->mutex);
+                marker = lane_marker(lane);
+            }
+            for (size_t j = 0; j < prepared_; ++j) uses_[j].state->used(uses_[j].moved, marker, false);
+        } catch (...) {
+            // Nothing more can be done here: the original error is the one to report.
+        }
+    }
+
+private:
+    BufferUse* use_of(const LaunchArg& a) {
+        BufferState* state = &a.buffer->state();
+        return std::find_if(uses_.begin(), uses_.end(), [&](const BufferUse& u) { return u.state == state; });
+    }
+    LaunchList<BufferUse, kInlineArgs>& collect(std::span<const LaunchArg> args, const ir::Kernel& k) {
+        for (size_t i = 0; i < args.size(); ++i) {
+            if (!args[i].buffer) continue;
+            const bool w = k.params[i].access != ir::Access::Read;
+            if (BufferUse* at = use_of(args[i]); at != uses_.end()) at->write = at->write || w;
+            else uses_.push_back({&args[i].buffer->state(), w});
+        }
+        return uses_;
+    }
+
+    LaunchList<BufferUse, kInlineArgs> uses_;
+    BufferLocks locks_;
+    size_t prepared_ = 0;
+};
+
 // A Direct launch's argument block: one pointer per parameter (a buffer's host memory, or a
 // scalar's bytes held here), alive until the queue syncs.
 struct HostLaunch {
@@ -740,162 +518,115 @@ struct HostLaunch {
     codegen::HostArgs host_args{};
 };
 
+// The launch's geometry on the device, with what the device and the kernel allow checked.
+plx_launch_dims launch_dims(const Grid& grid, const DeviceContext& ctx, const Compiled& c, const ir::Kernel& k) {
+    plx_launch_dims dims{};
+    dims.struct_size = sizeof dims;
+    dims.dims = grid.dims;
+    std::array<uint32_t, 3> local = choose_local(grid, *ctx.info, c.cooperative, k.work_group.max);
+    for (int d = 0; d < 3; ++d) {
+        dims.global_size[d] = d < int(grid.dims) ? grid.global[d] : 1;
+        dims.local_size[d] = local[d];
+    }
+    const uint64_t group = uint64_t(local[0]) * local[1] * local[2];
+    if (ctx.info->max_work_group_size && group > ctx.info->max_work_group_size)
+        throw Error(ErrorCode::OutOfResources, "work-group of " + std::to_string(group) +
+                    " work-items exceeds the device's maximum of " + std::to_string(ctx.info->max_work_group_size),
+                    {ctx.backend->name(), ctx.info->name, k.name, "", "", ""});
+    // Warpgroup accumulators belong to four subgroups together: a group of a partial warpgroup
+    // would hang wgmma and leave rows uncomputed elsewhere.
+    if (const uint32_t width = ctx.info->subgroup_size; width && group % (4 * width) != 0 && k.has_warpgroup())
+        throw Error(ErrorCode::InvalidArgument,
+                    "kernel '" + k.name + "' holds warpgroup accumulators, so its work-groups are whole warpgroups: " +
+                        "a multiple of 4 subgroups of " + std::to_string(width) + " work-items (" +
+                        std::to_string(4 * width) + "); the launch's group has " + std::to_string(group),
+                    {ctx.backend->name(), ctx.info->name, k.name, "", "", ""});
+    dims.dynamic_local_bytes = c.host ? uint32_t(c.host->local_bytes(uint32_t(group))) : c.dynamic_local_bytes;
+    return dims;
+}
+
+// A Direct backend's launch: the work-group function and its argument block (lane lock held).
+void enqueue_host(Lane& lane, const Compiled& c, const ir::Kernel& k, std::span<const LaunchArg> args,
+                  LaunchBuffers& buffers, const plx_launch_dims& dims, plx_event* event, TraceSpan* span) {
+    const Backend& b = *lane.ctx->backend;
+    auto hl = std::make_shared<HostLaunch>(args.size());
+    for (const LaunchArg& a : args) {
+        if (a.buffer) {
+            void* p = b.api().buffer_host_ptr(buffers.handle(a));
+            if (p == nullptr)
+                throw Error(ErrorCode::Device, "buffer_host_ptr returned NULL for a buffer of " +
+                            std::to_string(a.buffer->bytes()) + " bytes",
+                            {b.name(), lane.ctx->info->name, k.name, "", "", ""});
+            hl->pointers.push_back(p);
+        } else {
+            hl->pointers.push_back(hl->scalars.push_back(a.bytes).data());
+        }
+    }
+    hl->host_args.args = hl->pointers.data();
+    // Whether the launch's buffers, each once, reach the kernel's streaming size: summed only
+    // for a kernel that has a streaming twin.
+    const bool streaming = c.streaming_from != BackendConfig::never && buffers.bytes() >= c.streaming_from;
+    if (streaming && span) span->args["streaming_stores"] = true;
+    plx_workgroup_fn fn = streaming ? c.host->streaming_function() : c.host->function();
+    b.check(b.api().launch_host(lane.queue, fn, &hl->host_args, &dims, event), "launch_host", lane.label, k.name);
+    lane.pending.push_back(std::move(hl));
+}
+
+// A JIT or Custom backend's launch: the plugin's kernel and the arguments as plx_args (lane
+// lock held).
+void enqueue_kernel(Lane& lane, const Compiled& c, const ir::Kernel& k, std::span<const LaunchArg> args,
+                    LaunchBuffers& buffers, const plx_launch_dims& dims, plx_event* event) {
+    const Backend& b = *lane.ctx->backend;
+    LaunchList<plx_arg, kInlineArgs> pa(args.size());
+    for (const LaunchArg& a : args) {
+        plx_arg& arg = pa.push_back({});
+        arg.struct_size = sizeof(plx_arg);
+        if (a.buffer) {
+            arg.kind = PLX_ARG_BUFFER;
+            arg.buffer = buffers.handle(a);
+        } else {
+            arg.kind = PLX_ARG_SCALAR;
+            arg.value = a.bytes.data();
+            arg.size = a.size;
+        }
+    }
+    b.check(b.api().launch(lane.queue, c.kernel, &dims, pa.data(), uint32_t(pa.size()), event), "launch", lane.label,
+            k.name);
+}
+
 } // namespace
 
 Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
                           const Grid& grid, std::span<const LaunchArg> args, Compiled* c) {
     DeviceContext& ctx = *lane->ctx;
-    const Backend& b = *ctx.backend;
-    const plx_plugin& api = b.api();
-    if (!c) c = compile(*k, hash, ctx);
-
-    plx_launch_dims dims{};
-    dims.struct_size = sizeof dims;
-    dims.dims = grid.dims;
-    std::array<uint32_t, 3> local = choose_local(grid, *ctx.info, c->cooperative, k->work_group.max);
-    for (int d = 0; d < 3; ++d) {
-        dims.global_size[d] = d < int(grid.dims) ? grid.global[d] : 1;
-        dims.local_size[d] = local[d];
-    }
-    uint64_t group = uint64_t(local[0]) * local[1] * local[2];
-    if (ctx.info->max_work_group_size && group > ctx.info->max_work_group_size)
-        throw Error(ErrorCode::OutOfResources, "work-group of " + std::to_string(group) +
-                    " work-items exceeds the device's maximum of " + std::to_string(ctx.info->max_work_group_size),
-                    {b.name(), ctx.info->name, k->name, "", "", ""});
-    // Warpgroup accumulators belong to four subgroups together: a group of a partial warpgroup
-    // would hang wgmma and leave rows uncomputed elsewhere.
-    if (const uint32_t width = ctx.info->subgroup_size;
-        width && group % (4 * width) != 0 && k->has_warpgroup())
-        throw Error(ErrorCode::InvalidArgument,
-                    "kernel '" + k->name + "' holds warpgroup accumulators, so its work-groups are whole warpgroups: " +
-                        "a multiple of 4 subgroups of " + std::to_string(width) + " work-items (" +
-                        std::to_string(4 * width) + "); the launch's group has " + std::to_string(group),
-                    {b.name(), ctx.info->name, k->name, "", "", ""});
-    dims.dynamic_local_bytes = c->host ? uint32_t(c->host->local_bytes(uint32_t(group))) : c->dynamic_shared;
-
-    // Buffers: make every argument current on this device, in argument order (a buffer passed
-    // twice is handled once), after the commands of other lanes it must follow.
-    LaunchList<BufferUse, kInlineArgs> buffers(args.size());
-    auto use_of = [&](const LaunchArg& a) {
-        BufferState* state = &a.buffer->state();
-        return std::find_if(buffers.begin(), buffers.end(), [&](const BufferUse& u) { return u.state == state; });
-    };
-    for (size_t i = 0; i < args.size(); ++i) {
-        if (!args[i].buffer) continue;
-        const bool w = k->params[i].access != ir::Access::Read;
-        if (BufferUse* at = use_of(args[i]); at != buffers.end()) at->write = at->write || w;
-        else buffers.push_back({&args[i].buffer->state(), w});
-    }
-    // Every buffer stays locked from its ordering until the launch is recorded on it: nothing
-    // can slip in between.
-    BufferLocks locks(buffers);
-    size_t prepared = 0;
-    // A failure once transfers were enqueued still records them, so that other queues and
-    // the buffer's destructor wait for them.
-    auto record_transfers = [&] {
-        if (prepared == 0) return;
-        try {
-            std::shared_ptr<EventState> marker;
-            {
-                std::lock_guard ql(lane->mutex);
-                marker = lane_marker(lane);
-            }
-            for (size_t j = 0; j < prepared; ++j) buffers[j].state->used(buffers[j].moved, marker, false);
-        } catch (...) {
-            // Nothing more can be done here: the original error is the one to report.
-        }
-    };
-    try {
-        for (; prepared < buffers.size(); ++prepared) {
-            BufferUse& u = buffers[prepared];
-            u.moved = u.state->make_resident(*lane);
-            DeviceCopy* here = u.state->copy_on(&ctx);
-            BufferState::before(*here, *lane, u.write);
-            u.handle = here->buffer;
-        }
-    } catch (...) {
-        record_transfers();
-        throw;
-    }
-    auto handle_of = [&](const LaunchArg& a) { return use_of(a)->handle; };
-
+    if (!c) c = compiler_.compile(*k, hash, ctx);
+    const plx_launch_dims dims = launch_dims(grid, ctx, *c, *k);
+    LaunchBuffers buffers(args, *k);
     std::shared_ptr<EventState> event = new_event_state();
     try {
+        buffers.make_resident(*lane);
         // Every launch gets an event, so that Event::wait() waits for this launch alone and a
         // failure is reported by the event's wait; timestamps only when profiling. A plugin
         // without event_wait or event_release gets no event to leak: waiting syncs its queue.
+        const plx_plugin& api = ctx.backend->api();
         const bool events = api.event_wait && api.event_release;
-        plx_event* event_out = events ? &event->event : nullptr;
         event->wait_by_sync = !events;
         event->lane = lane;
         std::optional<TraceSpan> span;
         if (trace_) {
             span.emplace(trace_, lane->label, "launch " + k->name, "launch");
             span->args = {{"global", dims.global_size}, {"local", dims.local_size}};
-            if (config_.profiling)
-                event->device_span.reset(new DeviceSpan{trace_, k->name, Trace::Clock::now()});
+            if (config_.profiling) event->device_span.reset(new DeviceSpan{trace_, k->name, Trace::Clock::now()});
         }
-        {
-            std::lock_guard lock(lane->mutex);
-            if (c->host) {
-                auto hl = std::make_shared<HostLaunch>(args.size());
-                for (const LaunchArg& a : args) {
-                    if (a.buffer) {
-                        void* p = api.buffer_host_ptr(handle_of(a));
-                        if (p == nullptr)
-                            throw Error(ErrorCode::Device, "buffer_host_ptr returned NULL for a buffer of " +
-                                        std::to_string(a.buffer->bytes()) + " bytes",
-                                        {b.name(), ctx.info->name, k->name, "", "", ""});
-                        hl->pointers.push_back(p);
-                    } else {
-                        hl->pointers.push_back(hl->scalars.push_back(a.bytes).data());
-                    }
-                }
-                hl->host_args.args = hl->pointers.data();
-                // Whether the launch's buffers, each once, reach the kernel's streaming size:
-                // summed only for a kernel that has a streaming twin.
-                bool streaming = false;
-                if (c->streaming_from != BackendConfig::never) {
-                    uint64_t bytes = 0;
-                    for (const BufferUse& u : buffers) bytes += u.state->bytes;
-                    streaming = bytes >= c->streaming_from;
-                }
-                if (streaming && span) span->args["streaming_stores"] = true;
-                plx_workgroup_fn fn = streaming ? c->host->streaming_function() : c->host->function();
-                b.check(api.launch_host(lane->queue, fn, &hl->host_args, &dims, event_out),
-                        "launch_host", lane->label);
-                lane->pending.push_back(std::move(hl));
-            } else {
-                LaunchList<plx_arg, kInlineArgs> pa(args.size());
-                for (const LaunchArg& a : args) {
-                    plx_arg& arg = pa.push_back({});
-                    arg.struct_size = sizeof(plx_arg);
-                    if (a.buffer) {
-                        arg.kind = PLX_ARG_BUFFER;
-                        arg.buffer = handle_of(a);
-                    } else {
-                        arg.kind = PLX_ARG_SCALAR;
-                        arg.value = a.bytes.data();
-                        arg.size = a.size;
-                    }
-                }
-                plx_status s = api.launch(lane->queue, c->kernel, &dims, pa.data(), uint32_t(pa.size()), event_out);
-                if (s != PLX_OK) {
-                    ErrorContext where{b.name(), ctx.info->name, k->name, "", "", ""};
-                    ErrorCode code = s == PLX_ERROR_OUT_OF_RESOURCES ? ErrorCode::OutOfResources
-                                     : s == PLX_ERROR_OUT_OF_MEMORY  ? ErrorCode::OutOfMemory
-                                     : s == PLX_ERROR_INVALID_ARGUMENT ? ErrorCode::InvalidArgument
-                                     : s == PLX_ERROR_LAUNCH ? ErrorCode::Launch : ErrorCode::Device;
-                    throw Error(code, b.last_error().empty() ? std::string("launch failed: ") + status_name(s)
-                                                             : b.last_error(), where);
-                }
-            }
-        }
+        std::lock_guard lock(lane->mutex);
+        plx_event* out = events ? &event->event : nullptr;
+        if (c->host) enqueue_host(*lane, *c, *k, args, buffers, dims, out, span ? &*span : nullptr);
+        else enqueue_kernel(*lane, *c, *k, args, buffers, dims, out);
     } catch (...) {
-        record_transfers();
+        buffers.record_transfers(lane);
         throw;
     }
-    for (BufferUse& u : buffers) u.state->used(u.moved, event, u.write);
+    buffers.used(event);
     return Event(std::move(event));
 }
 

@@ -1,8 +1,9 @@
-// The executor: per-device queues, buffer residency, the compiled-kernel cache and the launch
-// path (route, compile, make arguments resident, launch, fall back). Internal to libplexus.
+// The executor: per-device queues, buffer residency and the launch path (route, have the
+// kernel compiled, make arguments resident, launch, fall back). Compiling is compile/'s.
+// Internal to libplexus.
 #pragma once
 
-#include "cache/disk_cache.hpp"
+#include "compile/compiler.hpp"
 #include "plexus/backend.hpp"
 #include "plexus/codegen.hpp"
 #include "plexus/config.hpp"
@@ -38,14 +39,10 @@ struct Lane {
     void sync(); // waits for the queue; takes the lock
 };
 
-// One (backend, device) pair in use: its identity and its default lane.
-struct DeviceContext {
-    const Backend* backend = nullptr;
-    uint32_t index = 0;
-    plx_device device = nullptr;
-    const DeviceInfo* info = nullptr;
-    Trace* trace = nullptr;  // the Runtime's, when tracing
-    std::string label;       // "cuda:0 (NVIDIA H100 80GB HBM3)", for messages
+// One (backend, device) pair in use: its identity (what kernels are compiled for) and its
+// default lane.
+struct DeviceContext : DeviceTarget {
+    Trace* trace = nullptr; // the Runtime's, when tracing
     std::shared_ptr<Lane> lane;
 
     void sync() { lane->sync(); }
@@ -171,20 +168,6 @@ struct HotLaunch {
     Compiled* compiled = nullptr;
 };
 
-// A kernel made ready for one device; it lives as long as the Executor, which waits for every
-// lane before freeing it, so launches refer to it without counting references.
-struct Compiled {
-    const Backend* backend = nullptr;
-    plx_module module = nullptr;
-    plx_kernel kernel = nullptr;
-    std::unique_ptr<codegen::HostKernel> host;
-    // A launch whose buffers take at least this many bytes runs host->streaming_function().
-    uint64_t streaming_from = BackendConfig::never;
-    bool cooperative = false;      // barriers or shared arrays: see choose_local
-    uint32_t dynamic_shared = 0;   // bytes: a CUDA kernel's shared arrays past 48 KiB
-    ~Compiled();
-};
-
 class Executor {
 public:
     Executor(const Config& config, const std::vector<std::unique_ptr<Backend>>& backends, Trace* trace = nullptr);
@@ -219,10 +202,7 @@ private:
     std::vector<std::weak_ptr<Lane>> user_lanes_; // for finish()
     std::vector<std::shared_ptr<Lane>> lanes() const; // every default and user lane alive
     uint32_t lanes_made_ = 0;
-    std::vector<CompileReport> reports_;
-    std::map<std::tuple<uint64_t, const Backend*, uint32_t>, std::unique_ptr<Compiled>> compiled_;
-    std::map<std::tuple<uint64_t, const Backend*, uint32_t>, Error> failed_; // kernels a device rejected
-    DiskCache disk_;
+    Compiler compiler_;
     // Per traced kernel, what every launch needs and costs a walk of the IR (the hash
     // serializes it): computed at its first launch. The weak pointer tells a kernel from a
     // later one allocated at the same address.
@@ -240,20 +220,6 @@ private:
                                                           uint64_t work_group_size, uint64_t& hash);
 
     KernelNeeds needs_of(const ir::Kernel& k, const Grid* grid) const;
-    // The kernel compiled for ctx's device: from memory, or made now. A failure to compile
-    // (ErrorCode::Compile or Unsupported) is remembered and thrown again for the same kernel
-    // and device without trying again.
-    Compiled* compile(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx);
-    Compiled* compile_new(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx, CompileReport& report,
-                          std::chrono::steady_clock::time_point t0);
-    // The remembered compile failure of the kernel on the device, or null.
-    const Error* compile_failure(uint64_t hash, const Backend* b, uint32_t index) const;
-    std::unique_ptr<codegen::HostKernel> host_kernel(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx,
-                                                     CompileReport& report);
-    // JIT: the module in `lang` (pick_language's) from the disk cache, or generated, loaded and
-    // then stored there.
-    plx_module load_jit_module(const ir::Kernel& k, uint64_t hash, DeviceContext& ctx, plx_language lang,
-                               ErrorContext& where, CompileReport& report);
     const uint64_t id_; // never reused, unlike an address: tells whose a HotLaunch is
     struct HotHit {
         DeviceContext* ctx = nullptr; // null: not the last launch's kind

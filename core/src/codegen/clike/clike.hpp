@@ -3,6 +3,7 @@
 // languages (docs/architecture.md, "The C-like family", says how each IR type is represented).
 #pragma once
 
+#include "codegen/cuda_shared.hpp"
 #include "plexus/catalog.hpp"
 #include "plexus/codegen.hpp"
 #include "plexus/ir.hpp"

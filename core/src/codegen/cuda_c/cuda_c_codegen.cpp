@@ -509,6 +509,7 @@ private:
 class CudaCGenerator final : public SourceGenerator {
 public:
     plx_language language() const override { return PLX_LANG_CUDA_C; }
+    uint32_t dynamic_local_bytes(const ir::Kernel& k) const override { return uint32_t(cuda_dynamic_shared(k).bytes); }
     std::string generate(const ir::Kernel& kernel, const Options& options) const override {
         return clike::emit_kernel(kernel, options, dialect_);
     }

@@ -25,6 +25,8 @@
 // div.approx (divide, recip, and tan = sin/cos); docs/kernel-language.md states their bounds.
 #include "ptx_target.hpp"
 
+#include "codegen/cuda_shared.hpp"
+
 #include "../stopwatch.hpp"
 
 #include "plexus/error.hpp"
@@ -59,6 +61,7 @@ bool calls_libdevice(const llvm::Module& module) {
 class PtxGenerator final : public SourceGenerator {
 public:
     plx_language language() const override { return PLX_LANG_PTX; }
+    uint32_t dynamic_local_bytes(const ir::Kernel& k) const override { return uint32_t(cuda_dynamic_shared(k).bytes); }
 
     std::string generate(const ir::Kernel& kernel, const Options& options) const override {
         ir::validate(kernel);

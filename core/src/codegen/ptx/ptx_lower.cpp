@@ -4,6 +4,7 @@
 // libdevice or the special-function unit.
 #include "ptx_target.hpp"
 
+#include "codegen/cuda_shared.hpp"
 #include "codegen/llvm/lowering.hpp"
 #include "plexus/catalog.hpp"
 
