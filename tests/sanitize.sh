@@ -4,7 +4,11 @@
 # build-asan or build-tsan beside the sources, then runs the whole suite there with the
 # suppressions of tests/sanitizers/ (each entry says why). Prints how long each part took.
 # usage: tests/sanitize.sh asan|tsan [meson test arguments, e.g. --suite abi]
-# JOBS (default 2) is ninja's -j.
+# JOBS (default 2) is ninja's -j. TESTS, when set, names the tests to run (meson test names):
+# then only what they need is built (tests/sanitizers/targets.py), which is how .ci/run's
+# sanitizer passes fit CI's time. SETUP adds meson options to a new tree, and BUILD_DIR names
+# it (default build-asan / build-tsan beside the sources): .ci/run builds build-asan-ci with
+# SETUP=-Dllvm=disabled.
 set -eu
 [ $# -ge 1 ] || { echo "usage: $0 asan|tsan [meson test arguments]"; exit 2; }
 kind=$1
@@ -16,7 +20,7 @@ supp=$root/tests/sanitizers
 common="-Doptimization=1 -Ddebug=false -Dc_args=-g1 -Dcpp_args=-g1"
 case $kind in
 asan)
-    dir=$root/build-asan
+    default_dir=$root/build-asan
     options="-Db_sanitize=address,undefined -Db_lundef=false $common"
     # detect_leaks is left to each program's default: the validation child turns it off, so
     # that a plugin calling exit() is reported with its own exit status.
@@ -25,7 +29,7 @@ asan)
     export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:suppressions=$supp/ubsan.supp"
     ;;
 tsan)
-    dir=$root/build-tsan
+    default_dir=$root/build-tsan
     options="-Db_sanitize=thread -Db_lundef=false $common"
     export TSAN_OPTIONS="halt_on_error=1:abort_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
     # The install suite's consumer programs link libplexus; ThreadSanitizer's runtime must be
@@ -44,8 +48,18 @@ esac
 # (plexus info within the plugin time limit plus a second) get this many seconds of slack.
 export PLEXUS_TEST_TIME_SCALE=${PLEXUS_TEST_TIME_SCALE:-4}
 start=$(date +%s)
-[ -f "$dir/build.ninja" ] || meson setup "$dir" $options
-ninja -C "$dir" -j"${JOBS:-2}"
+dir=${BUILD_DIR:+$root/$BUILD_DIR}
+dir=${dir:-$default_dir}
+# shellcheck disable=SC2086 # option lists
+[ -f "$dir/build.ninja" ] || meson setup "$dir" $options ${SETUP:-}
+if [ -n "${TESTS:-}" ]; then
+    # shellcheck disable=SC2086 # lists of names
+    ninja -C "$dir" -j"${JOBS:-2}" $(python3 "$supp/targets.py" "$dir" $TESTS)
+    # shellcheck disable=SC2086
+    set -- --no-rebuild "$@" $TESTS
+else
+    ninja -C "$dir" -j"${JOBS:-2}"
+fi
 built=$(date +%s)
 echo "CPU time so far (minutes and seconds, user then system; the second line is every process this ran):"
 times

@@ -6,6 +6,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <dlfcn.h>
+
 #include <set>
 
 #include "abi_fixture.hpp"
@@ -18,6 +20,12 @@
 using namespace plexus;
 
 namespace {
+
+// ocl-icd keeps its platform list for the life of the library, and the plugins here are its
+// only users in this process: when the last of them unloads, the ICD loader goes with it and
+// LeakSanitizer reports that list. A program that uses OpenCL holds the loader for its life;
+// so does this one.
+void* const keep_icd_loader = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_NODELETE);
 
 struct Frozen {
     const char* name;
