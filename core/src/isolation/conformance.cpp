@@ -173,7 +173,7 @@ const Kernel<In<int32_t>, Out<int32_t>, Out<int32_t>>& subgroup_family_kernel(in
     return family == 0 ? basic : family == 1 ? shuffle : family == 2 ? relative : vote;
 }
 
-std::string check_subgroup_family(Runtime& rt, const Target& t, const DeviceInfo& d, int family) {
+std::string check_subgroup_family(Runtime& rt, const Target& t, int family) {
     const int groups = 4, n = groups * kGroup;
     std::vector<int32_t> x(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i) x[size_t(i)] = (i * 37) % 101 - 50;
@@ -193,7 +193,6 @@ std::string check_subgroup_family(Runtime& rt, const Target& t, const DeviceInfo
             return "work-items of subgroup " + std::to_string(id) + " disagree on its size or share a lane";
         m[size_t(lane)] = i;
     }
-    (void)d;
     for (int i = 0; i < n; ++i) {
         const auto& m = members[{i / kGroup, pos[size_t(3 * i + 1)]}];
         const size_t lane = size_t(pos[size_t(3 * i + 2)]), size = m.size();
@@ -302,7 +301,7 @@ int conformance_main(const std::map<std::string, std::string>& args) {
             for (int f = 0; f < 4; ++f)
                 if (ops & families[f].first)
                     run_check(rt, t, d, families[f].second,
-                              [f](Runtime& r, const Target& tt, const DeviceInfo& dd) { return check_subgroup_family(r, tt, dd, f); });
+                              [f](Runtime& r, const Target& tt, const DeviceInfo&) { return check_subgroup_family(r, tt, f); });
         }
         if (classes & PLX_CLASS_MATRIX) {
             const uint32_t ops = d.matrix_ops.value_or(PLX_MATRIX_ALL);

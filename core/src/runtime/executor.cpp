@@ -3,9 +3,7 @@
 #include "runtime/executor.hpp"
 
 #include "runtime/block_cache.hpp"
-#include "runtime/host_cache.hpp"
 #include "runtime/launch_list.hpp"
-#include "plexus/catalog.hpp"
 
 #include <algorithm>
 #include <atomic>

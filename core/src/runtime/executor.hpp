@@ -12,11 +12,9 @@
 #include "plexus/router.hpp"
 #include "trace/trace.hpp"
 
-#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <tuple>
 #include <vector>
 
 namespace plexus::detail {

@@ -1,5 +1,5 @@
 // The host CPU's last-level cache as Linux describes it in sysfs, for the default threshold of
-// streaming stores (executor.cpp, streaming_bytes).
+// streaming stores (compile/build_direct.cpp, streaming_bytes).
 #pragma once
 
 #include <cstdint>
