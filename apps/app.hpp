@@ -41,7 +41,7 @@ ir::Kernel load_kernel(const std::string& what);
 // The options of a command that takes only [--json]: sets `json`, prints `help` for --help.
 // Returns the exit status when the command must stop there (0 after help, 2 for an unknown
 // option), nullopt when it goes on.
-std::optional<int> json_option_only(const std::vector<std::string>& args, const char* command, const char* help,
-                                    bool& json);
+std::optional<int> json_option_only(const std::vector<std::string>& args, const char* command,
+                                    const char* help, bool& json);
 
 } // namespace plexus::app

@@ -19,14 +19,16 @@ template <class F> void parallel(size_t n, F f) {
     for (size_t t = 1; t < threads; ++t)
         pool.emplace_back([=] { f(std::min(n, t * chunk), std::min(n, (t + 1) * chunk), t); });
     f(0, std::min(n, chunk), size_t(0));
-    for (auto& th : pool) th.join();
+    for (auto& th : pool)
+        th.join();
 }
 
 } // namespace
 
 void vector_add(const float* a, const float* b, float* c, size_t n) {
     parallel(n, [=](size_t lo, size_t hi, size_t) {
-        for (size_t i = lo; i < hi; ++i) c[i] = a[i] + b[i];
+        for (size_t i = lo; i < hi; ++i)
+            c[i] = a[i] + b[i];
     });
 }
 
@@ -37,14 +39,18 @@ float reduce(const float* x, size_t n) {
         float acc[16] = {};
         size_t i = lo;
         for (; i + 16 <= hi; i += 16)
-            for (int j = 0; j < 16; ++j) acc[j] += x[i + j];
+            for (int j = 0; j < 16; ++j)
+                acc[j] += x[i + j];
         float s = 0;
-        for (; i < hi; ++i) s += x[i];
-        for (float v : acc) s += v;
+        for (; i < hi; ++i)
+            s += x[i];
+        for (float v : acc)
+            s += v;
         partial[t] = s;
     });
     double total = 0;
-    for (double p : partial) total += p;
+    for (double p : partial)
+        total += p;
     return float(total);
 }
 
@@ -53,7 +59,8 @@ void matmul_naive(const float* a, const float* b, float* c, int m, int n, int k)
         for (size_t r = lo; r < hi; ++r)
             for (int col = 0; col < n; ++col) {
                 float acc = 0;
-                for (int p = 0; p < k; ++p) acc += a[r * k + p] * b[size_t(p) * n + col];
+                for (int p = 0; p < k; ++p)
+                    acc += a[r * k + p] * b[size_t(p) * n + col];
                 c[r * n + col] = acc;
             }
     });
@@ -72,7 +79,8 @@ void matmul_blocked(const float* a, const float* b, float* c, int m, int n, int 
                     for (int p = p0; p < p1; ++p) {
                         float av = a[r * k + p];
                         const float* brow = b + size_t(p) * n;
-                        for (int col = c0; col < c1; ++col) crow[col] += av * brow[col];
+                        for (int col = c0; col < c1; ++col)
+                            crow[col] += av * brow[col];
                     }
                 }
             }
@@ -82,8 +90,9 @@ void matmul_blocked(const float* a, const float* b, float* c, int m, int n, int 
 namespace {
 // CBLAS's enums, as cblas.h defines them; the header is not needed to build plexus.
 enum { kRowMajor = 101, kNoTrans = 111 };
-using Sgemm = void (*)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a,
-                       int lda, const float* b, int ldb, float beta, float* c, int ldc);
+using Sgemm = void (*)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha,
+                       const float* a, int lda, const float* b, int ldb, float beta, float* c,
+                       int ldc);
 using Config = const char* (*)();
 } // namespace
 
@@ -115,7 +124,8 @@ const OpenBlas& openblas() {
 }
 
 void OpenBlas::sgemm(const float* a, const float* b, float* c, int m, int n, int k) const {
-    reinterpret_cast<Sgemm>(fn)(kRowMajor, kNoTrans, kNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+    reinterpret_cast<Sgemm>(fn)(kRowMajor, kNoTrans, kNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c,
+                                n);
 }
 
 } // namespace plexus::app::baseline

@@ -3,13 +3,13 @@
 // device, the nvcc-compiled kernels and cuBLAS of cuda_baselines for a GPU the CUDA driver
 // sees. A result counts as verified only when that run's output was checked against the host
 // reference.
+#include "bench.hpp"
 #include "app.hpp"
 #include "baselines.hpp"
-#include "bench.hpp"
 #include "cuda_baselines.hpp"
 #include "launch_baselines.hpp"
-#include "plot.hpp"
 #include "matmul_mma.hpp"
+#include "plot.hpp"
 #include "problems.hpp"
 
 #include <algorithm>
@@ -59,11 +59,13 @@ nlohmann::json run_child(const std::string& env, const std::string& args) {
     if (!pipe) return {{"error", "cannot start " + command}};
     std::string out;
     char buf[4096];
-    while (size_t got = fread(buf, 1, sizeof buf, pipe)) out.append(buf, got);
+    while (size_t got = fread(buf, 1, sizeof buf, pipe))
+        out.append(buf, got);
     const int status = pclose(pipe);
     const auto line_start = out.rfind('{');
     if (line_start == std::string::npos)
-        return {{"error", "the child process printed no result (status " + std::to_string(status) + "): " + out}};
+        return {{"error", "the child process printed no result (status " + std::to_string(status) +
+                              "): " + out}};
     try {
         return nlohmann::json::parse(out.substr(line_start));
     } catch (const std::exception& e) {
@@ -86,7 +88,8 @@ std::pair<double, double> median_seconds_alternating(int reps, const std::functi
 double median_seconds(int reps, const std::function<void()>& f) {
     f();
     std::vector<double> t;
-    for (int i = 0; i < reps; ++i) t.push_back(seconds_of(f));
+    for (int i = 0; i < reps; ++i)
+        t.push_back(seconds_of(f));
     return median(std::move(t));
 }
 
@@ -118,7 +121,8 @@ HostBaseline host_baseline(const std::string& kernel, size_t size, Shape sh) {
     std::uniform_real_distribution<float> d(-1, 1);
     auto randv = [&](size_t n) {
         auto v = std::make_shared<std::vector<float>>(n);
-        for (auto& x : *v) x = d(g);
+        for (auto& x : *v)
+            x = d(g);
         return v;
     };
     if (kernel == "vector_add" || kernel == "vector_add_float4") {
@@ -139,8 +143,8 @@ HostBaseline host_baseline(const std::string& kernel, size_t size, Shape sh) {
     return {naive ? "C++ -O3 -march=native, naive triple loop, std::thread"
                   : "C++ -O3 -march=native, cache-blocked loop, std::thread",
             2.0 * sh.m * sh.n * double(sh.k), [=] {
-                (naive ? baseline::matmul_naive : baseline::matmul_blocked)(a->data(), b->data(), c->data(), sh.m,
-                                                                            sh.n, sh.k);
+                (naive ? baseline::matmul_naive : baseline::matmul_blocked)(
+                    a->data(), b->data(), c->data(), sh.m, sh.n, sh.k);
             }};
 }
 
@@ -163,17 +167,22 @@ nlohmann::json openblas_row(const Backend& b, const std::string& device, const s
     Shape sh = matmul_shape(size);
     std::mt19937 g(3);
     std::uniform_real_distribution<float> d(-1, 1);
-    std::vector<float> a(size_t(sh.m) * sh.k), bm(size_t(sh.k) * sh.n), c(size_t(sh.m) * sh.n), want(c.size());
-    for (auto& x : a) x = d(g);
-    for (auto& x : bm) x = d(g);
-    const double seconds = median_seconds(reps, [&] { blas.sgemm(a.data(), bm.data(), c.data(), sh.m, sh.n, sh.k); });
+    std::vector<float> a(size_t(sh.m) * sh.k), bm(size_t(sh.k) * sh.n), c(size_t(sh.m) * sh.n),
+        want(c.size());
+    for (auto& x : a)
+        x = d(g);
+    for (auto& x : bm)
+        x = d(g);
+    const double seconds =
+        median_seconds(reps, [&] { blas.sgemm(a.data(), bm.data(), c.data(), sh.m, sh.n, sh.k); });
     baseline::matmul_blocked(a.data(), bm.data(), want.data(), sh.m, sh.n, sh.k);
     std::string error;
     for (size_t i = 0; i < c.size() && error.empty(); ++i)
         if (std::abs(c[i] - want[i]) > 1e-3f * float(sh.k)) // sums of k products of [-1, 1] values
             error = "its output differs from the blocked loop's at element " + std::to_string(i);
-    nlohmann::json out = result_row(kernel, b, device, size_text, unit.c_str(), value, verified, blas.name,
-                                    error.empty() ? 2.0 * sh.m * sh.n * double(sh.k) / seconds / 1e9 : 0, error);
+    nlohmann::json out =
+        result_row(kernel, b, device, size_text, unit.c_str(), value, verified, blas.name,
+                   error.empty() ? 2.0 * sh.m * sh.n * double(sh.k) / seconds / 1e9 : 0, error);
     out["against"] = "OpenBLAS";
     std::printf("        baseline of the row above: %s\n", blas.name.c_str());
     return out;
@@ -187,12 +196,13 @@ public:
     explicit GpuBaselines(const Runtime& rt) {
         for (const Backend* b : rt.backends())
             if (b->name() == "cuda")
-                for (const DeviceInfo& d : b->devices()) names_.push_back(d.name);
+                for (const DeviceInfo& d : b->devices())
+                    names_.push_back(d.name);
     }
 
     // The session for device `index` of `backend`, or nullptr with why.
-    cuda_baseline::Session* session(const std::string& backend, size_t index, const std::string& device,
-                                    std::string& why) {
+    cuda_baseline::Session* session(const std::string& backend, size_t index,
+                                    const std::string& device, std::string& why) {
         int ordinal = -1;
         if (backend == "cuda") {
             ordinal = int(index);
@@ -222,12 +232,15 @@ Baseline from_figure(const cuda_baseline::Figure& f, double scale) {
     return {f.name, f.value * scale, ""};
 }
 
-Baseline gpu_baseline(cuda_baseline::Session& s, const std::string& kernel, size_t size, Shape sh, int reps) {
+Baseline gpu_baseline(cuda_baseline::Session& s, const std::string& kernel, size_t size, Shape sh,
+                      int reps) {
     // The nvcc baseline of vector_add is the float4 kernel: the one to compare float4 with.
-    if (kernel == "vector_add" || kernel == "vector_add_float4") return from_figure(s.vector_add(size, reps), 1);
+    if (kernel == "vector_add" || kernel == "vector_add_float4")
+        return from_figure(s.vector_add(size, reps), 1);
     if (kernel == "reduce" || kernel == "warp_reduce") return from_figure(s.reduce(size, reps), 1);
     for (const char* t : {"f16", "bf16", "tf32"})
-        if (kernel == std::string("matmul_") + t) return from_figure(s.gemm_ex(t, sh.m, sh.n, sh.k, reps), 1);
+        if (kernel == std::string("matmul_") + t)
+            return from_figure(s.gemm_ex(t, sh.m, sh.n, sh.k, reps), 1);
     return from_figure(s.sgemm(sh.m, sh.n, sh.k, reps), 1);
 }
 
@@ -246,20 +259,25 @@ struct Options {
 double plexus_launch_round_us(Runtime& rt, const Target& target, int launches, unsigned groups) {
     static const auto empty = plexus::kernel("empty", [] {});
     const double s = seconds_of([&] {
-        for (int i = 0; i < launches; ++i) rt.launch(target, empty, Grid(32 * groups).local_size(32));
+        for (int i = 0; i < launches; ++i)
+            rt.launch(target, empty, Grid(32 * groups).local_size(32));
     });
     rt.finish();
     return s / launches * 1e6;
 }
 
-nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::string& kernel, const Options& o,
-                         std::map<std::string, Baseline>& gpu_baselines, GpuBaselines& gpu) {
+nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::string& kernel,
+                         const Options& o, std::map<std::string, Baseline>& gpu_baselines,
+                         GpuBaselines& gpu) {
     const DeviceInfo& dev = b.devices()[d];
     bool is_gpu = dev.type == DeviceType::GPU;
     bool matmul = kernel.rfind("matmul", 0) == 0;
-    size_t size = o.size ? o.size : matmul ? (is_gpu ? 4096 : 1024) : (is_gpu ? size_t(1) << 28 : size_t(1) << 25);
+    size_t size = o.size   ? o.size
+                  : matmul ? (is_gpu ? 4096 : 1024)
+                           : (is_gpu ? size_t(1) << 28 : size_t(1) << 25);
     Target target{b.name(), int(d)};
-    const bool fragments = kernel == "matmul_f16" || kernel == "matmul_bf16" || kernel == "matmul_tf32";
+    const bool fragments =
+        kernel == "matmul_f16" || kernel == "matmul_bf16" || kernel == "matmul_tf32";
     const Shape sh = fragments && o.mnk.m ? o.mnk : matmul_shape(size);
     auto p = fragments && o.mnk.m ? samples::make_mma_problem(kernel, sh.m, sh.n, sh.k, rt, 7)
                                   : samples::make_problem(kernel, size, rt, 7);
@@ -269,9 +287,11 @@ nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::str
     if (kernel == "softmax_bf16") {
         // Its baseline is the same kernel in f32, on the same device: what bf16 saves in bytes.
         auto f32 = samples::make_problem("softmax_f32", size, rt, 7);
-        auto [s, sf] = median_seconds_alternating(reps, [&] { p->run(rt, target); }, [&] { f32->run(rt, target); });
+        auto [s, sf] = median_seconds_alternating(
+            reps, [&] { p->run(rt, target); }, [&] { f32->run(rt, target); });
         value = p->work() / s / 1e9;
-        base = {"plexus softmax_f32, the same kernel in f32", f32->work() / sf / 1e9, f32->check().ok() ? "" : "its output was wrong"};
+        base = {"plexus softmax_f32, the same kernel in f32", f32->work() / sf / 1e9,
+                f32->check().ok() ? "" : "its output was wrong"};
     } else if (!is_gpu) {
         // The host baseline shares the CPU's memory system: timed alternately with plexus.
         HostBaseline hb = host_baseline(kernel, size, sh);
@@ -284,13 +304,14 @@ nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::str
         if (!gpu_baselines.count(key)) {
             std::string why;
             cuda_baseline::Session* session = gpu.session(b.name(), d, dev.name, why);
-            gpu_baselines[key] = session ? gpu_baseline(*session, kernel, size, sh, o.reps) : Baseline{"", 0, why};
+            gpu_baselines[key] =
+                session ? gpu_baseline(*session, kernel, size, sh, o.reps) : Baseline{"", 0, why};
         }
         base = gpu_baselines[key];
     }
     bool verified = p->check().ok();
-    return result_row(kernel, b, dev.name, p->size_text(), p->unit(), value, verified, base.name, base.value,
-                      base.error);
+    return result_row(kernel, b, dev.name, p->size_text(), p->unit(), value, verified, base.name,
+                      base.value, base.error);
 }
 
 // The samples of the type and operation extensions, each with its size here (elements; particles:
@@ -298,9 +319,11 @@ nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::str
 // particles is quadratic in it.
 const std::vector<std::pair<const char*, size_t>>& pocl_kernels() {
     static const std::vector<std::pair<const char*, size_t>> kernels = {
-        {"vector_add_float4", size_t(1) << 24}, {"saxpy_f16", size_t(1) << 24}, {"dequant_int8", size_t(1) << 24},
-        {"softmax_bf16", size_t(1) << 24},      {"warp_reduce", size_t(1) << 24}, {"scan", size_t(1) << 22},
-        {"histogram_wide", size_t(1) << 22},    {"particles", 8192},             {"math_catalog", size_t(1) << 14}};
+        {"vector_add_float4", size_t(1) << 24}, {"saxpy_f16", size_t(1) << 24},
+        {"dequant_int8", size_t(1) << 24},      {"softmax_bf16", size_t(1) << 24},
+        {"warp_reduce", size_t(1) << 24},       {"scan", size_t(1) << 22},
+        {"histogram_wide", size_t(1) << 22},    {"particles", 8192},
+        {"math_catalog", size_t(1) << 14}};
     return kernels;
 }
 
@@ -320,7 +343,8 @@ const DeviceInfo* pocl_device(Runtime& rt, Target& at) {
 // kernel through another compiler of work-items for the same CPU. Each side has its own
 // instance of the problem (the same seed), so no buffer moves between the backends, and the
 // two are timed alternately. Where PoCL cannot run the kernel, the row says why.
-nlohmann::json pocl_row(Runtime& rt, const Backend& b, size_t d, const char* kernel, size_t size, const Options& o) {
+nlohmann::json pocl_row(Runtime& rt, const Backend& b, size_t d, const char* kernel, size_t size,
+                        const Options& o) {
     const std::string device = b.devices()[d].name;
     const Target ours{b.name(), int(d)};
     auto p = samples::make_problem(kernel, size, rt, 7);
@@ -339,9 +363,11 @@ nlohmann::json pocl_row(Runtime& rt, const Backend& b, size_t d, const char* ker
     }
     const int reps = std::max(1, o.reps / 3);
     double value = 0, base = 0;
-    const std::string base_name = "PoCL" + (pocl_dev ? " on " + pocl_dev->name : std::string()) + ": the same kernel";
+    const std::string base_name =
+        "PoCL" + (pocl_dev ? " on " + pocl_dev->name : std::string()) + ": the same kernel";
     if (why.empty()) {
-        auto [s, sq] = median_seconds_alternating(reps, [&] { p->run(rt, ours); }, [&] { q->run(rt, pocl); });
+        auto [s, sq] =
+            median_seconds_alternating(reps, [&] { p->run(rt, ours); }, [&] { q->run(rt, pocl); });
         value = p->work() / s / 1e9;
         base = q->work() / sq / 1e9;
         if (!q->check().ok()) why = "its output was wrong";
@@ -349,8 +375,8 @@ nlohmann::json pocl_row(Runtime& rt, const Backend& b, size_t d, const char* ker
         value = p->work() / median_seconds(reps, [&] { p->run(rt, ours); }) / 1e9;
     }
     const bool verified = p->check().ok();
-    nlohmann::json row = result_row(kernel, b, device, p->size_text(), p->unit(), value, verified, base_name,
-                                    why.empty() ? base : 0, why);
+    nlohmann::json row = result_row(kernel, b, device, p->size_text(), p->unit(), value, verified,
+                                    base_name, why.empty() ? base : 0, why);
     row["against"] = "PoCL";
     if (why.empty()) std::printf("        baseline of the row above: %s\n", base_name.c_str());
     return row;
@@ -377,13 +403,19 @@ RawLaunch raw_launch(const Backend& b, size_t d, GpuBaselines& gpu, std::string&
             };
     } else if (b.name() == "opencl") {
         raw.name = "clEnqueueNDRangeKernel of an empty kernel, 1 group of 32, no event";
-        std::shared_ptr<launch_baseline::OpenCL> cl = launch_baseline::OpenCL::open(dev.platform, dev.name, why);
-        if (cl) raw.round_us = [cl](int launches, std::string& failed) { return cl->round_us(launches, failed); };
+        std::shared_ptr<launch_baseline::OpenCL> cl =
+            launch_baseline::OpenCL::open(dev.platform, dev.name, why);
+        if (cl)
+            raw.round_us = [cl](int launches, std::string& failed) {
+                return cl->round_us(launches, failed);
+            };
     } else if (b.name() == "native") {
         auto pool = std::make_shared<launch_baseline::ForkJoin>();
         raw.groups = pool->threads();
         raw.name = "std::thread fork-join of " + std::to_string(raw.groups) + " empty groups";
-        raw.round_us = [pool](int launches, std::string&) { return pool->round_us(launches, pool->threads()); };
+        raw.round_us = [pool](int launches, std::string&) {
+            return pool->round_us(launches, pool->threads());
+        };
     }
     return raw;
 }
@@ -400,7 +432,8 @@ nlohmann::json launch_row(Runtime& rt, const Backend& b, size_t d, GpuBaselines&
     std::string why;
     RawLaunch raw = raw_launch(b, d, gpu, why);
     if (raw.name.empty()) return nullptr;
-    plexus_launch_round_us(rt, target, launches, raw.groups); // warm-up: compiles and loads the kernel
+    plexus_launch_round_us(rt, target, launches,
+                           raw.groups); // warm-up: compiles and loads the kernel
     std::vector<double> ours, theirs;
     for (int r = 0; r < rounds; ++r) {
         ours.push_back(plexus_launch_round_us(rt, target, launches, raw.groups));
@@ -409,17 +442,20 @@ nlohmann::json launch_row(Runtime& rt, const Backend& b, size_t d, GpuBaselines&
     }
     const double us = median(ours);
     Baseline base{raw.name, why.empty() && !theirs.empty() ? median(theirs) : 0, why};
-    const std::string size = std::to_string(launches) + " launches of " + std::to_string(raw.groups) + "x32";
-    nlohmann::json row = {{"kernel", "empty_launch"}, {"backend", b.name()}, {"device", dev.name},
-                          {"size", size}, {"unit", "us/launch"}, {"value", us}, {"verified", true}};
+    const std::string size =
+        std::to_string(launches) + " launches of " + std::to_string(raw.groups) + "x32";
+    nlohmann::json row = {
+        {"kernel", "empty_launch"}, {"backend", b.name()}, {"device", dev.name}, {"size", size},
+        {"unit", "us/launch"},      {"value", us},         {"verified", true}};
     row["baseline"] = {{"name", base.name}, {"value", base.value}};
     if (!base.error.empty()) row["baseline"]["error"] = base.error;
     // A time: the ratio is baseline / value, so that above 1 still means faster than the baseline.
     row["ratio"] = base.value > 0 ? nlohmann::json(base.value / us) : nlohmann::json(nullptr);
-    row["above_baseline_us"] = base.value > 0 ? nlohmann::json(us - base.value) : nlohmann::json(nullptr);
-    std::printf("%-7s %-28.28s %-17s %-22s %10.2f %-8s %10.2f %6.2f yes (%+.2f us over raw)\n", b.name().c_str(),
-                dev.name.c_str(), "empty_launch", size.c_str(), us, "us", base.value,
-                base.value > 0 ? base.value / us : 0.0, us - base.value);
+    row["above_baseline_us"] =
+        base.value > 0 ? nlohmann::json(us - base.value) : nlohmann::json(nullptr);
+    std::printf("%-7s %-28.28s %-17s %-22s %10.2f %-8s %10.2f %6.2f yes (%+.2f us over raw)\n",
+                b.name().c_str(), dev.name.c_str(), "empty_launch", size.c_str(), us, "us",
+                base.value, base.value > 0 ? base.value / us : 0.0, us - base.value);
     if (!base.error.empty()) std::printf("        baseline not measured: %s\n", base.error.c_str());
     return row;
 }
@@ -430,31 +466,48 @@ int usage_error(const std::string& message) {
 }
 
 int run_bench(const std::vector<std::string>& args) {
-    if (!args.empty() && args[0] == "--first-launch-child") return run_first_launch_child({args.begin() + 1, args.end()});
-    if (!args.empty() && args[0] == "--startup-child") return run_startup_child({args.begin() + 1, args.end()});
+    if (!args.empty() && args[0] == "--first-launch-child")
+        return run_first_launch_child({args.begin() + 1, args.end()});
+    if (!args.empty() && args[0] == "--startup-child")
+        return run_startup_child({args.begin() + 1, args.end()});
     Options o;
     for (size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--help" || args[i] == "-h") {
-            std::cout << "usage: plexus bench [--backend NAME] [--kernel NAME] [--size N] [--mnk M,N,K] [--reps N] [--json FILE] [--plot FILE]\n"
-                         "       plexus bench --first-launch [--json FILE] [--plot FILE]\n"
-                         "       plexus bench --startup [--json FILE]\n"
-                         "  kernels: vector_add, vector_add_float4, reduce, warp_reduce, matmul_naive, matmul_tiled (matmul: all;\n"
-                         "           on a CPU each also beside OpenBLAS cblas_sgemm, opened at run time where installed),\n"
-                         "           matmul_f16, matmul_bf16, matmul_tf32 (matrix fragments; GPU: beside cublasGemmEx),\n"
-                         "           softmax_bf16 (beside the same kernel in f32), empty_launch (cuda, opencl, native),\n"
-                         "           and on native CPU devices vector_add_float4, saxpy_f16, dequant_int8, softmax_bf16,\n"
-                         "           warp_reduce, scan, histogram_wide, particles, math_catalog beside PoCL (the same kernel),\n"
-                         "           transfer (Queue::write / read, pageable and pinned, beside the raw copy; --size in bytes),\n"
-                         "           pipeline (three overlapped queues beside the slowest stage alone),\n"
-                         "           multi_device_matmul (all devices of a backend beside its device 0 alone),\n"
-                         "           peer_copy (device 0 to 1 through Queue::prefetch, beside cuMemcpyPeer on CUDA)\n"
-                         "  the interpreter is left out unless named with --backend\n"
-                         "  --size N: elements, or for matmuls m = N, n = N - N/8, k = N + 3; --mnk: the shape of\n"
-                         "            matmul_f16, matmul_bf16 and matmul_tf32 (8192,8192,8192)\n"
-                         "  --plot: an SVG of each row's ratio to its baseline (with --first-launch: the phases)\n"
-                         "  --first-launch: vector_add's first launch on the CUDA backend in new processes\n"
-                         "  --startup: Runtime construction per backend and for all in new processes, beside\n"
-                         "             cuInit + context and clGetPlatformIDs + clGetDeviceIDs\n";
+            std::cout
+                << "usage: plexus bench [--backend NAME] [--kernel NAME] [--size N] [--mnk M,N,K] "
+                   "[--reps N] [--json FILE] [--plot FILE]\n"
+                   "       plexus bench --first-launch [--json FILE] [--plot FILE]\n"
+                   "       plexus bench --startup [--json FILE]\n"
+                   "  kernels: vector_add, vector_add_float4, reduce, warp_reduce, matmul_naive, "
+                   "matmul_tiled (matmul: all;\n"
+                   "           on a CPU each also beside OpenBLAS cblas_sgemm, opened at run time "
+                   "where installed),\n"
+                   "           matmul_f16, matmul_bf16, matmul_tf32 (matrix fragments; GPU: beside "
+                   "cublasGemmEx),\n"
+                   "           softmax_bf16 (beside the same kernel in f32), empty_launch (cuda, "
+                   "opencl, native),\n"
+                   "           and on native CPU devices vector_add_float4, saxpy_f16, "
+                   "dequant_int8, softmax_bf16,\n"
+                   "           warp_reduce, scan, histogram_wide, particles, math_catalog beside "
+                   "PoCL (the same kernel),\n"
+                   "           transfer (Queue::write / read, pageable and pinned, beside the raw "
+                   "copy; --size in bytes),\n"
+                   "           pipeline (three overlapped queues beside the slowest stage alone),\n"
+                   "           multi_device_matmul (all devices of a backend beside its device 0 "
+                   "alone),\n"
+                   "           peer_copy (device 0 to 1 through Queue::prefetch, beside "
+                   "cuMemcpyPeer on CUDA)\n"
+                   "  the interpreter is left out unless named with --backend\n"
+                   "  --size N: elements, or for matmuls m = N, n = N - N/8, k = N + 3; --mnk: the "
+                   "shape of\n"
+                   "            matmul_f16, matmul_bf16 and matmul_tf32 (8192,8192,8192)\n"
+                   "  --plot: an SVG of each row's ratio to its baseline (with --first-launch: the "
+                   "phases)\n"
+                   "  --first-launch: vector_add's first launch on the CUDA backend in new "
+                   "processes\n"
+                   "  --startup: Runtime construction per backend and for all in new processes, "
+                   "beside\n"
+                   "             cuInit + context and clGetPlatformIDs + clGetDeviceIDs\n";
             return 0;
         }
         if (args[i] == "--first-launch" || args[i] == "--startup") {
@@ -462,17 +515,24 @@ int run_bench(const std::vector<std::string>& args) {
             continue;
         }
         if (i + 1 >= args.size()) return usage_error("'" + args[i] + "' needs a value");
-        if (args[i] == "--backend") o.backend = args[++i];
-        else if (args[i] == "--kernel") o.kernel = args[++i];
-        else if (args[i] == "--json") o.json_path = args[++i];
-        else if (args[i] == "--plot") o.plot_path = args[++i];
-        else if (args[i] == "--size") o.size = std::stoul(args[++i]);
+        if (args[i] == "--backend")
+            o.backend = args[++i];
+        else if (args[i] == "--kernel")
+            o.kernel = args[++i];
+        else if (args[i] == "--json")
+            o.json_path = args[++i];
+        else if (args[i] == "--plot")
+            o.plot_path = args[++i];
+        else if (args[i] == "--size")
+            o.size = std::stoul(args[++i]);
         else if (args[i] == "--mnk") {
-            if (std::sscanf(args[++i].c_str(), "%d,%d,%d", &o.mnk.m, &o.mnk.n, &o.mnk.k) != 3 || o.mnk.m <= 0 ||
-                o.mnk.n <= 0 || o.mnk.k <= 0)
+            if (std::sscanf(args[++i].c_str(), "%d,%d,%d", &o.mnk.m, &o.mnk.n, &o.mnk.k) != 3 ||
+                o.mnk.m <= 0 || o.mnk.n <= 0 || o.mnk.k <= 0)
                 return usage_error("--mnk takes three positive sizes M,N,K, not '" + args[i] + "'");
-        } else if (args[i] == "--reps") o.reps = std::max(1, std::stoi(args[++i]));
-        else return usage_error("unexpected argument '" + args[i] + "'");
+        } else if (args[i] == "--reps")
+            o.reps = std::max(1, std::stoi(args[++i]));
+        else
+            return usage_error("unexpected argument '" + args[i] + "'");
     }
     if (o.first_launch) return run_first_launch(o.json_path, o.plot_path);
     if (o.startup) return run_startup(o.json_path);
@@ -481,19 +541,25 @@ int run_bench(const std::vector<std::string>& args) {
     GpuBaselines gpu(rt);
     nlohmann::json results = nlohmann::json::array();
     std::map<std::string, Baseline> baselines;
-    std::printf("%-7s %-28s %-17s %-22s %10s %-8s %10s %6s %s\n", "backend", "device", "kernel", "size", "value",
-                "unit", "baseline", "ratio", "verified");
+    std::printf("%-7s %-28s %-17s %-22s %10s %-8s %10s %6s %s\n", "backend", "device", "kernel",
+                "size", "value", "unit", "baseline", "ratio", "verified");
     auto wanted = [&](const std::string& kernel) {
-        return o.kernel.empty() || kernel == o.kernel || (o.kernel == "matmul" && kernel.rfind("matmul", 0) == 0);
+        return o.kernel.empty() || kernel == o.kernel ||
+               (o.kernel == "matmul" && kernel.rfind("matmul", 0) == 0);
     };
     // One kind of row, when wanted; a failure becomes a row that says so.
-    auto attempt = [&](const Backend& b, const std::string& device, const char* kernel, const std::function<void()>& f) {
+    auto attempt = [&](const Backend& b, const std::string& device, const char* kernel,
+                       const std::function<void()>& f) {
         if (!wanted(kernel)) return;
         try {
             f();
         } catch (const std::exception& e) {
-            std::printf("%-7s %-28.28s %-17s failed: %s\n", b.name().c_str(), device.c_str(), kernel, e.what());
-            results.push_back({{"kernel", kernel}, {"backend", b.name()}, {"device", device}, {"error", e.what()},
+            std::printf("%-7s %-28.28s %-17s failed: %s\n", b.name().c_str(), device.c_str(),
+                        kernel, e.what());
+            results.push_back({{"kernel", kernel},
+                               {"backend", b.name()},
+                               {"device", device},
+                               {"error", e.what()},
                                {"verified", false}});
         }
         std::fflush(stdout);
@@ -503,13 +569,14 @@ int run_bench(const std::vector<std::string>& args) {
         for (size_t d = 0; d < b->devices().size(); ++d) {
             const DeviceInfo& dev = b->devices()[d];
             for (std::string kernel :
-                 {"vector_add", "vector_add_float4", "reduce", "warp_reduce", "matmul_naive", "matmul_tiled",
-                  "matmul_f16", "matmul_bf16", "matmul_tf32", "softmax_bf16"}) {
+                 {"vector_add", "vector_add_float4", "reduce", "warp_reduce", "matmul_naive",
+                  "matmul_tiled", "matmul_f16", "matmul_bf16", "matmul_tf32", "softmax_bf16"}) {
                 attempt(*b, dev.name, kernel.c_str(), [&] {
                     results.push_back(bench_row(rt, *b, d, kernel, o, baselines, gpu));
                     // --mnk shapes only the fragment matmuls; the OpenBLAS row uses --size's shape.
                     if (dev.type != DeviceType::GPU && kernel.rfind("matmul", 0) == 0 && !o.mnk.m)
-                        results.push_back(openblas_row(*b, dev.name, kernel, results.back(), o.size ? o.size : 1024,
+                        results.push_back(openblas_row(*b, dev.name, kernel, results.back(),
+                                                       o.size ? o.size : 1024,
                                                        std::max(1, o.reps / 3)));
                 });
             }
@@ -519,41 +586,55 @@ int run_bench(const std::vector<std::string>& args) {
             // its devices (f32 at 16384, a size at which one GPU works for about 200 ms).
             attempt(*b, dev.name, "transfer", [&] {
                 std::string why;
-                cuda_baseline::Session* session = b->name() == "cuda" ? gpu.session(b->name(), d, dev.name, why) : nullptr;
-                for (auto& row : transfer_rows(rt, *b, d, o.size ? o.size : size_t(1) << 30, o.reps, session, why))
+                cuda_baseline::Session* session =
+                    b->name() == "cuda" ? gpu.session(b->name(), d, dev.name, why) : nullptr;
+                for (auto& row : transfer_rows(rt, *b, d, o.size ? o.size : size_t(1) << 30, o.reps,
+                                               session, why))
                     results.push_back(std::move(row));
             });
             attempt(*b, dev.name, "pipeline", [&] {
                 std::string why;
-                cuda_baseline::Session* session = b->name() == "cuda" ? gpu.session(b->name(), d, dev.name, why) : nullptr;
+                cuda_baseline::Session* session =
+                    b->name() == "cuda" ? gpu.session(b->name(), d, dev.name, why) : nullptr;
                 const size_t n = o.size ? o.size : is_gpu ? size_t(1) << 28 : size_t(1) << 25;
                 results.push_back(pipeline_row(rt, *b, int(d), n, o.reps, session));
                 // Once per backend with several devices: the chunks dealt out to all of them.
-                if (d == 0 && b->devices().size() > 1) results.push_back(pipeline_row(rt, *b, -1, n, o.reps, session));
+                if (d == 0 && b->devices().size() > 1)
+                    results.push_back(pipeline_row(rt, *b, -1, n, o.reps, session));
             });
             if (d == 0)
                 attempt(*b, dev.name, "peer_copy", [&] {
                     std::string why;
                     cuda_baseline::Session* session =
-                        b->name() == "cuda" && b->devices().size() > 1 ? gpu.session(b->name(), 1, b->devices()[1].name, why) : nullptr;
-                    if (nlohmann::json row = peer_copy_row(rt, *b, o.size ? o.size : size_t(1) << 30, o.reps, session, why);
+                        b->name() == "cuda" && b->devices().size() > 1
+                            ? gpu.session(b->name(), 1, b->devices()[1].name, why)
+                            : nullptr;
+                    if (nlohmann::json row = peer_copy_row(
+                            rt, *b, o.size ? o.size : size_t(1) << 30, o.reps, session, why);
                         !row.is_null())
                         results.push_back(std::move(row));
                 });
             // f16 and bf16 at 20480, where one H100 or H200 works for about 130 ms on tensor cores.
             if (d == 0)
-                for (const char* kernel : {"multi_device_matmul", "multi_device_matmul_f16", "multi_device_matmul_bf16"})
+                for (const char* kernel :
+                     {"multi_device_matmul", "multi_device_matmul_f16", "multi_device_matmul_bf16"})
                     attempt(*b, dev.name, kernel, [&] {
-                        const size_t gpu_size = std::string(kernel) == "multi_device_matmul" ? 16384 : 20480;
-                        results.push_back(multi_device_row(rt, *b, kernel, o.size ? o.size : is_gpu ? gpu_size : 512,
+                        const size_t gpu_size =
+                            std::string(kernel) == "multi_device_matmul" ? 16384 : 20480;
+                        results.push_back(multi_device_row(rt, *b, kernel,
+                                                           o.size   ? o.size
+                                                           : is_gpu ? gpu_size
+                                                                    : 512,
                                                            is_gpu ? std::max(1, o.reps / 3) : 1));
                     });
             // The type and operation samples beside PoCL, on the native backend's CPU.
             if (b->name() == "native" && dev.type == DeviceType::CPU)
                 for (const auto& [kernel, size] : pocl_kernels())
-                    attempt(*b, dev.name, kernel, [&] { results.push_back(pocl_row(rt, *b, d, kernel, size, o)); });
+                    attempt(*b, dev.name, kernel,
+                            [&] { results.push_back(pocl_row(rt, *b, d, kernel, size, o)); });
             attempt(*b, dev.name, "empty_launch", [&] {
-                if (nlohmann::json row = launch_row(rt, *b, d, gpu); !row.is_null()) results.push_back(std::move(row));
+                if (nlohmann::json row = launch_row(rt, *b, d, gpu); !row.is_null())
+                    results.push_back(std::move(row));
             });
         }
     }
@@ -563,13 +644,18 @@ int run_bench(const std::vector<std::string>& args) {
         if (!out) throw Error(ErrorCode::InvalidArgument, "cannot write " + o.json_path);
     }
     if (!o.plot_path.empty())
-        write_plot(o.plot_path, ratio_chart(results, "plexus bench: throughput / baseline of the same run (higher is better)"));
-    std::printf("CPU baselines run on the host CPU (%u threads); GPU baselines are nvcc-compiled CUDA and cuBLAS\n",
+        write_plot(
+            o.plot_path,
+            ratio_chart(results,
+                        "plexus bench: throughput / baseline of the same run (higher is better)"));
+    std::printf("CPU baselines run on the host CPU (%u threads); GPU baselines are nvcc-compiled "
+                "CUDA and cuBLAS\n",
                 std::max(1u, std::thread::hardware_concurrency()));
     return 0;
 }
 
-const Registration reg{{"bench", run_bench, "measure the sample kernels against hand-written baselines"}};
+const Registration reg{
+    {"bench", run_bench, "measure the sample kernels against hand-written baselines"}};
 
 } // namespace
 } // namespace plexus::app

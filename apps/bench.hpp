@@ -36,29 +36,34 @@ nlohmann::json run_child(const std::string& env, const std::string& args);
 // baseline of 0 with `base_error` says why it was not measured).
 nlohmann::json result_row(const std::string& kernel, const Backend& b, const std::string& device,
                           const std::string& size, const char* unit, double value, bool verified,
-                          const std::string& base_name, double base_value, const std::string& base_error);
+                          const std::string& base_name, double base_value,
+                          const std::string& base_error);
 
 // The rows of the host API 2 (bench_queues.cpp), each beside its raw baseline in the same run:
 // `transfer`: Queue::write / read of `bytes` from pageable and from HostMemory, against a
 // pinned cuMemcpy (CUDA), a blocking clEnqueue{Write,Read}Buffer from the same memory (OpenCL)
 // or a memcpy (CPU backends); `pipeline`: the overlapped sample against its slowest stage
-// alone; `peer_copy`: device 0 to device 1; `multi_device_matmul`: all devices of the backend against its device 0 alone.
-// `cuda` is the CUDA baseline session of the device, null with cuda_why when there is none.
+// alone; `peer_copy`: device 0 to device 1; `multi_device_matmul`: all devices of the backend
+// against its device 0 alone. `cuda` is the CUDA baseline session of the device, null with cuda_why
+// when there is none.
 namespace cuda_baseline {
 class Session;
 }
-std::vector<nlohmann::json> transfer_rows(Runtime& rt, const Backend& b, size_t d, size_t bytes, int reps,
-                                          cuda_baseline::Session* cuda, const std::string& cuda_why);
+std::vector<nlohmann::json> transfer_rows(Runtime& rt, const Backend& b, size_t d, size_t bytes,
+                                          int reps, cuda_baseline::Session* cuda,
+                                          const std::string& cuda_why);
 // Device d, or with d < 0 every device of the backend (each with its own queues, beside the
 // same run on device 0 alone). `cuda`: device d's (or 0's) CUDA session, for the raw duplex
 // copy beside the row; may be null.
-nlohmann::json pipeline_row(Runtime& rt, const Backend& b, int d, size_t n, int reps, cuda_baseline::Session* cuda);
+nlohmann::json pipeline_row(Runtime& rt, const Backend& b, int d, size_t n, int reps,
+                            cuda_baseline::Session* cuda);
 // Device 0 -> 1 of a backend with two devices or more, through Queue::prefetch, beside
 // cuMemcpyPeer (`cuda`: the session of device 1); null for a backend with one device.
-nlohmann::json peer_copy_row(Runtime& rt, const Backend& b, size_t bytes, int reps, cuda_baseline::Session* cuda,
-                             const std::string& cuda_why);
+nlohmann::json peer_copy_row(Runtime& rt, const Backend& b, size_t bytes, int reps,
+                             cuda_baseline::Session* cuda, const std::string& cuda_why);
 // `kernel`: multi_device_matmul, multi_device_matmul_f16 or multi_device_matmul_bf16.
-nlohmann::json multi_device_row(Runtime& rt, const Backend& b, const std::string& kernel, size_t size, int reps);
+nlohmann::json multi_device_row(Runtime& rt, const Backend& b, const std::string& kernel,
+                                size_t size, int reps);
 
 // `plexus bench --startup`: Runtime construction in fresh processes, per backend and for all,
 // beside the vendors' own start-up calls. `child` measures one and prints it as JSON.

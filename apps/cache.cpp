@@ -14,22 +14,29 @@
 namespace plexus::app {
 namespace {
 
-const char* kHelp =
-    "usage: plexus cache list|stats|clear [--json]\n"
-    "  list   every entry: backend, language, device, size, age\n"
-    "  stats  entries and bytes by backend and language\n"
-    "  clear  remove every entry (plugin verdicts are kept)\n"
-    "  --json the same as JSON\n"
-    "The directory is cache_dir of the configuration (docs/configuration.md).\n";
+const char* kHelp = "usage: plexus cache list|stats|clear [--json]\n"
+                    "  list   every entry: backend, language, device, size, age\n"
+                    "  stats  entries and bytes by backend and language\n"
+                    "  clear  remove every entry (plugin verdicts are kept)\n"
+                    "  --json the same as JSON\n"
+                    "The directory is cache_dir of the configuration (docs/configuration.md).\n";
 
-std::string what(const CacheEntry& e) { return e.problem.empty() ? e.plugin + " " + e.language : "(unreadable)"; }
+std::string what(const CacheEntry& e) {
+    return e.problem.empty() ? e.plugin + " " + e.language : "(unreadable)";
+}
 
 int list(const std::vector<CacheEntry>& entries, bool json) {
     if (json) {
         nlohmann::json out = nlohmann::json::array();
         for (const CacheEntry& e : entries)
-            out.push_back({{"file", e.file}, {"bytes", e.bytes}, {"plugin", e.plugin}, {"plugin_version", e.plugin_version},
-                           {"language", e.language}, {"device", e.device}, {"arch", e.arch}, {"modified", e.modified},
+            out.push_back({{"file", e.file},
+                           {"bytes", e.bytes},
+                           {"plugin", e.plugin},
+                           {"plugin_version", e.plugin_version},
+                           {"language", e.language},
+                           {"device", e.device},
+                           {"arch", e.arch},
+                           {"modified", e.modified},
                            {"problem", e.problem}});
         std::cout << out.dump(2) << "\n";
         return 0;
@@ -38,8 +45,9 @@ int list(const std::vector<CacheEntry>& entries, bool json) {
     for (const CacheEntry& e : entries) {
         const long long age = (now - e.modified) / 60;
         std::printf("%-22s %-8s %-16s %-34.34s %10llu B %6lld min  %s\n",
-                    e.file.substr(e.file.find_last_of('/') + 1).c_str(), e.plugin.c_str(), e.language.c_str(),
-                    e.device.c_str(), static_cast<unsigned long long>(e.bytes), age, e.problem.c_str());
+                    e.file.substr(e.file.find_last_of('/') + 1).c_str(), e.plugin.c_str(),
+                    e.language.c_str(), e.device.c_str(), static_cast<unsigned long long>(e.bytes),
+                    age, e.problem.c_str());
     }
     return 0;
 }
@@ -58,14 +66,21 @@ int stats(const std::string& dir, const std::vector<CacheEntry>& entries, bool j
     }
     if (json) {
         nlohmann::json groups = nlohmann::json::object();
-        for (const auto& [k, s] : by) groups[k] = {{"entries", s.entries}, {"bytes", s.bytes}};
-        std::cout << nlohmann::json{{"dir", dir}, {"entries", total.entries}, {"bytes", total.bytes}, {"by_backend_and_language", groups}}.dump(2)
+        for (const auto& [k, s] : by)
+            groups[k] = {{"entries", s.entries}, {"bytes", s.bytes}};
+        std::cout << nlohmann::json{{"dir", dir},
+                                    {"entries", total.entries},
+                                    {"bytes", total.bytes},
+                                    {"by_backend_and_language", groups}}
+                         .dump(2)
                   << "\n";
         return 0;
     }
-    std::printf("%s: %zu entries, %llu bytes\n", dir.c_str(), total.entries, static_cast<unsigned long long>(total.bytes));
+    std::printf("%s: %zu entries, %llu bytes\n", dir.c_str(), total.entries,
+                static_cast<unsigned long long>(total.bytes));
     for (const auto& [k, s] : by)
-        std::printf("  %-30s %6zu entries %12llu bytes\n", k.c_str(), s.entries, static_cast<unsigned long long>(s.bytes));
+        std::printf("  %-30s %6zu entries %12llu bytes\n", k.c_str(), s.entries,
+                    static_cast<unsigned long long>(s.bytes));
     return 0;
 }
 
@@ -80,9 +95,11 @@ int run_cache(const std::vector<std::string>& args) {
         return 0;
     }
     bool json = false;
-    if (auto stop = json_option_only({args.begin() + 1, args.end()}, "cache", kHelp, json)) return *stop;
+    if (auto stop = json_option_only({args.begin() + 1, args.end()}, "cache", kHelp, json))
+        return *stop;
     if (action != "list" && action != "stats" && action != "clear") {
-        std::fprintf(stderr, "plexus cache: unknown action '%s' (list, stats or clear)\n", action.c_str());
+        std::fprintf(stderr, "plexus cache: unknown action '%s' (list, stats or clear)\n",
+                     action.c_str());
         return 2;
     }
     const Config config = load_config();
@@ -96,15 +113,22 @@ int run_cache(const std::vector<std::string>& args) {
     if (action == "stats") return stats(dir, cache_entries(dir), json);
     const CacheCleared done = clear_cache(dir);
     if (json)
-        std::cout << nlohmann::json{{"dir", dir}, {"removed_files", done.files}, {"removed_bytes", done.bytes}, {"problems", done.problems}}.dump(2)
+        std::cout << nlohmann::json{{"dir", dir},
+                                    {"removed_files", done.files},
+                                    {"removed_bytes", done.bytes},
+                                    {"problems", done.problems}}
+                         .dump(2)
                   << "\n";
     else
-        std::printf("%s: removed %zu files, %llu bytes\n", dir.c_str(), done.files, static_cast<unsigned long long>(done.bytes));
-    for (const std::string& p : done.problems) std::fprintf(stderr, "plexus cache: %s\n", p.c_str());
+        std::printf("%s: removed %zu files, %llu bytes\n", dir.c_str(), done.files,
+                    static_cast<unsigned long long>(done.bytes));
+    for (const std::string& p : done.problems)
+        std::fprintf(stderr, "plexus cache: %s\n", p.c_str());
     return done.problems.empty() ? 0 : 1;
 }
 
-const Registration reg{{"cache", run_cache, "list, sum up or clear the disk cache of compiled modules"}};
+const Registration reg{
+    {"cache", run_cache, "list, sum up or clear the disk cache of compiled modules"}};
 
 } // namespace
 } // namespace plexus::app

@@ -1,8 +1,8 @@
 // `plexus codegen KERNEL --lang LANG`: prints a sample kernel (or a JSON IR file) as IR text,
 // JSON, host LLVM IR (as lowered, or optimized), host assembly, OpenCL C, CUDA C or PTX.
+#include "plexus/codegen.hpp"
 #include "app.hpp"
 #include "kernels.hpp"
-#include "plexus/codegen.hpp"
 
 #include <fstream>
 #include <iostream>
@@ -19,18 +19,22 @@ const codegen::Language* generated_language(const std::string& cli) {
 }
 
 int usage(std::ostream& out, int status) {
-    out << "usage: plexus codegen KERNEL --lang LANG [--arch sm_XY] [--optimized] [--cpu NAME] [--features LIST]\n"
+    out << "usage: plexus codegen KERNEL --lang LANG [--arch sm_XY] [--optimized] [--cpu NAME] "
+           "[--features LIST]\n"
            "  KERNEL  a sample kernel (";
     auto names = samples::names();
-    for (size_t i = 0; i < names.size(); ++i) out << (i ? ", " : "") << names[i];
+    for (size_t i = 0; i < names.size(); ++i)
+        out << (i ? ", " : "") << names[i];
     out << ") or the path of a JSON IR file (schema plexus-ir/2 or plexus-ir/1)\n"
            "  LANG    ir, json, llvm-host, asm-host";
     for (const codegen::Language& l : codegen::languages())
         if (l.cli && l.make) out << ", " << l.cli;
     out << "\n"
            "  --arch  the GPU architecture for ptx (default sm_80)\n"
-           "  --optimized  llvm-host after LLVM's passes, as the native backend compiles it (without:\n"
-           "               as the lowering builds it, before vectorization); asm-host is always optimized\n";
+           "  --optimized  llvm-host after LLVM's passes, as the native backend compiles it "
+           "(without:\n"
+           "               as the lowering builds it, before vectorization); asm-host is always "
+           "optimized\n";
     return status;
 }
 
@@ -43,9 +47,13 @@ int run_codegen(const std::vector<std::string>& args) {
             optimized = true;
             continue;
         }
-        if ((args[i] == "--lang" || args[i] == "--arch" || args[i] == "--cpu" || args[i] == "--features") &&
+        if ((args[i] == "--lang" || args[i] == "--arch" || args[i] == "--cpu" ||
+             args[i] == "--features") &&
             i + 1 < args.size()) {
-            (args[i] == "--lang" ? lang : args[i] == "--arch" ? arch : args[i] == "--cpu" ? cpu : features) = args[i + 1];
+            (args[i] == "--lang"   ? lang
+             : args[i] == "--arch" ? arch
+             : args[i] == "--cpu"  ? cpu
+                                   : features) = args[i + 1];
             ++i;
         } else if (kernel.empty() && args[i].rfind("--", 0) != 0) {
             kernel = args[i];
@@ -78,7 +86,9 @@ int run_codegen(const std::vector<std::string>& args) {
     return 0;
 }
 
-const Registration reg{{"codegen", run_codegen, "print a kernel as IR, JSON, host LLVM IR or assembly, OpenCL C, CUDA C or PTX"}};
+const Registration reg{
+    {"codegen", run_codegen,
+     "print a kernel as IR, JSON, host LLVM IR or assembly, OpenCL C, CUDA C or PTX"}};
 
 } // namespace
 } // namespace plexus::app

@@ -38,8 +38,7 @@ struct Failure {
 };
 
 // Runs body; returns why it threw, or "" (no exception leaves this file's public functions).
-template <class F>
-std::string failure_of(F&& body) {
+template <class F> std::string failure_of(F&& body) {
     try {
         body();
         return {};
@@ -87,19 +86,20 @@ struct Driver {
     CB_DRIVER_FUNCTIONS(CB_MEMBER) CB_MEMBER(cuGetErrorName) std::string error;
 };
 // cublasGemmEx has a C++ overload in cublas_api.h, so its member is spelled out: the C one.
-using CublasGemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                                        const void*, const void*, cudaDataType, int, const void*, cudaDataType, int,
-                                        const void*, void*, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+using CublasGemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
+                                        int, int, const void*, const void*, cudaDataType, int,
+                                        const void*, cudaDataType, int, const void*, void*,
+                                        cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
 struct Cublas {
-    CB_CUBLAS_FUNCTIONS(CB_MEMBER) CB_MEMBER(cublasGetStatusName) CublasGemmEx cublasGemmEx = nullptr;
+    CB_CUBLAS_FUNCTIONS(CB_MEMBER)
+    CB_MEMBER(cublasGetStatusName) CublasGemmEx cublasGemmEx = nullptr;
     std::string error;
 };
 struct Nvrtc {
     CB_NVRTC_FUNCTIONS(CB_MEMBER) std::string error;
 };
 
-template <class Fn>
-void resolve(void* lib, const char* symbol, Fn& fn, std::string& missing) {
+template <class Fn> void resolve(void* lib, const char* symbol, Fn& fn, std::string& missing) {
     fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
     if (fn == nullptr) missing += (missing.empty() ? "" : ", ") + std::string(symbol);
 }
@@ -137,17 +137,18 @@ Table load(const std::vector<std::string>& names, const std::string& what, Fill 
 
 // Each table is loaded once per process (a function-local static is initialized thread-safely).
 const Driver& drv() {
-    static const Driver table = load<Driver>(
-        {"libcuda.so.1", "libcuda.so"}, "libcuda.so.1 (the NVIDIA driver)",
-        [](void* lib, Driver& t, std::string& missing) {
-            CB_DRIVER_FUNCTIONS(CB_REQUIRED) CB_OPTIONAL(cuGetErrorName)
-        });
+    static const Driver table =
+        load<Driver>({"libcuda.so.1", "libcuda.so"}, "libcuda.so.1 (the NVIDIA driver)",
+                     [](void* lib, Driver& t, std::string& missing) {
+                         CB_DRIVER_FUNCTIONS(CB_REQUIRED) CB_OPTIONAL(cuGetErrorName)
+                     });
     return table;
 }
 const Cublas& blas() {
     static const Cublas table = load<Cublas>(
         toolkit_names("libcublas"), "cuBLAS", [](void* lib, Cublas& t, std::string& missing) {
-            CB_CUBLAS_FUNCTIONS(CB_REQUIRED) CB_OPTIONAL(cublasGetStatusName) CB_REQUIRED(cublasGemmEx)
+            CB_CUBLAS_FUNCTIONS(CB_REQUIRED)
+            CB_OPTIONAL(cublasGetStatusName) CB_REQUIRED(cublasGemmEx)
         });
     return table;
 }
@@ -161,8 +162,7 @@ const Nvrtc& rtc() {
 // ---- checked calls ----------------------------------------------------------------------
 
 // "cuMemAlloc_v2 returned CUDA_ERROR_OUT_OF_MEMORY (2)", or "... returned status 2" unnamed.
-template <class Status>
-std::string describe(const char* call, Status s, const char* name) {
+template <class Status> std::string describe(const char* call, Status s, const char* name) {
     const std::string code = std::to_string(static_cast<int>(s));
     return std::string(call) + " returned " +
            (name != nullptr ? std::string(name) + " (" + code + ")" : "status " + code);
@@ -196,7 +196,7 @@ class PrimaryContext {
 public:
     explicit PrimaryContext(int ordinal) {
         if (!drv().error.empty()) throw Failure{drv().error};
-        CB_CU(cuInit, 0); // CUDA_ERROR_NO_DEVICE when there is none
+        CB_CU(cuInit, 0);                   // CUDA_ERROR_NO_DEVICE when there is none
         CB_CU(cuDeviceGet, &dev_, ordinal); // CUDA_ERROR_INVALID_DEVICE for a bad ordinal
         CB_CU(cuDevicePrimaryCtxRetain, &ctx_, dev_);
         // A throwing constructor runs no destructor, so release here.
@@ -280,13 +280,13 @@ std::vector<float> random_floats(size_t n, unsigned seed) {
     std::mt19937 g(seed);
     std::uniform_real_distribution<float> d(-1.0f, 1.0f);
     std::vector<float> v(n);
-    for (float& x : v) x = d(g);
+    for (float& x : v)
+        x = d(g);
     return v;
 }
 
 // `plexus bench`'s rule: median wall-clock seconds of `reps` runs, after one untimed run.
-template <class F>
-double median_seconds(int reps, F&& run) {
+template <class F> double median_seconds(int reps, F&& run) {
     run();
     std::vector<double> t;
     for (int i = 0; i < reps; ++i) {
@@ -300,8 +300,7 @@ double median_seconds(int reps, F&& run) {
 
 // Runs body(f) to measure and check; any exception becomes f.error, with value 0 and verified
 // false (a wrong result's speed is kept only in the message: it measured nothing useful).
-template <class F>
-Figure measure(const char* name, F&& body) {
+template <class F> Figure measure(const char* name, F&& body) {
     Figure f;
     f.name = name;
     f.error = failure_of([&] { body(f); });
@@ -348,7 +347,8 @@ std::string compile_to_ptx(int compute_capability) {
         if (rtc().nvrtcGetProgramLogSize(prog, &size) == NVRTC_SUCCESS && size > 1) {
             log.resize(size);
             if (rtc().nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS) log.clear();
-            while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+            while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
+                log.pop_back();
         }
         check(r, "nvrtcCompileProgram", log);
     }
@@ -478,8 +478,8 @@ Figure Session::reduce(size_t n, int reps) {
 
 // 256 random elements of row-major C = A B, each within tolerance * sum_p |a b| of the double
 // product; throws naming the first that is not.
-void check_product(const std::vector<float>& ha, const std::vector<float>& hb, const std::vector<float>& hc, int m,
-                   int n, int k, double tolerance) {
+void check_product(const std::vector<float>& ha, const std::vector<float>& hb,
+                   const std::vector<float>& hc, int m, int n, int k, double tolerance) {
     std::mt19937 g(9);
     for (int t = 0; t < 256; ++t) {
         const size_t i = g() % unsigned(m), j = g() % unsigned(n);
@@ -490,28 +490,34 @@ void check_product(const std::vector<float>& ha, const std::vector<float>& hb, c
             scale += std::fabs(term);
         }
         if (!(std::fabs(hc[i * n + j] - dot) <= tolerance * scale))
-            throw wrong("C[" + std::to_string(i) + "][" + std::to_string(j) + "]", hc[i * n + j], dot);
+            throw wrong("C[" + std::to_string(i) + "][" + std::to_string(j) + "]", hc[i * n + j],
+                        dot);
     }
 }
 
 Figure Session::gemm_ex(const std::string& inputs, int m, int n, int k, int reps) {
     const bool tf32 = inputs == "tf32", bf16 = inputs == "bf16";
-    const std::string name = "cuBLAS cublasGemmEx " + inputs + (tf32 ? " (f32 in memory, CUBLAS_COMPUTE_32F_FAST_TF32)" : "") +
+    const std::string name = "cuBLAS cublasGemmEx " + inputs +
+                             (tf32 ? " (f32 in memory, CUBLAS_COMPUTE_32F_FAST_TF32)" : "") +
                              " x " + inputs + " -> f32, f32 accumulate";
     return measure(name.c_str(), [&](Figure& f) {
-        State& s = state_->enter(m > 0 && n > 0 && k > 0 && reps > 0 && (tf32 || bf16 || inputs == "f16"),
-                                 "gemm_ex needs m, n, k, reps > 0 and inputs f16, bf16 or tf32");
+        State& s =
+            state_->enter(m > 0 && n > 0 && k > 0 && reps > 0 && (tf32 || bf16 || inputs == "f16"),
+                          "gemm_ex needs m, n, k, reps > 0 and inputs f16, bf16 or tf32");
         s.ensure_cublas();
         // The inputs rounded to their type; uploaded as its bits (tf32: plain floats).
         auto rounded = [&](std::vector<float> v) {
-            for (float& x : v) x = tf32 ? x : bf16 ? float(plexus::bf16(x)) : float(plexus::half(x));
+            for (float& x : v)
+                x = tf32 ? x : bf16 ? float(plexus::bf16(x)) : float(plexus::half(x));
             return v;
         };
-        const auto ha = rounded(random_floats(size_t(m) * k, 7)), hb = rounded(random_floats(size_t(k) * n, 8));
+        const auto ha = rounded(random_floats(size_t(m) * k, 7)),
+                   hb = rounded(random_floats(size_t(k) * n, 8));
         auto upload = [&](const std::vector<float>& v) {
             if (tf32) return std::make_unique<DeviceBuffer>(v);
             std::vector<uint16_t> bits(v.size());
-            for (size_t i = 0; i < v.size(); ++i) bits[i] = bf16 ? plexus::bf16(v[i]).bits : plexus::half(v[i]).bits;
+            for (size_t i = 0; i < v.size(); ++i)
+                bits[i] = bf16 ? plexus::bf16(v[i]).bits : plexus::half(v[i]).bits;
             auto d = std::make_unique<DeviceBuffer>((v.size() + 1) / 2);
             CB_CU(cuMemcpyHtoD, d->ptr, bits.data(), bits.size() * sizeof(uint16_t));
             return d;
@@ -519,12 +525,14 @@ Figure Session::gemm_ex(const std::string& inputs, int m, int n, int k, int reps
         const auto a = upload(ha), b = upload(hb);
         DeviceBuffer c(size_t(m) * n);
         const cudaDataType in = tf32 ? CUDA_R_32F : bf16 ? CUDA_R_16BF : CUDA_R_16F;
-        const cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+        const cublasComputeType_t compute =
+            tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
         const float alpha = 1, beta = 0;
         // Row-major C = A B as column-major C^T = B^T A^T (see sgemm).
         const double sec = median_seconds(reps, [&] {
-            CB_BLAS(cublasGemmEx, s.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b->floats(), in, n,
-                    a->floats(), in, k, &beta, c.floats(), CUDA_R_32F, n, compute, CUBLAS_GEMM_DEFAULT);
+            CB_BLAS(cublasGemmEx, s.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b->floats(),
+                    in, n, a->floats(), in, k, &beta, c.floats(), CUDA_R_32F, n, compute,
+                    CUBLAS_GEMM_DEFAULT);
             s.stream.sync();
         });
         f.value = 2.0 * m * double(n) * k / sec / 1e9;
@@ -544,8 +552,8 @@ Figure Session::sgemm(int m, int n, int k, int reps) {
         // cuBLAS is column-major, and a row-major matrix read column-major is its transpose:
         // row-major C = A B is column-major C^T = B^T A^T, so B goes first, then A.
         const double sec = median_seconds(reps, [&] {
-            CB_BLAS(cublasSgemm_v2, s.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha,
-                    b.floats(), n, a.floats(), k, &beta, c.floats(), n);
+            CB_BLAS(cublasSgemm_v2, s.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b.floats(),
+                    n, a.floats(), k, &beta, c.floats(), n);
             s.stream.sync();
         });
         f.value = 2.0 * m * double(n) * k / sec / 1e9;
@@ -563,7 +571,8 @@ Figure Session::empty_launch_round_us(int launches) {
             s.empty_warm = true;
         }
         const auto t0 = clock_type::now();
-        for (int i = 0; i < launches; ++i) launch(s.empty, 1, 32, s.stream.s, nullptr);
+        for (int i = 0; i < launches; ++i)
+            launch(s.empty, 1, 32, s.stream.s, nullptr);
         f.value = ms_since(t0) * 1e3 / launches;
         s.stream.sync(); // outside the timed part; a failed launch surfaces here
         f.verified = true;
@@ -571,47 +580,57 @@ Figure Session::empty_launch_round_us(int launches) {
 }
 
 Figure Session::memcpy_gbps(size_t bytes, bool upload, int reps) {
-    return measure(upload ? "cuMemcpyHtoD from cuMemAllocHost memory" : "cuMemcpyDtoH into cuMemAllocHost memory",
-                   [&](Figure& f) {
-        state_->enter(bytes > 0 && reps > 0, "memcpy_gbps needs bytes > 0 and reps > 0");
-        void* host = nullptr;
-        CB_CU(cuMemAllocHost, &host, bytes);
-        std::unique_ptr<void, void (*)(void*)> free_host(host, [](void* p) { drv().cuMemFreeHost(p); });
-        const size_t n = bytes / sizeof(float);
-        DeviceBuffer dev(n);
-        auto* words = static_cast<float*>(host);
-        for (size_t i = 0; i < n; ++i) words[i] = float(i % 1000);
-        CB_CU(cuMemcpyHtoD, dev.ptr, host, n * sizeof(float));
-        const double sec = median_seconds(reps, [&] {
-            if (upload) CB_CU(cuMemcpyHtoD, dev.ptr, host, n * sizeof(float));
-            else CB_CU(cuMemcpyDtoH, host, dev.ptr, n * sizeof(float));
+    return measure(
+        upload ? "cuMemcpyHtoD from cuMemAllocHost memory"
+               : "cuMemcpyDtoH into cuMemAllocHost memory",
+        [&](Figure& f) {
+            state_->enter(bytes > 0 && reps > 0, "memcpy_gbps needs bytes > 0 and reps > 0");
+            void* host = nullptr;
+            CB_CU(cuMemAllocHost, &host, bytes);
+            std::unique_ptr<void, void (*)(void*)> free_host(
+                host, [](void* p) { drv().cuMemFreeHost(p); });
+            const size_t n = bytes / sizeof(float);
+            DeviceBuffer dev(n);
+            auto* words = static_cast<float*>(host);
+            for (size_t i = 0; i < n; ++i)
+                words[i] = float(i % 1000);
+            CB_CU(cuMemcpyHtoD, dev.ptr, host, n * sizeof(float));
+            const double sec = median_seconds(reps, [&] {
+                if (upload)
+                    CB_CU(cuMemcpyHtoD, dev.ptr, host, n * sizeof(float));
+                else
+                    CB_CU(cuMemcpyDtoH, host, dev.ptr, n * sizeof(float));
+            });
+            f.value = double(n * sizeof(float)) / sec / 1e9;
+            // Both directions moved the same words: check them all, once back on the host.
+            if (upload) {
+                std::memset(host, 0, n * sizeof(float));
+                CB_CU(cuMemcpyDtoH, host, dev.ptr, n * sizeof(float));
+            }
+            for (size_t i = 0; i < n; ++i)
+                if (words[i] != float(i % 1000))
+                    throw Failure{"memcpy_gbps: word " + std::to_string(i) + " is wrong"};
+            f.verified = true;
         });
-        f.value = double(n * sizeof(float)) / sec / 1e9;
-        // Both directions moved the same words: check them all, once back on the host.
-        if (upload) {
-            std::memset(host, 0, n * sizeof(float));
-            CB_CU(cuMemcpyDtoH, host, dev.ptr, n * sizeof(float));
-        }
-        for (size_t i = 0; i < n; ++i)
-            if (words[i] != float(i % 1000)) throw Failure{"memcpy_gbps: word " + std::to_string(i) + " is wrong"};
-        f.verified = true;
-    });
 }
 
 Figure Session::host_copy_gbps(size_t bytes, bool upload, int reps) {
     const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-    const std::string name = std::string(upload ? "memcpy from ordinary into cuMemAllocHost memory"
-                                                : "memcpy from cuMemAllocHost into ordinary memory") +
-                             ", " + std::to_string(threads) + " threads";
+    const std::string name =
+        std::string(upload ? "memcpy from ordinary into cuMemAllocHost memory"
+                           : "memcpy from cuMemAllocHost into ordinary memory") +
+        ", " + std::to_string(threads) + " threads";
     return measure(name.c_str(), [&](Figure& f) {
         state_->enter(bytes > 0 && reps > 0, "host_copy_gbps needs bytes > 0 and reps > 0");
         void* pinned = nullptr;
         CB_CU(cuMemAllocHost, &pinned, bytes);
-        std::unique_ptr<void, void (*)(void*)> free_pinned(pinned, [](void* p) { drv().cuMemFreeHost(p); });
+        std::unique_ptr<void, void (*)(void*)> free_pinned(pinned,
+                                                           [](void* p) { drv().cuMemFreeHost(p); });
         std::vector<unsigned char> pageable(bytes);
         auto* from = upload ? pageable.data() : static_cast<unsigned char*>(pinned);
         auto* to = upload ? static_cast<unsigned char*>(pinned) : pageable.data();
-        for (size_t i = 0; i < bytes; ++i) from[i] = static_cast<unsigned char>(i * 13 + (i >> 12));
+        for (size_t i = 0; i < bytes; ++i)
+            from[i] = static_cast<unsigned char>(i * 13 + (i >> 12));
         std::memset(to, 0, bytes);
         const double sec = median_seconds(reps, [&] {
             std::vector<std::thread> team;
@@ -620,7 +639,8 @@ Figure Session::host_copy_gbps(size_t bytes, bool upload, int reps) {
                 const size_t at = std::min(bytes, t * share), n = std::min(share, bytes - at);
                 team.emplace_back([=] { std::memcpy(to + at, from + at, n); });
             }
-            for (std::thread& t : team) t.join();
+            for (std::thread& t : team)
+                t.join();
         });
         f.value = double(bytes) / sec / 1e9;
         if (std::memcmp(to, from, bytes) != 0) throw Failure{"host_copy_gbps: the copy differs"};
@@ -629,68 +649,83 @@ Figure Session::host_copy_gbps(size_t bytes, bool upload, int reps) {
 }
 
 Figure Session::registered_copy_gbps(size_t bytes, bool upload, int reps) {
-    return measure(upload ? "cuMemHostRegister of ordinary memory, cuMemcpyHtoD, cuMemHostUnregister"
-                          : "cuMemHostRegister of ordinary memory, cuMemcpyDtoH, cuMemHostUnregister",
+    return measure(upload
+                       ? "cuMemHostRegister of ordinary memory, cuMemcpyHtoD, cuMemHostUnregister"
+                       : "cuMemHostRegister of ordinary memory, cuMemcpyDtoH, cuMemHostUnregister",
                    [&](Figure& f) {
-        state_->enter(bytes > 0 && reps > 0, "registered_copy_gbps needs bytes > 0 and reps > 0");
-        // Page-aligned ordinary memory, as a large malloc would give.
-        const size_t n = bytes / sizeof(float), size = (n * sizeof(float) + 4095) & ~size_t(4095);
-        std::unique_ptr<float, void (*)(void*)> memory(static_cast<float*>(std::aligned_alloc(4096, size)), std::free);
-        if (!memory) throw Failure{"registered_copy_gbps: out of host memory"};
-        float* words = memory.get();
-        std::vector<float> want(n);
-        for (size_t i = 0; i < n; ++i) want[i] = words[i] = float(i % 983);
-        DeviceBuffer dev(n);
-        CB_CU(cuMemcpyHtoD, dev.ptr, words, n * sizeof(float));
-        const double sec = median_seconds(reps, [&] {
-            CB_CU(cuMemHostRegister, words, n * sizeof(float), 0u);
-            CUresult r = upload ? drv().cuMemcpyHtoD(dev.ptr, words, n * sizeof(float))
-                                : drv().cuMemcpyDtoH(words, dev.ptr, n * sizeof(float));
-            CB_CU(cuMemHostUnregister, words);
-            check(r, upload ? "cuMemcpyHtoD" : "cuMemcpyDtoH");
-        });
-        f.value = double(n * sizeof(float)) / sec / 1e9;
-        if (!upload) std::fill(words, words + n, 0.0f);
-        CB_CU(cuMemcpyDtoH, words, dev.ptr, n * sizeof(float));
-        if (!std::equal(want.begin(), want.end(), words)) throw Failure{"registered_copy_gbps: the words differ"};
-        f.verified = true;
-    });
+                       state_->enter(bytes > 0 && reps > 0,
+                                     "registered_copy_gbps needs bytes > 0 and reps > 0");
+                       // Page-aligned ordinary memory, as a large malloc would give.
+                       const size_t n = bytes / sizeof(float),
+                                    size = (n * sizeof(float) + 4095) & ~size_t(4095);
+                       std::unique_ptr<float, void (*)(void*)> memory(
+                           static_cast<float*>(std::aligned_alloc(4096, size)), std::free);
+                       if (!memory) throw Failure{"registered_copy_gbps: out of host memory"};
+                       float* words = memory.get();
+                       std::vector<float> want(n);
+                       for (size_t i = 0; i < n; ++i)
+                           want[i] = words[i] = float(i % 983);
+                       DeviceBuffer dev(n);
+                       CB_CU(cuMemcpyHtoD, dev.ptr, words, n * sizeof(float));
+                       const double sec = median_seconds(reps, [&] {
+                           CB_CU(cuMemHostRegister, words, n * sizeof(float), 0u);
+                           CUresult r = upload
+                                            ? drv().cuMemcpyHtoD(dev.ptr, words, n * sizeof(float))
+                                            : drv().cuMemcpyDtoH(words, dev.ptr, n * sizeof(float));
+                           CB_CU(cuMemHostUnregister, words);
+                           check(r, upload ? "cuMemcpyHtoD" : "cuMemcpyDtoH");
+                       });
+                       f.value = double(n * sizeof(float)) / sec / 1e9;
+                       if (!upload) std::fill(words, words + n, 0.0f);
+                       CB_CU(cuMemcpyDtoH, words, dev.ptr, n * sizeof(float));
+                       if (!std::equal(want.begin(), want.end(), words))
+                           throw Failure{"registered_copy_gbps: the words differ"};
+                       f.verified = true;
+                   });
 }
 
 Figure Session::duplex_gbps(size_t bytes, int reps) {
-    return measure("cuMemcpyHtoDAsync and cuMemcpyDtoHAsync at once on two streams, page-locked memory",
-                   [&](Figure& f) {
-        state_->enter(bytes > 0 && reps > 0, "duplex_gbps needs bytes > 0 and reps > 0");
-        void* up = nullptr;
-        void* down = nullptr;
-        CB_CU(cuMemAllocHost, &up, bytes);
-        std::unique_ptr<void, void (*)(void*)> free_up(up, [](void* p) { drv().cuMemFreeHost(p); });
-        CB_CU(cuMemAllocHost, &down, bytes);
-        std::unique_ptr<void, void (*)(void*)> free_down(down, [](void* p) { drv().cuMemFreeHost(p); });
-        const size_t n = bytes / sizeof(float);
-        DeviceBuffer to(n), from(n);
-        auto* words = static_cast<float*>(up);
-        for (size_t i = 0; i < n; ++i) words[i] = float(i % 991);
-        Stream s1, s2;
-        const double sec = median_seconds(reps, [&] {
-            CB_CU(cuMemcpyHtoDAsync, to.ptr, up, n * sizeof(float), s1.s);
-            CB_CU(cuMemcpyDtoHAsync, down, from.ptr, n * sizeof(float), s2.s);
-            s1.sync();
-            s2.sync();
+    return measure(
+        "cuMemcpyHtoDAsync and cuMemcpyDtoHAsync at once on two streams, page-locked memory",
+        [&](Figure& f) {
+            state_->enter(bytes > 0 && reps > 0, "duplex_gbps needs bytes > 0 and reps > 0");
+            void* up = nullptr;
+            void* down = nullptr;
+            CB_CU(cuMemAllocHost, &up, bytes);
+            std::unique_ptr<void, void (*)(void*)> free_up(up,
+                                                           [](void* p) { drv().cuMemFreeHost(p); });
+            CB_CU(cuMemAllocHost, &down, bytes);
+            std::unique_ptr<void, void (*)(void*)> free_down(
+                down, [](void* p) { drv().cuMemFreeHost(p); });
+            const size_t n = bytes / sizeof(float);
+            DeviceBuffer to(n), from(n);
+            auto* words = static_cast<float*>(up);
+            for (size_t i = 0; i < n; ++i)
+                words[i] = float(i % 991);
+            Stream s1, s2;
+            const double sec = median_seconds(reps, [&] {
+                CB_CU(cuMemcpyHtoDAsync, to.ptr, up, n * sizeof(float), s1.s);
+                CB_CU(cuMemcpyDtoHAsync, down, from.ptr, n * sizeof(float), s2.s);
+                s1.sync();
+                s2.sync();
+            });
+            f.value = 2.0 * double(n * sizeof(float)) / sec / 1e9;
+            if (to.download(n) != std::vector<float>(words, words + n))
+                throw Failure{"duplex_gbps: the upload differs"};
+            f.verified = true;
         });
-        f.value = 2.0 * double(n * sizeof(float)) / sec / 1e9;
-        if (to.download(n) != std::vector<float>(words, words + n)) throw Failure{"duplex_gbps: the upload differs"};
-        f.verified = true;
-    });
 }
 
 Figure Session::peer_copy_gbps(int other, size_t bytes, int reps) {
-    const std::string name = "cuMemcpyPeer from device " + std::to_string(other) + ", peer access on where possible";
+    const std::string name =
+        "cuMemcpyPeer from device " + std::to_string(other) + ", peer access on where possible";
     return measure(name.c_str(), [&](Figure& f) {
-        State& s = state_->enter(bytes > 0 && reps > 0 && other >= 0, "peer_copy_gbps needs bytes, reps > 0");
+        State& s = state_->enter(bytes > 0 && reps > 0 && other >= 0,
+                                 "peer_copy_gbps needs bytes, reps > 0");
         const size_t n = bytes / sizeof(float);
         std::vector<float> words(n);
-        for (size_t i = 0; i < n; ++i) words[i] = float(i % 997);
+        for (size_t i = 0; i < n; ++i)
+            words[i] = float(i % 997);
         PrimaryContext peer(other); // current now: the source lives there
         DeviceBuffer src(words);
         s.ctx.make_current();
@@ -698,74 +733,81 @@ Figure Session::peer_copy_gbps(int other, size_t bytes, int reps) {
         CB_CU(cuDeviceCanAccessPeer, &can, s.ctx.device(), peer.device());
         if (can) {
             CUresult r = drv().cuCtxEnablePeerAccess(peer.context(), 0);
-            if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) check(r, "cuCtxEnablePeerAccess");
+            if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+                check(r, "cuCtxEnablePeerAccess");
         }
         DeviceBuffer dst(n);
         // A copy between devices returns before it ends: the context is synchronized too.
         const double sec = median_seconds(reps, [&] {
-            CB_CU(cuMemcpyPeer, dst.ptr, s.ctx.context(), src.ptr, peer.context(), n * sizeof(float));
+            CB_CU(cuMemcpyPeer, dst.ptr, s.ctx.context(), src.ptr, peer.context(),
+                  n * sizeof(float));
             CB_CU(cuCtxSynchronize);
         });
         f.value = double(n * sizeof(float)) / sec / 1e9;
-        if (dst.download(n) != words) throw Failure{"peer_copy_gbps: the copy differs from the source"};
+        if (dst.download(n) != words)
+            throw Failure{"peer_copy_gbps: the copy differs from the source"};
         f.verified = true;
         peer.make_current(); // src is freed in its own context
     });
 }
 
 Figure duplex_every_device_gbps(int devices, size_t bytes, int reps) {
-    return measure("cuMemcpyHtoDAsync and cuMemcpyDtoHAsync at once on two streams of every device, page-locked memory",
-                   [&](Figure& f) {
-        if (devices < 1 || reps < 1 || bytes < sizeof(float) * size_t(devices))
-            throw Failure{"duplex_every_device_gbps needs devices, reps > 0 and bytes for every device"};
-        // Each device's share of the bytes, both ways, its memory allocated in its own context.
-        const size_t n = bytes / sizeof(float) / size_t(devices);
-        struct Lane {
-            explicit Lane(int ordinal, size_t n) : ctx(ordinal), to(n), from(n) {
-                CB_CU(cuMemAllocHost, &up, n * sizeof(float));
-                CB_CU(cuMemAllocHost, &down, n * sizeof(float));
+    return measure(
+        "cuMemcpyHtoDAsync and cuMemcpyDtoHAsync at once on two streams of every device, "
+        "page-locked memory",
+        [&](Figure& f) {
+            if (devices < 1 || reps < 1 || bytes < sizeof(float) * size_t(devices))
+                throw Failure{
+                    "duplex_every_device_gbps needs devices, reps > 0 and bytes for every device"};
+            // Each device's share of the bytes, both ways, its memory allocated in its own context.
+            const size_t n = bytes / sizeof(float) / size_t(devices);
+            struct Lane {
+                explicit Lane(int ordinal, size_t n) : ctx(ordinal), to(n), from(n) {
+                    CB_CU(cuMemAllocHost, &up, n * sizeof(float));
+                    CB_CU(cuMemAllocHost, &down, n * sizeof(float));
+                }
+                ~Lane() {
+                    drv().cuMemFreeHost(up);
+                    drv().cuMemFreeHost(down);
+                }
+                PrimaryContext ctx;
+                DeviceBuffer to, from;
+                Stream s1, s2;
+                void* up = nullptr;
+                void* down = nullptr;
+            };
+            std::vector<std::unique_ptr<Lane>> lanes;
+            for (int d = 0; d < devices; ++d) {
+                lanes.push_back(std::make_unique<Lane>(d, n));
+                auto* words = static_cast<float*>(lanes.back()->up);
+                for (size_t i = 0; i < n; ++i)
+                    words[i] = float((i + size_t(d)) % 991);
             }
-            ~Lane() {
-                drv().cuMemFreeHost(up);
-                drv().cuMemFreeHost(down);
-            }
-            PrimaryContext ctx;
-            DeviceBuffer to, from;
-            Stream s1, s2;
-            void* up = nullptr;
-            void* down = nullptr;
-        };
-        std::vector<std::unique_ptr<Lane>> lanes;
-        for (int d = 0; d < devices; ++d) {
-            lanes.push_back(std::make_unique<Lane>(d, n));
-            auto* words = static_cast<float*>(lanes.back()->up);
-            for (size_t i = 0; i < n; ++i) words[i] = float((i + size_t(d)) % 991);
-        }
-        const double sec = median_seconds(reps, [&] {
+            const double sec = median_seconds(reps, [&] {
+                for (auto& l : lanes) {
+                    l->ctx.make_current();
+                    CB_CU(cuMemcpyHtoDAsync, l->to.ptr, l->up, n * sizeof(float), l->s1.s);
+                    CB_CU(cuMemcpyDtoHAsync, l->down, l->from.ptr, n * sizeof(float), l->s2.s);
+                }
+                for (auto& l : lanes) {
+                    l->s1.sync();
+                    l->s2.sync();
+                }
+            });
+            f.value = 2.0 * double(n * sizeof(float)) * devices / sec / 1e9;
             for (auto& l : lanes) {
                 l->ctx.make_current();
-                CB_CU(cuMemcpyHtoDAsync, l->to.ptr, l->up, n * sizeof(float), l->s1.s);
-                CB_CU(cuMemcpyDtoHAsync, l->down, l->from.ptr, n * sizeof(float), l->s2.s);
+                const auto* words = static_cast<const float*>(l->up);
+                if (l->to.download(n) != std::vector<float>(words, words + n))
+                    throw Failure{"duplex_every_device_gbps: an upload differs"};
             }
-            for (auto& l : lanes) {
-                l->s1.sync();
-                l->s2.sync();
+            f.verified = true;
+            // Each lane's memory is freed in its own context: the last made current first.
+            while (!lanes.empty()) {
+                lanes.back()->ctx.make_current();
+                lanes.pop_back();
             }
         });
-        f.value = 2.0 * double(n * sizeof(float)) * devices / sec / 1e9;
-        for (auto& l : lanes) {
-            l->ctx.make_current();
-            const auto* words = static_cast<const float*>(l->up);
-            if (l->to.download(n) != std::vector<float>(words, words + n))
-                throw Failure{"duplex_every_device_gbps: an upload differs"};
-        }
-        f.verified = true;
-        // Each lane's memory is freed in its own context: the last made current first.
-        while (!lanes.empty()) {
-            lanes.back()->ctx.make_current();
-            lanes.pop_back();
-        }
-    });
 }
 
 RawFirstLaunch raw_first_launch(int ordinal) {
@@ -813,17 +855,39 @@ std::unique_ptr<Session> Session::open(int, std::string& why) {
     why = kNoCudaH;
     return nullptr;
 }
-Figure Session::vector_add(size_t, int) { return absent(); }
-Figure Session::reduce(size_t, int) { return absent(); }
-Figure Session::sgemm(int, int, int, int) { return absent(); }
-Figure Session::gemm_ex(const std::string&, int, int, int, int) { return absent(); }
-Figure Session::empty_launch_round_us(int) { return absent(); }
-Figure Session::memcpy_gbps(size_t, bool, int) { return absent(); }
-Figure Session::peer_copy_gbps(int, size_t, int) { return absent(); }
-Figure Session::duplex_gbps(size_t, int) { return absent(); }
-Figure Session::host_copy_gbps(size_t, bool, int) { return absent(); }
-Figure Session::registered_copy_gbps(size_t, bool, int) { return absent(); }
-Figure duplex_every_device_gbps(int, size_t, int) { return absent(); }
+Figure Session::vector_add(size_t, int) {
+    return absent();
+}
+Figure Session::reduce(size_t, int) {
+    return absent();
+}
+Figure Session::sgemm(int, int, int, int) {
+    return absent();
+}
+Figure Session::gemm_ex(const std::string&, int, int, int, int) {
+    return absent();
+}
+Figure Session::empty_launch_round_us(int) {
+    return absent();
+}
+Figure Session::memcpy_gbps(size_t, bool, int) {
+    return absent();
+}
+Figure Session::peer_copy_gbps(int, size_t, int) {
+    return absent();
+}
+Figure Session::duplex_gbps(size_t, int) {
+    return absent();
+}
+Figure Session::host_copy_gbps(size_t, bool, int) {
+    return absent();
+}
+Figure Session::registered_copy_gbps(size_t, bool, int) {
+    return absent();
+}
+Figure duplex_every_device_gbps(int, size_t, int) {
+    return absent();
+}
 RawFirstLaunch raw_first_launch(int) {
     RawFirstLaunch r;
     r.error = kNoCudaH;

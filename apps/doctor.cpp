@@ -20,23 +20,25 @@ void print_indented(const std::string& text, const char* first_prefix, int inden
     while (start <= text.size()) {
         size_t end = text.find('\n', start);
         if (end == std::string::npos) end = text.size();
-        std::printf("%*s%s%s\n", indent, "", first ? first_prefix : "", text.substr(start, end - start).c_str());
+        std::printf("%*s%s%s\n", indent, "", first ? first_prefix : "",
+                    text.substr(start, end - start).c_str());
         first = false;
         start = end + 1;
     }
 }
 
 void print_human(const Diagnosis& d) {
-    std::printf("configuration: %s\n", d.config_source.empty() ? "(defaults)" : d.config_source.c_str());
+    std::printf("configuration: %s\n",
+                d.config_source.empty() ? "(defaults)" : d.config_source.c_str());
     std::printf("%zu plugin files: %zu ok, %zu with a note, %zu with a problem\n", d.plugins.size(),
                 d.count(Severity::Ok), d.count(Severity::Note), d.count(Severity::Problem));
     for (const PluginDiagnosis& p : d.plugins) {
-        std::printf("\n[%s] %s  %s\n", to_string(p.severity), p.entry.name.empty() ? "-" : p.entry.name.c_str(),
-                    p.entry.path.c_str());
+        std::printf("\n[%s] %s  %s\n", to_string(p.severity),
+                    p.entry.name.empty() ? "-" : p.entry.name.c_str(), p.entry.path.c_str());
         print_indented(p.summary, "", 4);
         for (const DeviceDiagnosis& dev : p.devices) {
-            std::printf("    device %u: %s (%s): [%s] ", dev.index, dev.info.name.c_str(), to_string(dev.info.type),
-                        to_string(dev.severity));
+            std::printf("    device %u: %s (%s): [%s] ", dev.index, dev.info.name.c_str(),
+                        to_string(dev.info.type), to_string(dev.severity));
             // The first line beside the device, the rest (a diagnosis per claim) under it.
             const size_t nl = dev.summary.find('\n');
             std::printf("%s\n", dev.summary.substr(0, nl).c_str());
@@ -54,7 +56,8 @@ nlohmann::json to_json(const Diagnosis& d) {
         nlohmann::json devices = nlohmann::json::array();
         for (const DeviceDiagnosis& dev : p.devices) {
             nlohmann::json steps = nlohmann::json::array();
-            for (const CheckStep& s : dev.steps) steps.push_back({{"step", s.name}, {"ok", s.ok}, {"message", s.message}});
+            for (const CheckStep& s : dev.steps)
+                steps.push_back({{"step", s.name}, {"ok", s.ok}, {"message", s.message}});
             devices.push_back({{"index", dev.index},
                                {"name", dev.info.name},
                                {"type", to_string(dev.info.type)},
@@ -73,7 +76,8 @@ nlohmann::json to_json(const Diagnosis& d) {
                            {"advice", p.advice},
                            {"devices", devices}});
     }
-    return {{"config", d.config_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.config_source)},
+    return {{"config",
+             d.config_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.config_source)},
             {"problems", d.count(Severity::Problem)},
             {"plugins", plugins}};
 }
@@ -108,15 +112,18 @@ int run_doctor(const std::vector<std::string>& all_args) {
         }
     }
     if (auto stop = json_option_only(args, "doctor", kHelp, json)) return *stop;
-    const Diagnosis d = plugin.empty() ? diagnose(load_config()) : diagnose_plugin(plugin, load_config());
+    const Diagnosis d =
+        plugin.empty() ? diagnose(load_config()) : diagnose_plugin(plugin, load_config());
     if (json)
-        std::cout << to_json(d).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+        std::cout << to_json(d).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                  << "\n";
     else
         print_human(d);
     return d.count(Severity::Problem) == 0 ? 0 : 1;
 }
 
-const Registration reg{{"doctor", run_doctor, "check every plugin and device in child processes and say what to do"}};
+const Registration reg{
+    {"doctor", run_doctor, "check every plugin and device in child processes and say what to do"}};
 
 } // namespace
 

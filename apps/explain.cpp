@@ -15,11 +15,13 @@ namespace plexus::app {
 namespace {
 
 int usage(std::ostream& out, int status) {
-    out << "usage: plexus explain KERNEL [--grid X[,Y[,Z]]] [--local X[,Y[,Z]]] [--compile] [--json]\n"
+    out << "usage: plexus explain KERNEL [--grid X[,Y[,Z]]] [--local X[,Y[,Z]]] [--compile] "
+           "[--json]\n"
            "  KERNEL  a sample kernel or a JSON IR file\n"
            "  --grid, --local  the launch's global and work-group sizes (default: none given)\n"
            "  --compile  compile the kernel on every kept candidate first: one that rejects it\n"
-           "             is dropped with the compiler's words, as a routed launch would pass it over\n"
+           "             is dropped with the compiler's words, as a routed launch would pass it "
+           "over\n"
            "  --json  the ranking as JSON\n";
     return status;
 }
@@ -37,11 +39,13 @@ std::vector<uint64_t> sizes(const std::string& option, const std::string& text) 
             used = 0;
         }
         if (used == 0 || used != part.size() || n == 0)
-            throw Error(ErrorCode::InvalidArgument, option + " " + text + ": expected 1 to 3 positive sizes, like 1024,16");
+            throw Error(ErrorCode::InvalidArgument,
+                        option + " " + text + ": expected 1 to 3 positive sizes, like 1024,16");
         v.push_back(n);
     }
     if (v.empty() || v.size() > 3)
-        throw Error(ErrorCode::InvalidArgument, option + " " + text + ": expected 1 to 3 positive sizes, like 1024,16");
+        throw Error(ErrorCode::InvalidArgument,
+                    option + " " + text + ": expected 1 to 3 positive sizes, like 1024,16");
     return v;
 }
 
@@ -51,11 +55,14 @@ int run_explain(const std::vector<std::string>& args) {
     bool json = false, compile = false;
     for (size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--help" || args[i] == "-h") return usage(std::cout, 0);
-        if (args[i] == "--json") json = true;
-        else if (args[i] == "--compile") compile = true;
+        if (args[i] == "--json")
+            json = true;
+        else if (args[i] == "--compile")
+            compile = true;
         else if ((args[i] == "--grid" || args[i] == "--local") && i + 1 < args.size())
             (args[i] == "--grid" ? global : local) = sizes(args[i], args[i + 1]), ++i;
-        else if (kernel.empty() && args[i].rfind("--", 0) != 0) kernel = args[i];
+        else if (kernel.empty() && args[i].rfind("--", 0) != 0)
+            kernel = args[i];
         else {
             std::cerr << "plexus explain: unexpected argument '" << args[i] << "'\n";
             return usage(std::cerr, 2);
@@ -67,9 +74,13 @@ int run_explain(const std::vector<std::string>& args) {
     std::optional<Grid> grid;
     if (!global.empty() || !local.empty()) {
         if (global.empty()) global.assign(local.size(), 1);
-        grid = global.size() == 1 ? Grid(global[0]) : global.size() == 2 ? Grid(global[0], global[1]) : Grid(global[0], global[1], global[2]);
+        grid = global.size() == 1   ? Grid(global[0])
+               : global.size() == 2 ? Grid(global[0], global[1])
+                                    : Grid(global[0], global[1], global[2]);
         if (!local.empty()) {
-            if (local.size() != global.size()) throw Error(ErrorCode::InvalidArgument, "--local must have as many sizes as --grid");
+            if (local.size() != global.size())
+                throw Error(ErrorCode::InvalidArgument,
+                            "--local must have as many sizes as --grid");
             local.resize(3, 1);
             grid->local_size(uint32_t(local[0]), uint32_t(local[1]), uint32_t(local[2]));
         }
@@ -78,22 +89,31 @@ int run_explain(const std::vector<std::string>& args) {
     if (json) {
         nlohmann::json out = nlohmann::json::array();
         for (const Candidate& c : ranked)
-            out.push_back({{"backend", c.backend}, {"device", c.device_index}, {"device_name", c.device_name},
-                           {"kept", c.kept}, {"priority", c.priority}, {"reason", c.reason}});
+            out.push_back({{"backend", c.backend},
+                           {"device", c.device_index},
+                           {"device_name", c.device_name},
+                           {"kept", c.kept},
+                           {"priority", c.priority},
+                           {"reason", c.reason}});
         std::cout << nlohmann::json{{"kernel", k.name}, {"candidates", out}}.dump(2) << "\n";
         return 0;
     }
     std::printf("kernel %s: %zu candidates\n", k.name.c_str(), ranked.size());
     int rank = 0;
     for (const Candidate& c : ranked) {
-        if (c.kept) std::printf("  %d. %s:%u (%s): %s\n", ++rank, c.backend.c_str(), c.device_index, c.device_name.c_str(), c.reason.c_str());
-        else std::printf("  -  %s:%u (%s): dropped: %s\n", c.backend.c_str(), c.device_index, c.device_name.c_str(), c.reason.c_str());
+        if (c.kept)
+            std::printf("  %d. %s:%u (%s): %s\n", ++rank, c.backend.c_str(), c.device_index,
+                        c.device_name.c_str(), c.reason.c_str());
+        else
+            std::printf("  -  %s:%u (%s): dropped: %s\n", c.backend.c_str(), c.device_index,
+                        c.device_name.c_str(), c.reason.c_str());
     }
     if (rank == 0) std::printf("no backend can run it\n");
     return rank == 0 ? 1 : 0;
 }
 
-const Registration reg{{"explain", run_explain, "rank the backends for a kernel and say why each was kept or dropped"}};
+const Registration reg{{"explain", run_explain,
+                        "rank the backends for a kernel and say why each was kept or dropped"}};
 
 } // namespace
 } // namespace plexus::app

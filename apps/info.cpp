@@ -36,21 +36,24 @@ void print_table(const Runtime& rt) {
         wname = std::max(wname, e.name.size());
         woutcome = std::max(woutcome, std::string(to_string(e.outcome)).size());
     }
-    std::printf("%-*s  %-*s  %-6s  %8s  %s\n", int(wname), "NAME", int(woutcome), "OUTCOME", "MODEL",
-                "PRIORITY", "PATH");
+    std::printf("%-*s  %-*s  %-6s  %8s  %s\n", int(wname), "NAME", int(woutcome), "OUTCOME",
+                "MODEL", "PRIORITY", "PATH");
     for (const auto& e : report) {
-        std::printf("%-*s  %-*s  %-6s  %8s  %s\n", int(wname), e.name.empty() ? "-" : e.name.c_str(),
-                    int(woutcome), to_string(e.outcome),
+        std::printf("%-*s  %-*s  %-6s  %8s  %s\n", int(wname),
+                    e.name.empty() ? "-" : e.name.c_str(), int(woutcome), to_string(e.outcome),
                     e.execution_model.empty() ? "-" : e.execution_model.c_str(),
-                    e.outcome == LoadOutcome::Loaded || e.priority != 0 ? std::to_string(e.priority).c_str() : "-",
+                    e.outcome == LoadOutcome::Loaded || e.priority != 0
+                        ? std::to_string(e.priority).c_str()
+                        : "-",
                     e.path.c_str());
         if (!e.message.empty()) std::printf("    %s\n", e.message.c_str());
         for (size_t i = 0; i < e.devices.size(); ++i) {
             const DeviceInfo& d = e.devices[i];
-            std::printf("    device %zu: %s (%s, %u compute units, %s)\n", i, d.name.c_str(), to_string(d.type),
-                        d.compute_units, bytes_text(d.memory_bytes).c_str());
+            std::printf("    device %zu: %s (%s, %u compute units, %s)\n", i, d.name.c_str(),
+                        to_string(d.type), d.compute_units, bytes_text(d.memory_bytes).c_str());
             if (!d.pci_bus_id.empty() || !d.uuid_string().empty())
-                std::printf("      %s%s%s\n", d.uuid_string().c_str(), d.pci_bus_id.empty() || d.uuid_string().empty() ? "" : ", ",
+                std::printf("      %s%s%s\n", d.uuid_string().c_str(),
+                            d.pci_bus_id.empty() || d.uuid_string().empty() ? "" : ", ",
                             d.pci_bus_id.empty() ? "" : ("PCI " + d.pci_bus_id).c_str());
         }
     }
@@ -77,7 +80,8 @@ nlohmann::json to_json(const Runtime& rt) {
                            {"devices", devices}});
     }
     const std::string& source = rt.config().source;
-    return {{"plugins", plugins}, {"config", source.empty() ? nlohmann::json(nullptr) : nlohmann::json(source)}};
+    return {{"plugins", plugins},
+            {"config", source.empty() ? nlohmann::json(nullptr) : nlohmann::json(source)}};
 }
 
 constexpr const char* kHelp =

@@ -31,6 +31,7 @@ double us_since(std::chrono::steady_clock::time_point t0) {
 struct OpenCL::State {
     void* lib = nullptr;
 #define PLX_CL_FN(name) decltype(&::name) name = nullptr;
+    // clang-format off
 #define PLX_CL_FNS                                                                                           \
     PLX_CL_FN(clGetPlatformIDs) PLX_CL_FN(clGetPlatformInfo) PLX_CL_FN(clGetDeviceIDs)                   \
     PLX_CL_FN(clGetDeviceInfo) PLX_CL_FN(clCreateContext) PLX_CL_FN(clCreateCommandQueue)                 \
@@ -39,6 +40,7 @@ struct OpenCL::State {
     PLX_CL_FN(clReleaseProgram) PLX_CL_FN(clReleaseCommandQueue) PLX_CL_FN(clReleaseContext)              \
     PLX_CL_FN(clCreateBuffer) PLX_CL_FN(clReleaseMemObject) PLX_CL_FN(clEnqueueWriteBuffer)                \
     PLX_CL_FN(clEnqueueReadBuffer)
+    // clang-format on
     PLX_CL_FNS
 #undef PLX_CL_FN
     cl_context context = nullptr;
@@ -60,8 +62,8 @@ struct OpenCL::State {
     bool load(std::string& why) {
         lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
         if (!lib) return why = "libOpenCL.so.1 is not installed", false;
-#define PLX_CL_FN(name)                                                                                     \
-    name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name));                                         \
+#define PLX_CL_FN(name)                                                                            \
+    name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name));                                 \
     if (!name) return why = "the ICD loader has no " #name, false;
         PLX_CL_FNS
 #undef PLX_CL_FN
@@ -84,7 +86,8 @@ struct OpenCL::State {
         for (cl_platform_id p : platforms) {
             if (text(clGetPlatformInfo, p, CL_PLATFORM_NAME) != platform) continue;
             cl_uint nd = 0;
-            if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || nd == 0) continue;
+            if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || nd == 0)
+                continue;
             std::vector<cl_device_id> devices(nd);
             clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, devices.data(), nullptr);
             for (cl_device_id d : devices)
@@ -98,19 +101,24 @@ struct OpenCL::State {
 OpenCL::OpenCL(std::unique_ptr<State> s) : s_(std::move(s)) {}
 OpenCL::~OpenCL() = default;
 
-std::unique_ptr<OpenCL> OpenCL::open(const std::string& platform, const std::string& device, std::string& why) {
+std::unique_ptr<OpenCL> OpenCL::open(const std::string& platform, const std::string& device,
+                                     std::string& why) {
     auto s = std::make_unique<State>();
     if (!s->load(why)) return nullptr;
     cl_device_id id = s->find(platform, device);
-    if (!id) return why = "no OpenCL device '" + device + "' on platform '" + platform + "'", nullptr;
+    if (!id)
+        return why = "no OpenCL device '" + device + "' on platform '" + platform + "'", nullptr;
     cl_int err = CL_SUCCESS;
     s->context = s->clCreateContext(nullptr, 1, &id, nullptr, nullptr, &err);
     if (err == CL_SUCCESS) s->queue = s->clCreateCommandQueue(s->context, id, 0, &err);
     const char* source = "__kernel void empty(void) {}";
-    if (err == CL_SUCCESS) s->program = s->clCreateProgramWithSource(s->context, 1, &source, nullptr, &err);
+    if (err == CL_SUCCESS)
+        s->program = s->clCreateProgramWithSource(s->context, 1, &source, nullptr, &err);
     if (err == CL_SUCCESS) err = s->clBuildProgram(s->program, 1, &id, "", nullptr, nullptr);
     if (err == CL_SUCCESS) s->kernel = s->clCreateKernel(s->program, "empty", &err);
-    if (err != CL_SUCCESS) return why = "setting up the raw OpenCL kernel failed: error " + std::to_string(err), nullptr;
+    if (err != CL_SUCCESS)
+        return why = "setting up the raw OpenCL kernel failed: error " + std::to_string(err),
+               nullptr;
     auto raw = std::unique_ptr<OpenCL>(new OpenCL(std::move(s)));
     if (raw->round_us(1, why) < 0) return nullptr; // warm-up: the first enqueue finishes the build
     return raw;
@@ -120,7 +128,8 @@ double OpenCL::round_us(int launches, std::string& why) {
     const size_t global = 32, local = 32;
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < launches; ++i)
-        if (cl_int err = s_->clEnqueueNDRangeKernel(s_->queue, s_->kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr);
+        if (cl_int err = s_->clEnqueueNDRangeKernel(s_->queue, s_->kernel, 1, nullptr, &global,
+                                                    &local, 0, nullptr, nullptr);
             err != CL_SUCCESS)
             return why = "clEnqueueNDRangeKernel failed: error " + std::to_string(err), -1;
     const double us = us_since(t0) / launches;
@@ -135,13 +144,20 @@ double OpenCL::transfer_seconds(void* host, size_t bytes, bool upload, std::stri
         cl_int err = CL_SUCCESS;
         s_->buffer = s_->clCreateBuffer(s_->context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
         s_->buffer_bytes = err == CL_SUCCESS ? bytes : 0;
-        if (err != CL_SUCCESS) return why = "clCreateBuffer of " + std::to_string(bytes) + " bytes failed: error " + std::to_string(err), -1;
+        if (err != CL_SUCCESS)
+            return why = "clCreateBuffer of " + std::to_string(bytes) + " bytes failed: error " +
+                         std::to_string(err),
+                   -1;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    cl_int err = upload ? s_->clEnqueueWriteBuffer(s_->queue, s_->buffer, CL_TRUE, 0, bytes, host, 0, nullptr, nullptr)
-                        : s_->clEnqueueReadBuffer(s_->queue, s_->buffer, CL_TRUE, 0, bytes, host, 0, nullptr, nullptr);
+    cl_int err = upload ? s_->clEnqueueWriteBuffer(s_->queue, s_->buffer, CL_TRUE, 0, bytes, host,
+                                                   0, nullptr, nullptr)
+                        : s_->clEnqueueReadBuffer(s_->queue, s_->buffer, CL_TRUE, 0, bytes, host, 0,
+                                                  nullptr, nullptr);
     if (err != CL_SUCCESS)
-        return why = std::string(upload ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer") + " failed: error " + std::to_string(err), -1;
+        return why = std::string(upload ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer") +
+                     " failed: error " + std::to_string(err),
+               -1;
     return us_since(t0) * 1e-6;
 }
 
@@ -167,7 +183,9 @@ double OpenCL::transfer_seconds(void*, size_t, bool, std::string& why) {
 
 namespace {
 // Called once per group; opaque to the optimizer, so every call happens.
-[[gnu::noinline]] void empty_group(unsigned group) { asm volatile("" : : "r"(group) : "memory"); }
+[[gnu::noinline]] void empty_group(unsigned group) {
+    asm volatile("" : : "r"(group) : "memory");
+}
 } // namespace
 
 struct ForkJoin::State {
@@ -198,7 +216,8 @@ struct ForkJoin::State {
             // runs on (20000 yields, the earlier spin, lasted milliseconds: on the 16-core
             // Xeon plexus's empty launch read 46 us beside it).
             const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
-            while (generation.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < deadline)
+            while (generation.load(std::memory_order_acquire) == seen &&
+                   std::chrono::steady_clock::now() < deadline)
                 std::this_thread::yield();
             generation.wait(seen, std::memory_order_acquire);
             if (stop.load()) return;
@@ -210,17 +229,21 @@ struct ForkJoin::State {
 
 ForkJoin::ForkJoin() : s_(std::make_unique<State>()) {
     const unsigned n = std::max(1u, std::thread::hardware_concurrency());
-    for (unsigned i = 1; i < n; ++i) s_->workers.emplace_back([s = s_.get()] { s->worker(); });
+    for (unsigned i = 1; i < n; ++i)
+        s_->workers.emplace_back([s = s_.get()] { s->worker(); });
 }
 
 ForkJoin::~ForkJoin() {
     s_->stop = true;
     s_->generation.fetch_add(1);
     s_->generation.notify_all();
-    for (auto& t : s_->workers) t.join();
+    for (auto& t : s_->workers)
+        t.join();
 }
 
-unsigned ForkJoin::threads() const { return unsigned(s_->workers.size()) + 1; }
+unsigned ForkJoin::threads() const {
+    return unsigned(s_->workers.size()) + 1;
+}
 
 double ForkJoin::round_us(int launches, unsigned groups) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -232,7 +255,8 @@ double ForkJoin::round_us(int launches, unsigned groups) {
         s_->generation.fetch_add(1, std::memory_order_release);
         s_->generation.notify_all();
         s_->work();
-        while (s_->done.load(std::memory_order_acquire) < groups) std::this_thread::yield();
+        while (s_->done.load(std::memory_order_acquire) < groups)
+            std::this_thread::yield();
     }
     return us_since(t0) / launches;
 }

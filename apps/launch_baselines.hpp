@@ -14,7 +14,8 @@ namespace plexus::app::launch_baseline {
 class OpenCL {
 public:
     // nullptr, with why set, when there is no ICD loader, no such device or the build failed.
-    static std::unique_ptr<OpenCL> open(const std::string& platform, const std::string& device, std::string& why);
+    static std::unique_ptr<OpenCL> open(const std::string& platform, const std::string& device,
+                                        std::string& why);
     ~OpenCL();
     OpenCL(const OpenCL&) = delete;
     OpenCL& operator=(const OpenCL&) = delete;

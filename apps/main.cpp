@@ -1,11 +1,11 @@
 // `plexus`: dispatches to the subcommands that registered themselves (see app.hpp).
 #include <algorithm>
-#include <initializer_list>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <initializer_list>
 #include <iostream>
+#include <sstream>
 #include <unistd.h>
 
 #include "app.hpp"
@@ -29,7 +29,9 @@ Registration::Registration(Command c) {
     });
 }
 
-const std::vector<Command>& commands() { return registry(); }
+const std::vector<Command>& commands() {
+    return registry();
+}
 
 Config load_config() {
     Config config = Config::load();
@@ -42,7 +44,8 @@ Config load_config() {
     if (!ec && !root.empty()) {
         auto rel = exe.parent_path().lexically_relative(root);
         if (!rel.empty() && *rel.begin() != "..") {
-            for (const char* dir : PLEXUS_BUILD_PLUGIN_DIRS) config.plugin_dirs.emplace_back(dir);
+            for (const char* dir : PLEXUS_BUILD_PLUGIN_DIRS)
+                config.plugin_dirs.emplace_back(dir);
             config.use_install_dir = false; // an older installed plugin would shadow nothing useful
         }
     }
@@ -55,7 +58,8 @@ ir::Kernel load_kernel(const std::string& what) {
     std::ifstream in(what);
     if (!in) {
         std::string msg = "'" + what + "' is neither a sample kernel nor a readable file; samples:";
-        for (auto& n : samples::names()) msg += " " + n;
+        for (auto& n : samples::names())
+            msg += " " + n;
         throw Error(ErrorCode::InvalidArgument, msg);
     }
     std::stringstream text;
@@ -70,8 +74,8 @@ int report_error(const std::exception& e) {
     return 2;
 }
 
-std::optional<int> json_option_only(const std::vector<std::string>& args, const char* command, const char* help,
-                                    bool& json) {
+std::optional<int> json_option_only(const std::vector<std::string>& args, const char* command,
+                                    const char* help, bool& json) {
     for (const auto& a : args) {
         if (a == "--json") {
             json = true;
@@ -79,7 +83,8 @@ std::optional<int> json_option_only(const std::vector<std::string>& args, const 
             std::fputs(help, stdout);
             return 0;
         } else {
-            std::fprintf(stderr, "plexus %s: unknown option '%s' (try --help)\n", command, a.c_str());
+            std::fprintf(stderr, "plexus %s: unknown option '%s' (try --help)\n", command,
+                         a.c_str());
             return 2;
         }
     }
@@ -91,14 +96,15 @@ std::optional<int> json_option_only(const std::vector<std::string>& args, const 
 namespace {
 
 void usage(std::FILE* out) {
-    std::fprintf(out,
-                 "usage: plexus <command> [options]\n"
-                 "       plexus <command> --help\n\n"
-                 "Runs compute kernels on every backend found at run time.\n\ncommands:\n");
-    for (const auto& c : plexus::app::commands()) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
-    std::fprintf(out,
-                 "\nenvironment: PLEXUS_CONFIG (configuration file), PLEXUS_PLUGIN_PATH "
-                 "(colon-separated plugin folders), PLEXUS_LOG (trace, debug, info, warn, error, off)\n");
+    std::fprintf(out, "usage: plexus <command> [options]\n"
+                      "       plexus <command> --help\n\n"
+                      "Runs compute kernels on every backend found at run time.\n\ncommands:\n");
+    for (const auto& c : plexus::app::commands())
+        std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
+    std::fprintf(
+        out,
+        "\nenvironment: PLEXUS_CONFIG (configuration file), PLEXUS_PLUGIN_PATH "
+        "(colon-separated plugin folders), PLEXUS_LOG (trace, debug, info, warn, error, off)\n");
 }
 
 } // namespace

@@ -16,12 +16,16 @@ int run_samples(const std::vector<std::string>& args) {
     for (size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--help" || args[i] == "-h") {
             std::cout << "usage: plexus run [--backend NAME] [--kernel NAME] [--size N]\n"
-                         "Runs each sample kernel on each backend and device found and checks its output.\n";
+                         "Runs each sample kernel on each backend and device found and checks its "
+                         "output.\n";
             return 0;
         }
-        if (i + 1 < args.size() && args[i] == "--backend") only_backend = args[++i];
-        else if (i + 1 < args.size() && args[i] == "--kernel") only_kernel = args[++i];
-        else if (i + 1 < args.size() && args[i] == "--size") size = std::stoul(args[++i]);
+        if (i + 1 < args.size() && args[i] == "--backend")
+            only_backend = args[++i];
+        else if (i + 1 < args.size() && args[i] == "--kernel")
+            only_kernel = args[++i];
+        else if (i + 1 < args.size() && args[i] == "--size")
+            size = std::stoul(args[++i]);
         else {
             std::cerr << "plexus run: unexpected argument '" << args[i] << "'\n";
             return 2;
@@ -29,7 +33,8 @@ int run_samples(const std::vector<std::string>& args) {
     }
     Runtime rt(load_config());
     int failures = 0, runs = 0, skipped = 0;
-    std::printf("%-8s %-40s %-17s %-22s %-8s %10s\n", "backend", "device", "kernel", "size", "result", "ms");
+    std::printf("%-8s %-40s %-17s %-22s %-8s %10s\n", "backend", "device", "kernel", "size",
+                "result", "ms");
     for (const Backend* b : rt.backends()) {
         if (!only_backend.empty() && b->name() != only_backend) continue;
         for (size_t d = 0; d < b->devices().size(); ++d) {
@@ -45,9 +50,12 @@ int run_samples(const std::vector<std::string>& args) {
                     size_text = p->size_text();
                     auto t0 = std::chrono::steady_clock::now();
                     p->run(rt, Target{b->name(), int(d)});
-                    ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+                    ms = std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - t0)
+                             .count();
                     auto r = p->check();
-                    result = r.ok() ? "ok" : "FAIL: " + std::to_string(r.bad) + " bad, " + r.first_bad;
+                    result =
+                        r.ok() ? "ok" : "FAIL: " + std::to_string(r.bad) + " bad, " + r.first_bad;
                 } catch (const Error& e) {
                     // The router dropped this device for the kernel (a capability it lacks):
                     // not a failure, and the reason is the router's own.
@@ -62,18 +70,23 @@ int run_samples(const std::vector<std::string>& args) {
                 if (result != "ok" && !skip) ++failures;
                 std::printf("%-8s %-40.40s %-17s %-22s %-8s %10.2f\n", b->name().c_str(),
                             b->devices()[d].name.c_str(), name.c_str(), size_text.c_str(),
-                            skip ? "skipped" : result == "ok" ? "ok" : "FAILED", ms);
+                            skip             ? "skipped"
+                            : result == "ok" ? "ok"
+                                             : "FAILED",
+                            ms);
                 if (result != "ok") std::printf("  %s\n", result.c_str());
             }
         }
     }
-    std::printf("%d runs, %d passed, %d failed, %d skipped where the router drops the device (first run of "
-                "each includes code generation)\n",
-                runs, runs - failures, failures, skipped);
+    std::printf(
+        "%d runs, %d passed, %d failed, %d skipped where the router drops the device (first run of "
+        "each includes code generation)\n",
+        runs, runs - failures, failures, skipped);
     return failures ? 1 : 0;
 }
 
-const Registration reg{{"run", run_samples, "run the sample kernels on every backend found and check them"}};
+const Registration reg{
+    {"run", run_samples, "run the sample kernels on every backend found and check them"}};
 
 } // namespace
 } // namespace plexus::app

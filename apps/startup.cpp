@@ -32,7 +32,8 @@ nlohmann::json raw_cuda() {
     auto retain = reinterpret_cast<Retain>(dlsym(lib, "cuDevicePrimaryCtxRetain"));
     int device = 0;
     void* ctx = nullptr;
-    if (!init || !device_get || !retain || init(0) != 0 || device_get(&device, 0) != 0 || retain(&ctx, device) != 0)
+    if (!init || !device_get || !retain || init(0) != 0 || device_get(&device, 0) != 0 ||
+        retain(&ctx, device) != 0)
         return {{"error", "cuInit, cuDeviceGet or cuDevicePrimaryCtxRetain failed"}};
     return {{"ms", ms_since(t0)}};
 }
@@ -72,7 +73,8 @@ nlohmann::json runtime_start(const std::string& backend) {
     Runtime rt(config);
     const double ms = ms_since(t0);
     size_t devices = 0;
-    for (const Backend* b : rt.backends()) devices += b->devices().size();
+    for (const Backend* b : rt.backends())
+        devices += b->devices().size();
     return {{"ms", ms}, {"backends", rt.backends().size()}, {"devices", devices}};
 }
 
@@ -85,7 +87,8 @@ std::string cell(const std::vector<nlohmann::json>& runs, double& median) {
     median = app::median(ms);
     char buf[256];
     int at = std::snprintf(buf, sizeof buf, "%8.2f ms  (", median);
-    for (size_t i = 0; i < ms.size(); ++i) at += std::snprintf(buf + at, sizeof buf - size_t(at), "%s%.2f", i ? " " : "", ms[i]);
+    for (size_t i = 0; i < ms.size(); ++i)
+        at += std::snprintf(buf + at, sizeof buf - size_t(at), "%s%.2f", i ? " " : "", ms[i]);
     std::snprintf(buf + at, sizeof buf - size_t(at), ")");
     return buf;
 }
@@ -95,10 +98,14 @@ std::string cell(const std::vector<nlohmann::json>& runs, double& median) {
 int run_startup_child(const std::vector<std::string>& args) {
     nlohmann::json result;
     try {
-        if (args.size() != 2) result = {{"error", "usage: --startup-child raw cuda|opencl, or runtime NAME|all"}};
-        else if (args[0] == "raw") result = args[1] == "cuda" ? raw_cuda() : raw_opencl();
-        else if (args[0] == "runtime") result = runtime_start(args[1]);
-        else result = {{"error", "unknown measurement " + args[0]}};
+        if (args.size() != 2)
+            result = {{"error", "usage: --startup-child raw cuda|opencl, or runtime NAME|all"}};
+        else if (args[0] == "raw")
+            result = args[1] == "cuda" ? raw_cuda() : raw_opencl();
+        else if (args[0] == "runtime")
+            result = runtime_start(args[1]);
+        else
+            result = {{"error", "unknown measurement " + args[0]}};
     } catch (const std::exception& e) {
         result = {{"error", e.what()}};
     }
@@ -112,7 +119,8 @@ int run_startup(const std::string& json_path) {
     std::vector<std::string> kinds;
     {
         Runtime rt(load_config());
-        for (const Backend* b : rt.backends()) kinds.push_back("runtime " + b->name());
+        for (const Backend* b : rt.backends())
+            kinds.push_back("runtime " + b->name());
     }
     std::sort(kinds.begin(), kinds.end());
     kinds.push_back("runtime all");
@@ -120,7 +128,8 @@ int run_startup(const std::string& json_path) {
     kinds.push_back("raw opencl");
     std::map<std::string, std::vector<nlohmann::json>> runs;
     for (int i = 0; i < kRuns; ++i)
-        for (const std::string& k : kinds) runs[k].push_back(run_child("", "--startup-child " + k));
+        for (const std::string& k : kinds)
+            runs[k].push_back(run_child("", "--startup-child " + k));
 
     std::printf("Runtime start-up in new processes, median of %d (every run)\n", kRuns);
     std::map<std::string, double> medians;
@@ -129,14 +138,18 @@ int run_startup(const std::string& json_path) {
         const std::string text = cell(runs[k], median);
         if (median > 0) medians[k] = median;
         const bool raw = k.rfind("raw", 0) == 0;
-        std::printf("  %-16s %s\n", (raw ? k.substr(4) + " (raw vendor calls)" : k.substr(8) + (k == "runtime all" ? "" : " alone")).c_str(),
+        std::printf("  %-16s %s\n",
+                    (raw ? k.substr(4) + " (raw vendor calls)"
+                         : k.substr(8) + (k == "runtime all" ? "" : " alone"))
+                        .c_str(),
                     text.c_str());
     }
     double slowest_raw = 0;
     for (const char* r : {"raw cuda", "raw opencl"})
         if (medians.count(r)) slowest_raw = std::max(slowest_raw, medians[r]);
     if (slowest_raw > 0 && medians.count("runtime all"))
-        std::printf("  all backends / slowest raw vendor start = %.2f (target <= 1.1)\n", medians["runtime all"] / slowest_raw);
+        std::printf("  all backends / slowest raw vendor start = %.2f (target <= 1.1)\n",
+                    medians["runtime all"] / slowest_raw);
     if (!json_path.empty()) {
         std::ofstream out(json_path);
         out << nlohmann::json{{"startup", runs}}.dump(2) << "\n";

@@ -14,30 +14,36 @@ namespace plexus::samples {
 namespace px = plexus;
 
 const Kernel<In<float>, In<float>, Out<float>, Int>& vector_add() {
-    static const auto k = px::kernel("vector_add", {"a", "b", "c", "n"},
-        [](px::In<float> a, px::In<float> b, px::Out<float> c, px::Int n) {
-            // Four elements per work-item, a work-group apart: a group adds one contiguous block
-            // of 4 x its size, so a CPU walks memory in order and vectorizes across work-items,
-            // each GPU load instruction stays coalesced, and a GPU thread has four loads of each
-            // input in flight instead of one (all loads come before the stores). Whether the
-            // block is whole is the same for the whole group, so the branch is uniform: a GPU
-            // does not diverge, and the host compiler unswitches it out of the work-item loop.
-            constexpr int P = vector_add_per_item;
-            px::Int s = px::local_size(0);
-            px::Int base = px::group_id(0) * s * P;
-            px::Int i = base + px::local_id(0);
-            px::If(n - base >= P * s, [&] { // not base + P * s <= n, which could wrap
-                std::vector<px::Float> sum;
-                sum.reserve(P);
-                for (int q = 0; q < P; ++q) sum.emplace_back(a[i + q * s] + b[i + q * s]);
-                for (int q = 0; q < P; ++q) c[i + q * s] = sum[q];
-            }).Else([&] {
-                // The last block, element by element: the loop keeps the code small, which
-                // the driver's JIT compiles faster, and the branch being uniform, a CPU still
-                // vectorizes the whole blocks.
-                px::For(i, n, s, [&](px::Int j) { c[j] = a[j] + b[j]; });
-            });
-        });
+    static const auto k =
+        px::kernel("vector_add", {"a", "b", "c", "n"},
+                   [](px::In<float> a, px::In<float> b, px::Out<float> c, px::Int n) {
+                       // Four elements per work-item, a work-group apart: a group adds one
+                       // contiguous block of 4 x its size, so a CPU walks memory in order and
+                       // vectorizes across work-items, each GPU load instruction stays coalesced,
+                       // and a GPU thread has four loads of each input in flight instead of one
+                       // (all loads come before the stores). Whether the block is whole is the same
+                       // for the whole group, so the branch is uniform: a GPU does not diverge, and
+                       // the host compiler unswitches it out of the work-item loop.
+                       constexpr int P = vector_add_per_item;
+                       px::Int s = px::local_size(0);
+                       px::Int base = px::group_id(0) * s * P;
+                       px::Int i = base + px::local_id(0);
+                       px::If(n - base >= P * s,
+                              [&] { // not base + P * s <= n, which could wrap
+                                  std::vector<px::Float> sum;
+                                  sum.reserve(P);
+                                  for (int q = 0; q < P; ++q)
+                                      sum.emplace_back(a[i + q * s] + b[i + q * s]);
+                                  for (int q = 0; q < P; ++q)
+                                      c[i + q * s] = sum[q];
+                              })
+                           .Else([&] {
+                               // The last block, element by element: the loop keeps the code small,
+                               // which the driver's JIT compiles faster, and the branch being
+                               // uniform, a CPU still vectorizes the whole blocks.
+                               px::For(i, n, s, [&](px::Int j) { c[j] = a[j] + b[j]; });
+                           });
+                   });
     return k;
 }
 
@@ -50,18 +56,22 @@ namespace {
 // vectorizer to pairs of floats instead of one vector (0.82 - 1.02 of the C++ loop with
 // eight sums on the 2-core AVX-512 Xeon; 1.23 - 1.48 with sixteen added in order).
 template <class Step>
-px::Value<float> partial_sums(px::In<float>& in, px::Int& i, const px::Int& end, const Step& step, int lanes) {
+px::Value<float> partial_sums(px::In<float>& in, px::Int& i, const px::Int& end, const Step& step,
+                              int lanes) {
     std::vector<px::Float> acc;
-    for (int q = 0; q < lanes; ++q) acc.emplace_back(0.0f);
+    for (int q = 0; q < lanes; ++q)
+        acc.emplace_back(0.0f);
     px::While(i + (lanes - 1) * step < end, [&] {
-        for (int q = 0; q < lanes; ++q) acc[size_t(q)] += in[i + q * step];
+        for (int q = 0; q < lanes; ++q)
+            acc[size_t(q)] += in[i + q * step];
         i += lanes * step;
     });
     px::While(i < end, [&] {
         acc[0] += in[i];
         i += step;
     });
-    for (int q = 1; q < lanes; ++q) acc[0] = acc[0] + acc[size_t(q)];
+    for (int q = 1; q < lanes; ++q)
+        acc[0] = acc[0] + acc[size_t(q)];
     return acc[0];
 }
 
@@ -71,37 +81,42 @@ px::Value<float> partial_sums(px::In<float>& in, px::Int& i, const px::Int& end,
 // size: elements a grid apart starting at g, so that a GPU's loads stay coalesced, with four
 // partial sums (the H100 read 0.95 - 0.96 of the nvcc baseline with four, 0.91 - 0.93 with
 // eight). The branch is uniform.
-px::Value<float> reduce_share(px::In<float>& in, const px::Int& n, const px::Int& run, const px::Int& step) {
+px::Value<float> reduce_share(px::In<float>& in, const px::Int& n, const px::Int& run,
+                              const px::Int& step) {
     px::Int g = px::global_id(0);
     px::Int i = px::select(step == 1, g * run, g);
     px::Int end = px::min(i + run * step, n);
     px::Float sum = 0.0f;
-    px::If(step == 1, [&] { sum = partial_sums(in, i, end, 1, 16); }).Else([&] { sum = partial_sums(in, i, end, step, 4); });
+    px::If(step == 1, [&] { sum = partial_sums(in, i, end, 1, 16); }).Else([&] {
+        sum = partial_sums(in, i, end, step, 4);
+    });
     return sum;
 }
 } // namespace
 
 const Kernel<In<float>, Out<float>, Int, Int, Int>& reduce() {
-    static const auto k = px::kernel("reduce", {"in", "out", "n", "run", "step"},
-        [](px::In<float> in, px::Out<float> out, px::Int n, px::Int run, px::Int step) {
-            auto partial = px::shared<float>(1024);
-            px::Int lid = px::local_id(0);
-            px::Int size = px::local_size(0);
-            partial[lid] = reduce_share(in, n, run, step);
-            px::barrier();
-            px::Int s = size / 2;
-            px::While(s > 0, [&] {
-                px::If(lid < s, [&] { partial[lid] = partial[lid] + partial[lid + s]; });
-                px::barrier();
-                s = s / 2;
-            });
-            px::If(lid == 0, [&] { px::atomic_add(out[0], partial[0]); });
-        });
+    static const auto k =
+        px::kernel("reduce", {"in", "out", "n", "run", "step"},
+                   [](px::In<float> in, px::Out<float> out, px::Int n, px::Int run, px::Int step) {
+                       auto partial = px::shared<float>(1024);
+                       px::Int lid = px::local_id(0);
+                       px::Int size = px::local_size(0);
+                       partial[lid] = reduce_share(in, n, run, step);
+                       px::barrier();
+                       px::Int s = size / 2;
+                       px::While(s > 0, [&] {
+                           px::If(lid < s, [&] { partial[lid] = partial[lid] + partial[lid + s]; });
+                           px::barrier();
+                           s = s / 2;
+                       });
+                       px::If(lid == 0, [&] { px::atomic_add(out[0], partial[0]); });
+                   });
     return k;
 }
 
 const Kernel<In<Vec<float, 4>>, Out<float>, Int, Int, Int>& warp_reduce() {
-    static const auto k = px::kernel("warp_reduce", {"in", "out", "n", "run", "step"},
+    static const auto k = px::kernel(
+        "warp_reduce", {"in", "out", "n", "run", "step"},
         [](px::In<Vec<float, 4>> in, px::Out<float> out, px::Int n, px::Int run, px::Int step) {
             auto partial = px::shared<float>(1024); // one per subgroup: at most one per work-item
             // Work-item g sums `run` float4s `step` apart (as reduce_share does with floats),
@@ -135,7 +150,8 @@ const Kernel<In<Vec<float, 4>>, Out<float>, Int, Int, Int>& warp_reduce() {
 }
 
 const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_naive() {
-    static const auto k = px::kernel("matmul_naive", {"a", "b", "c", "m", "n", "k"},
+    static const auto k = px::kernel(
+        "matmul_naive", {"a", "b", "c", "m", "n", "k"},
         [](px::In<float> a, px::In<float> b, px::Out<float> c, px::Int m, px::Int n, px::Int kk) {
             px::Int col = px::global_id(0);
             px::Int row = px::global_id(1);
@@ -149,7 +165,8 @@ const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_naive() {
 }
 
 const Kernel<In<float>, Out<float>, Int, Int>& transpose() {
-    static const auto k = px::kernel("transpose", {"in", "out", "rows", "cols"},
+    static const auto k = px::kernel(
+        "transpose", {"in", "out", "rows", "cols"},
         [](px::In<float> in, px::Out<float> out, px::Int rows, px::Int cols) {
             constexpr int T = 16;
             auto tile = px::shared<float>(T * (T + 1)); // +1 column: no bank conflicts on GPUs
@@ -167,17 +184,20 @@ const Kernel<In<float>, Out<float>, Int, Int>& transpose() {
 }
 
 const Kernel<In<int32_t>, Out<int32_t>, Out<int32_t>, Int>& scan_groups() {
-    static const auto k = px::kernel("scan_groups", {"in", "out", "sums", "n"},
+    static const auto k = px::kernel(
+        "scan_groups", {"in", "out", "sums", "n"},
         [](px::In<int32_t> in, px::Out<int32_t> out, px::Out<int32_t> sums, px::Int n) {
             auto totals = px::shared<int32_t>(2 * 1024); // double buffer: no read-write race
             px::Int lid = px::local_id(0);
             px::Int size = px::local_size(0);
             px::Int i = px::global_id(0);
             // Each subgroup scans its own values; its last lane then holds the subgroup's total.
-            px::Int x = px::subgroup_scan_inclusive_add(px::select(i < n, in[px::min(i, n - 1)], 0));
+            px::Int x =
+                px::subgroup_scan_inclusive_add(px::select(i < n, in[px::min(i, n - 1)], 0));
             totals[lid] = 0;
             px::barrier();
-            px::If(px::lane_id() == px::subgroup_size() - 1, [&] { totals[px::subgroup_id()] = x; });
+            px::If(px::lane_id() == px::subgroup_size() - 1,
+                   [&] { totals[px::subgroup_id()] = x; });
             px::barrier();
             // An inclusive scan of the subgroups' totals (a few on a GPU, one per work-item where
             // subgroups have one lane), in shared memory.
@@ -201,12 +221,13 @@ const Kernel<In<int32_t>, Out<int32_t>, Out<int32_t>, Int>& scan_groups() {
 }
 
 const Kernel<InOut<int32_t>, In<int32_t>, Int>& scan_add() {
-    static const auto k = px::kernel("scan_add", {"data", "offsets", "n"},
-        [](px::InOut<int32_t> data, px::In<int32_t> offsets, px::Int n) {
-            px::Int i = px::global_id(0);
-            px::Int g = px::group_id(0);
-            px::If(i < n && g > 0, [&] { data[i] += offsets[g - 1]; });
-        });
+    static const auto k =
+        px::kernel("scan_add", {"data", "offsets", "n"},
+                   [](px::InOut<int32_t> data, px::In<int32_t> offsets, px::Int n) {
+                       px::Int i = px::global_id(0);
+                       px::Int g = px::group_id(0);
+                       px::If(i < n && g > 0, [&] { data[i] += offsets[g - 1]; });
+                   });
     return k;
 }
 
@@ -214,24 +235,29 @@ namespace {
 
 // A histogram kernel with `max_bins` shared counters; each work-item counts the key at its
 // global id, or with `grid_stride` every key from there on, the grid's size apart.
-Kernel<In<uint32_t>, InOut<uint32_t>, Int, Int> make_histogram(const char* name, int max_bins, bool grid_stride) {
+Kernel<In<uint32_t>, InOut<uint32_t>, Int, Int> make_histogram(const char* name, int max_bins,
+                                                               bool grid_stride) {
     return px::kernel(name, {"in", "bins", "n", "nbins"},
-        [=](px::In<uint32_t> in, px::InOut<uint32_t> bins, px::Int n, px::Int nbins) {
-            auto local = px::shared<uint32_t>(uint32_t(max_bins));
-            px::Int lid = px::local_id(0);
-            px::Int size = px::local_size(0);
-            px::For(lid, nbins, size, [&](px::Int b) { local[b] = 0u; });
-            px::barrier();
-            auto tally = [&](const px::Int& i) { px::atomic_add(local[in[i] % px::cast<uint32_t>(nbins)], 1u); };
-            px::Int i = px::global_id(0);
-            if (grid_stride) px::For(i, n, px::global_size(0), tally);
-            else px::If(i < n, [&] { tally(i); });
-            px::barrier();
-            px::For(lid, nbins, size, [&](px::Int b) {
-                px::UInt count = local[b];
-                px::If(count > 0u, [&] { px::atomic_add(bins[b], count); });
-            });
-        });
+                      [=](px::In<uint32_t> in, px::InOut<uint32_t> bins, px::Int n, px::Int nbins) {
+                          auto local = px::shared<uint32_t>(uint32_t(max_bins));
+                          px::Int lid = px::local_id(0);
+                          px::Int size = px::local_size(0);
+                          px::For(lid, nbins, size, [&](px::Int b) { local[b] = 0u; });
+                          px::barrier();
+                          auto tally = [&](const px::Int& i) {
+                              px::atomic_add(local[in[i] % px::cast<uint32_t>(nbins)], 1u);
+                          };
+                          px::Int i = px::global_id(0);
+                          if (grid_stride)
+                              px::For(i, n, px::global_size(0), tally);
+                          else
+                              px::If(i < n, [&] { tally(i); });
+                          px::barrier();
+                          px::For(lid, nbins, size, [&](px::Int b) {
+                              px::UInt count = local[b];
+                              px::If(count > 0u, [&] { px::atomic_add(bins[b], count); });
+                          });
+                      });
 }
 
 } // namespace
@@ -255,47 +281,61 @@ Grid histogram_wide_grid(size_t n) {
 }
 
 const Kernel<In<float>, Out<float>, Int>& pipeline_step() {
-    static const auto k = px::kernel("pipeline_step", {"x", "y", "n"}, [](px::In<float> x, px::Out<float> y, px::Int n) {
-        px::Int i = px::global_id(0);
-        px::If(i < n, [&] {
-            // A degree-8 polynomial by Horner's rule: enough arithmetic per element that the
-            // kernel takes about as long as moving the element in and out.
-            px::Float v = x[i];
-            px::Float acc = pipeline_coefficients[0];
-            for (float c : std::span(pipeline_coefficients).subspan(1)) acc = acc * v + c;
-            y[i] = acc;
+    static const auto k = px::kernel(
+        "pipeline_step", {"x", "y", "n"}, [](px::In<float> x, px::Out<float> y, px::Int n) {
+            px::Int i = px::global_id(0);
+            px::If(i < n, [&] {
+                // A degree-8 polynomial by Horner's rule: enough arithmetic per element that the
+                // kernel takes about as long as moving the element in and out.
+                px::Float v = x[i];
+                px::Float acc = pipeline_coefficients[0];
+                for (float c : std::span(pipeline_coefficients).subspan(1))
+                    acc = acc * v + c;
+                y[i] = acc;
+            });
         });
-    });
     return k;
 }
 
 const ir::Kernel* find(std::string_view name) {
     static const std::map<std::string, const ir::Kernel*, std::less<>> all = {
-        {"vector_add", &vector_add().ir()},     {"reduce", &reduce().ir()},
+        {"vector_add", &vector_add().ir()},
+        {"reduce", &reduce().ir()},
         {"warp_reduce", &warp_reduce().ir()},
-        {"matmul_naive", &matmul_naive().ir()}, {"matmul", &matmul_tiled().ir()},
-        {"matmul_tiled", &matmul_tiled().ir()}, {"transpose", &transpose().ir()},
-        {"scan_groups", &scan_groups().ir()},   {"scan_add", &scan_add().ir()},
-        {"histogram", &histogram().ir()},       {"histogram_wide", &histogram_wide().ir()},
+        {"matmul_naive", &matmul_naive().ir()},
+        {"matmul", &matmul_tiled().ir()},
+        {"matmul_tiled", &matmul_tiled().ir()},
+        {"transpose", &transpose().ir()},
+        {"scan_groups", &scan_groups().ir()},
+        {"scan_add", &scan_add().ir()},
+        {"histogram", &histogram().ir()},
+        {"histogram_wide", &histogram_wide().ir()},
         {"vector_add_float4", &vector_add_float4().ir()},
-        {"saxpy_f16", &saxpy_f16().ir()},       {"dequant_int8", &dequant_int8().ir()},
-        {"softmax_bf16", &softmax_bf16().ir()}, {"softmax_f32", &softmax_f32().ir()},
-        {"particles", &particles().ir()},       {"pipeline_step", &pipeline_step().ir()},
-        {"math_catalog_f32", &math_catalog<float>().ir()}, {"math_catalog_f64", &math_catalog<double>().ir()},
-        {"matmul_f16", &matmul_f16().ir()},     {"matmul_bf16", &matmul_bf16().ir()},
+        {"saxpy_f16", &saxpy_f16().ir()},
+        {"dequant_int8", &dequant_int8().ir()},
+        {"softmax_bf16", &softmax_bf16().ir()},
+        {"softmax_f32", &softmax_f32().ir()},
+        {"particles", &particles().ir()},
+        {"pipeline_step", &pipeline_step().ir()},
+        {"math_catalog_f32", &math_catalog<float>().ir()},
+        {"math_catalog_f64", &math_catalog<double>().ir()},
+        {"matmul_f16", &matmul_f16().ir()},
+        {"matmul_bf16", &matmul_bf16().ir()},
         {"matmul_tf32", &matmul_tf32().ir()},
-        {"matmul_f16_rows", &matmul_f16_rows().ir()}, {"matmul_bf16_rows", &matmul_bf16_rows().ir()},
+        {"matmul_f16_rows", &matmul_f16_rows().ir()},
+        {"matmul_bf16_rows", &matmul_bf16_rows().ir()},
     };
     auto it = all.find(name);
     return it == all.end() ? nullptr : it->second;
 }
 
 std::vector<std::string> names() {
-    return {"vector_add", "reduce",  "warp_reduce", "matmul_naive", "matmul_tiled", "transpose",
-            "scan_groups", "scan_add",    "histogram",    "histogram_wide", "vector_add_float4", "saxpy_f16",
-            "dequant_int8", "softmax_bf16", "softmax_f32", "particles", "pipeline_step",
-            "math_catalog_f32", "math_catalog_f64", "matmul_f16", "matmul_bf16", "matmul_tf32",
-            "matmul_f16_rows", "matmul_bf16_rows"};
+    return {"vector_add",    "reduce",           "warp_reduce",       "matmul_naive",
+            "matmul_tiled",  "transpose",        "scan_groups",       "scan_add",
+            "histogram",     "histogram_wide",   "vector_add_float4", "saxpy_f16",
+            "dequant_int8",  "softmax_bf16",     "softmax_f32",       "particles",
+            "pipeline_step", "math_catalog_f32", "math_catalog_f64",  "matmul_f16",
+            "matmul_bf16",   "matmul_tf32",      "matmul_f16_rows",   "matmul_bf16_rows"};
 }
 
 } // namespace plexus::samples

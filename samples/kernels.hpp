@@ -76,7 +76,8 @@ const Kernel<In<bf16>, Out<bf16>, Int, Int>& softmax_bf16();
 const Kernel<In<float>, Out<float>, Int, Int>& softmax_f32();
 
 // A particle of the n-body sample: free, charged (its field strength) or anchored to a point.
-using ParticleKind = Variant<"ParticleKind", Case<"free">, Case<"charged", float>, Case<"anchored", Vec3>>;
+using ParticleKind =
+    Variant<"ParticleKind", Case<"free">, Case<"charged", float>, Case<"anchored", Vec3>>;
 struct Particle {
     Vec3 pos, vel;
     float mass;
@@ -96,7 +97,8 @@ const Kernel<In<Particle>, Out<Particle>, Int, Float>& particles();
 
 // pipeline: y = p(x) for a fixed degree-8 polynomial p (Horner's rule), the kernel of the
 // pipeline sample, whose chunks are uploaded, computed and downloaded on three queues.
-inline constexpr std::array<float, 9> pipeline_coefficients{0.5f, -1.25f, 0.75f, 2.0f, -0.5f, 1.5f, -2.25f, 0.25f, 1.0f};
+inline constexpr std::array<float, 9> pipeline_coefficients{0.5f, -1.25f, 0.75f, 2.0f, -0.5f,
+                                                            1.5f, -2.25f, 0.25f, 1.0f};
 const Kernel<In<float>, Out<float>, Int>& pipeline_step();
 
 // Every sample by name, as IR: for `plexus codegen NAME`.

@@ -11,12 +11,16 @@ namespace plexus::samples {
 namespace {
 
 template <class T> auto form_of(const MathFunction& f) {
-    if constexpr (std::is_same_v<T, float>) return f.f32;
-    else return f.f64;
+    if constexpr (std::is_same_v<T, float>)
+        return f.f32;
+    else
+        return f.f64;
 }
 template <class T> auto form_of(const MathIntFunction& f) {
-    if constexpr (std::is_same_v<T, float>) return f.f32;
-    else return f.f64;
+    if constexpr (std::is_same_v<T, float>)
+        return f.f32;
+    else
+        return f.f64;
 }
 // The table's functions that exist in T, in table order: function j's inputs and results are
 // elements j * n ... j * n + n - 1; the int functions' inputs follow in x.
@@ -28,7 +32,8 @@ template <class T> std::vector<const MathFunction*> functions_in() {
 }
 
 template <class T> MathCatalogKernel<T> trace(const char* name) {
-    return plexus::kernel(name, {"x", "y", "z", "out", "iout", "n"},
+    return plexus::kernel(
+        name, {"x", "y", "z", "out", "iout", "n"},
         [](In<T> x, In<T> y, In<T> z, Out<T> out, Out<int32_t> iout, Int n) {
             Int i = global_id(0);
             If(i < n, [&] {
@@ -39,7 +44,8 @@ template <class T> MathCatalogKernel<T> trace(const char* name) {
                 }
                 const auto& ints = math_int_functions();
                 for (size_t m = 0; m < ints.size(); ++m)
-                    iout[int32_t(m) * n + i] = form_of<T>(ints[m])(Value<T>(x[int32_t(fns.size() + m) * n + i]));
+                    iout[int32_t(m) * n + i] =
+                        form_of<T>(ints[m])(Value<T>(x[int32_t(fns.size() + m) * n + i]));
             });
         });
 }
@@ -48,8 +54,9 @@ template <class T> MathCatalogKernel<T> trace(const char* name) {
 template <class T> class Precision {
 public:
     Precision(size_t n, Runtime& rt, std::mt19937& g)
-        : n_(n), fns_(functions_in<T>()), x_(input(0, g)), y_(input(1, g)), z_(input(2, g)), bx_(rt, x_),
-          by_(rt, y_), bz_(rt, z_), out_(rt, fns_.size() * n), iout_(rt, math_int_functions().size() * n) {}
+        : n_(n), fns_(functions_in<T>()), x_(input(0, g)), y_(input(1, g)), z_(input(2, g)),
+          bx_(rt, x_), by_(rt, y_), bz_(rt, z_), out_(rt, fns_.size() * n),
+          iout_(rt, math_int_functions().size() * n) {}
     void run(Runtime& rt, const Target& t) {
         rt.launch(t, math_catalog<T>(), Grid(n_), bx_, by_, bz_, out_, iout_, int(n_)).wait();
         ran_ = true;
@@ -60,13 +67,15 @@ public:
         auto iout = iout_.host();
         for (size_t j = 0; j < fns_.size(); ++j) {
             MathSummary s;
-            for (size_t i = j * n_; i < (j + 1) * n_; ++i) s.add(*fns_[j], x_[i], y_[i], z_[i], out[i]);
+            for (size_t i = j * n_; i < (j + 1) * n_; ++i)
+                s.add(*fns_[j], x_[i], y_[i], z_[i], out[i]);
             add(r, s);
         }
         const auto& ints = math_int_functions();
         for (size_t m = 0; m < ints.size(); ++m) {
             MathSummary s;
-            for (size_t i = 0; i < n_; ++i) s.add_int(ints[m], x_[(fns_.size() + m) * n_ + i], iout[m * n_ + i]);
+            for (size_t i = 0; i < n_; ++i)
+                s.add_int(ints[m], x_[(fns_.size() + m) * n_ + i], iout[m * n_ + i]);
             add(r, s);
         }
     }
@@ -117,7 +126,8 @@ public:
         return r;
     }
     std::string tolerance() const override {
-        return "each function within its stated bound (samples/math_functions.cpp), int results exactly";
+        return "each function within its stated bound (samples/math_functions.cpp), int results "
+               "exactly";
     }
     double work() const override { return double(f32_.calls() + f64_.calls()); }
     const char* unit() const override { return "Gcalls/s"; }
@@ -131,7 +141,8 @@ private:
 } // namespace
 
 template <class T> const MathCatalogKernel<T>& math_catalog() {
-    static const auto k = trace<T>(std::is_same_v<T, float> ? "math_catalog_f32" : "math_catalog_f64");
+    static const auto k =
+        trace<T>(std::is_same_v<T, float> ? "math_catalog_f32" : "math_catalog_f64");
     return k;
 }
 template const MathCatalogKernel<float>& math_catalog<float>();

@@ -1,7 +1,7 @@
 // The math library as data: every math function of the kernel language, the inputs it is
 // checked on, its host reference and the error bound plexus states for it. The math_catalog
-// sample and tests/math share this table, so each bound is written once (docs/kernel-language.md
-// lists them with the errors measured per backend).
+// sample and tests/core/kernel/math share this table, so each bound is written once
+// (docs/kernel-language.md lists them with the errors measured per backend).
 #pragma once
 
 #include "plexus/kernel.hpp"
@@ -55,14 +55,15 @@ const std::vector<MathIntFunction>& math_int_functions();
 
 // n inputs of argument `arg` (0, 1, 2) of a function: the edge values first where it takes
 // them, then random ones from `seed`; argument k's list is rotated by 3k, so edges meet others.
-template <class T> std::vector<T> math_inputs(const MathRange& range, bool edges, int arg, size_t n, unsigned seed);
+template <class T>
+std::vector<T> math_inputs(const MathRange& range, bool edges, int arg, size_t n, unsigned seed);
 
 // The error of one result against the reference at its arguments.
 struct MathError {
-    double ulp = 0;       // in ulp of the type at the reference; inf: a special value missed
-    double abs = 0;       // |got - reference|
-    bool in_abs = false;  // x is where the absolute bound applies
-    double ratio = 0;     // error / bound (<= 1 passes)
+    double ulp = 0;      // in ulp of the type at the reference; inf: a special value missed
+    double abs = 0;      // |got - reference|
+    bool in_abs = false; // x is where the absolute bound applies
+    double ratio = 0;    // error / bound (<= 1 passes)
     bool ok() const { return ratio <= 1; }
 };
 template <class T> MathError math_error(const MathFunction& f, T x, T y, T z, T got);

@@ -11,7 +11,8 @@ namespace plexus::samples {
 namespace px = plexus;
 
 const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tiled() {
-    static const auto k = px::kernel("matmul_tiled", {"a", "b", "c", "m", "n", "k"},
+    static const auto k = px::kernel(
+        "matmul_tiled", {"a", "b", "c", "m", "n", "k"},
         [](px::In<float> a, px::In<float> b, px::Out<float> c, px::Int m, px::Int n, px::Int kk) {
             // A group computes a BM x BN block of c, walking k in slices of BK. Each of its
             // 256 work-items owns a TM x TN micro-tile of the block (the block is a 16 x 16
@@ -64,7 +65,8 @@ const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tiled() {
             auto fetch = [&](const px::Value<int32_t>& t) {
                 for (int i = 0; i < Q; ++i) {
                     px::Int ka = t * BK + a_k + i;
-                    next_a[i] = px::select(a_row_ok && ka < kk, a[a_base + px::min(ka, kk - 1)], 0.0f);
+                    next_a[i] =
+                        px::select(a_row_ok && ka < kk, a[a_base + px::min(ka, kk - 1)], 0.0f);
                     px::Int kb = t * BK + b_k;
                     px::Int col = b_col + i;
                     next_b[i] = px::select(kb < kk && col < n,
@@ -81,7 +83,8 @@ const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tiled() {
             };
 
             std::vector<px::Float> acc;
-            for (int i = 0; i < TM * TN; ++i) acc.emplace_back(0.0f);
+            for (int i = 0; i < TM * TN; ++i)
+                acc.emplace_back(0.0f);
             fetch(0);
             stash(0);
             px::barrier();
@@ -100,19 +103,23 @@ const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tiled() {
                 std::vector<px::Float> sum(acc.begin(), acc.end());
                 for (int p = 0; p < BK; ++p) {
                     std::vector<px::Float> fa, fb;
-                    for (int i = 0; i < TM; ++i) fa.emplace_back(as[ar + (p * AS + offset(i))]);
-                    for (int j = 0; j < TN; ++j) fb.emplace_back(bs[br + (p * BN + offset(j))]);
+                    for (int i = 0; i < TM; ++i)
+                        fa.emplace_back(as[ar + (p * AS + offset(i))]);
+                    for (int j = 0; j < TN; ++j)
+                        fb.emplace_back(bs[br + (p * BN + offset(j))]);
                     for (int i = 0; i < TM; ++i)
                         for (int j = 0; j < TN; ++j)
                             sum[i * TN + j] = px::fma(fa[i], fb[j], sum[i * TN + j]);
                 }
-                for (int i = 0; i < TM * TN; ++i) acc[i] = sum[i];
+                for (int i = 0; i < TM * TN; ++i)
+                    acc[i] = sum[i];
                 stash(1 - stage);
                 px::barrier();
             });
 
             std::vector<px::Int> col;
-            for (int j = 0; j < TN; ++j) col.emplace_back(col0 + tx * Q + offset(j));
+            for (int j = 0; j < TN; ++j)
+                col.emplace_back(col0 + tx * Q + offset(j));
             for (int i = 0; i < TM; ++i) {
                 px::Int row = row0 + ty * Q + offset(i);
                 px::If(row < m, [&] {

@@ -19,9 +19,12 @@ namespace {
 namespace px = plexus;
 
 template <class T> const char* mma_name() {
-    if constexpr (std::same_as<T, px::half>) return "matmul_f16";
-    else if constexpr (std::same_as<T, px::bf16>) return "matmul_bf16";
-    else return "matmul_tf32";
+    if constexpr (std::same_as<T, px::half>)
+        return "matmul_f16";
+    else if constexpr (std::same_as<T, px::bf16>)
+        return "matmul_bf16";
+    else
+        return "matmul_tf32";
 }
 
 // The m16 fragment GEMM of `blocks` 128 x 128 blocks of c side by side, from column
@@ -33,12 +36,12 @@ template <class T> const char* mma_name() {
 // work on this one. The results go out through shared memory too, one fragment per subgroup
 // at a time, with the edge guards.
 template <class T>
-void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float>& c, const px::Int& m, const px::Int& n,
-                     const px::Int& kk, int blocks) {
+void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float>& c,
+                     const px::Int& m, const px::Int& n, const px::Int& kk, int blocks) {
     constexpr int BM = mma_block, BN = mma_block, BK = 32;
     constexpr int K = std::same_as<T, float> ? 8 : 16; // the fragment's k
-    constexpr int WM = 64, WN = 32;                     // a subgroup's part of the block
-    constexpr int FM = WM / 16, FN = WN / 16;           // its fragments: 4 x 2
+    constexpr int WM = 64, WN = 32;                    // a subgroup's part of the block
+    constexpr int FM = WM / 16, FN = WN / 16;          // its fragments: 4 x 2
     static_assert((BM / WM) * (BN / WN) == mma_subgroups);
     // Rows padded by 16 bytes: fragment loads of consecutive rows then start in
     // different banks, and every row stays 16-byte aligned (what wmma asks).
@@ -56,30 +59,37 @@ void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float
     px::Var<int32_t> col0 = px::group_id(0) * (BN * blocks);
 
     std::vector<std::unique_ptr<px::Fragment<float, 16, 16, K, px::Accumulator>>> acc;
-    for (int i = 0; i < FM * FN; ++i) acc.push_back(std::make_unique<px::Fragment<float, 16, 16, K, px::Accumulator>>());
+    for (int i = 0; i < FM * FN; ++i)
+        acc.push_back(std::make_unique<px::Fragment<float, 16, 16, K, px::Accumulator>>());
     px::Fragment<T, 16, 16, K, px::MatrixA> fa[FM];
     px::Fragment<T, 16, 16, K, px::MatrixB> fb[FN];
 
     // The blocks of c this group computes, one after the other: `blocks` side by side.
     auto block = [&] {
-        for (auto& f : acc) px::fill_fragment(*f, 0.0f);
+        for (auto& f : acc)
+            px::fill_fragment(*f, 0.0f);
         px::Int slices = (kk + BK - 1) / BK;
         // The tensor-core work on the slice in as and bs.
         auto compute = [&] {
             for (int p = 0; p < BK; p += K) {
-                for (int i = 0; i < FM; ++i) px::load_fragment(fa[i], as, wm + 16 * i, p);
-                for (int j = 0; j < FN; ++j) px::load_fragment(fb[j], bs, p, wn + 16 * j);
                 for (int i = 0; i < FM; ++i)
-                    for (int j = 0; j < FN; ++j) px::mma(*acc[i * FN + j], fa[i], fb[j]);
+                    px::load_fragment(fa[i], as, wm + 16 * i, p);
+                for (int j = 0; j < FN; ++j)
+                    px::load_fragment(fb[j], bs, p, wn + 16 * j);
+                for (int i = 0; i < FM; ++i)
+                    for (int j = 0; j < FN; ++j)
+                        px::mma(*acc[i * FN + j], fa[i], fb[j]);
             }
         };
         // a[gr][gk] and b[gk][gc], or 0 outside the matrices, read from clamped addresses.
         const px::Value<T> zero(T(0.0f));
         auto a_at = [&](const px::Int& gr, const px::Int& gk) {
-            return px::select(gr < m && gk < kk, a[px::min(gr, m - 1) * kk + px::min(gk, kk - 1)], zero);
+            return px::select(gr < m && gk < kk, a[px::min(gr, m - 1) * kk + px::min(gk, kk - 1)],
+                              zero);
         };
         auto b_at = [&](const px::Int& gk, const px::Int& gc) {
-            return px::select(gk < kk && gc < n, b[px::min(gk, kk - 1) * n + px::min(gc, n - 1)], zero);
+            return px::select(gk < kk && gc < n, b[px::min(gk, kk - 1) * n + px::min(gc, n - 1)],
+                              zero);
         };
 
         // Groups of 256 work-items (8 subgroups of 32: NVIDIA GPUs) copy with a fixed
@@ -95,8 +105,10 @@ void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float
                 px::Bool inside = row0 + BM <= m && col0 + BN <= n;
                 auto fetch = [&](const px::Value<int32_t>& k0) {
                     px::If(inside && k0 + BK <= kk, [&] {
-                        for (int j = 0; j < EA; ++j) ra[j] = a[(row0 + ar + j * (G / BK)) * kk + k0 + ac];
-                        for (int j = 0; j < EB; ++j) rb[j] = b[(k0 + br + j * (G / BN)) * n + col0 + bc];
+                        for (int j = 0; j < EA; ++j)
+                            ra[j] = a[(row0 + ar + j * (G / BK)) * kk + k0 + ac];
+                        for (int j = 0; j < EB; ++j)
+                            rb[j] = b[(k0 + br + j * (G / BN)) * n + col0 + bc];
                     }).Else([&] { // an edge block, or past the last slice: zeros outside
                         for (int j = 0; j < EA; ++j) {
                             px::Int gr = row0 + ar + j * (G / BK), gk = k0 + ac;
@@ -109,8 +121,10 @@ void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float
                     });
                 };
                 auto stash = [&] {
-                    for (int j = 0; j < EA; ++j) as[ar + j * (G / BK)][ac] = ra[j];
-                    for (int j = 0; j < EB; ++j) bs[br + j * (G / BN)][bc] = rb[j];
+                    for (int j = 0; j < EA; ++j)
+                        as[ar + j * (G / BK)][ac] = ra[j];
+                    for (int j = 0; j < EB; ++j)
+                        bs[br + j * (G / BN)][bc] = rb[j];
                 };
                 px::If(0 < slices, [&] { fetch(0); }); // k = 0 reads nothing
                 stash();
@@ -159,7 +173,8 @@ void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float
             px::barrier();
         }
     };
-    if (blocks == 1) block();
+    if (blocks == 1)
+        block();
     else
         px::For(0, blocks, [&](px::Int) {
             block();
@@ -177,9 +192,10 @@ void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float
 // The two are separate kernels: the registers a needs cost the copy_async path 0.70 -> 0.56
 // of cuBLAS at 8192^3 when both were in one kernel (docs/benchmarks.md).
 template <class T>
-void warpgroup_block(const px::In<T>& a, const px::In<T>& b, const px::Out<float>& c, const px::Int& m,
-                     const px::Int& n, const px::Int& kk, bool a_rows) {
-    constexpr int BM = mma_block, BN = 2 * mma_block, BK = 64, S = 4, V = 8, G = 256, EA = BM * BK / G;
+void warpgroup_block(const px::In<T>& a, const px::In<T>& b, const px::Out<float>& c,
+                     const px::Int& m, const px::Int& n, const px::Int& kk, bool a_rows) {
+    constexpr int BM = mma_block, BN = 2 * mma_block, BK = 64, S = 4, V = 8, G = 256,
+                  EA = BM * BK / G;
     auto as = px::shared<T>(S * BM, BK, px::Swizzle128{});
     auto bs = px::shared<T>(S * BK, BN, px::Swizzle128{});
     px::Fragment<float, 64, BN, 16, px::Accumulator> acc;
@@ -193,7 +209,8 @@ void warpgroup_block(const px::In<T>& a, const px::In<T>& b, const px::Out<float
     // a[gr][gk] and b[gk][gc], or 0 outside the matrices, read from clamped addresses.
     const px::Value<T> zero(T(0.0f));
     auto a_at = [&](const px::Int& gr, const px::Int& gk) {
-        return px::select(gr < m && gk < kk, a[px::min(gr, m - 1) * kk + px::min(gk, kk - 1)], zero);
+        return px::select(gr < m && gk < kk, a[px::min(gr, m - 1) * kk + px::min(gk, kk - 1)],
+                          zero);
     };
     auto b_at = [&](const px::Int& gk, const px::Int& gc) {
         return px::select(gk < kk && gc < n, b[px::min(gk, kk - 1) * n + px::min(gc, n - 1)], zero);
@@ -203,10 +220,12 @@ void warpgroup_block(const px::In<T>& a, const px::In<T>& b, const px::Out<float
     // body(r, col) for each chunk of 8 elements of a rows x (per_row * 8) tile: groups of 256
     // take a fixed count a work-item, straight-line (its rows 256 / per_row apart, so the
     // swizzle's row bits are the same for all), other groups loop.
-    auto chunks = [&](int count, int per_row, const std::function<void(const px::Int&, const px::Int&)>& body) {
+    auto chunks = [&](int count, int per_row,
+                      const std::function<void(const px::Int&, const px::Int&)>& body) {
         px::If(items == G, [&] {
             px::Int r0 = tid / per_row, col = tid % per_row * V;
-            for (int j = 0; j < count / G; ++j) body(r0 + j * (G / per_row), col);
+            for (int j = 0; j < count / G; ++j)
+                body(r0 + j * (G / per_row), col);
         }).Else([&] {
             px::For(tid, count, items, [&](px::Int e) { body(e / per_row, e % per_row * V); });
         });
@@ -215,14 +234,16 @@ void warpgroup_block(const px::In<T>& a, const px::In<T>& b, const px::Out<float
         chunks(BM * BK / V, BK / V, [&](const px::Int& r, const px::Int& col) {
             px::Int gr = row0 + r, gk = t * BK + col;
             px::Int valid = px::select(gr < m && gk < kk, px::Int(V), px::Int(0));
-            px::copy_async<V>(as, stage * BM + r, col, a, px::select(valid > 0, gr * kk + gk, 0), valid);
+            px::copy_async<V>(as, stage * BM + r, col, a, px::select(valid > 0, gr * kk + gk, 0),
+                              valid);
         });
     };
     auto copy_b = [&](const px::Value<int32_t>& t, const px::Value<int32_t>& stage) {
         chunks(BK * BN / V, BN / V, [&](const px::Int& r, const px::Int& col) {
             px::Int gk = t * BK + r, gc = col0 + col;
             px::Int valid = px::select(gk < kk && gc < n, px::Int(V), px::Int(0));
-            px::copy_async<V>(bs, stage * BK + r, col, b, px::select(valid > 0, gk * n + gc, 0), valid);
+            px::copy_async<V>(bs, stage * BK + r, col, b, px::select(valid > 0, gk * n + gc, 0),
+                              valid);
         });
     };
     // The multiply of the slice in `stage`, left in flight: the stages it and the one before
@@ -242,7 +263,7 @@ void warpgroup_block(const px::In<T>& a, const px::In<T>& b, const px::Out<float
         px::For(0, slices, [&](px::Int t) {
             before(t);
             px::copy_async_wait(S - 3); // this work-item's copies of slice t are in
-            px::barrier();              // and everyone's; every warpgroup is done reading slice t - 2
+            px::barrier(); // and everyone's; every warpgroup is done reading slice t - 2
             px::If(t + S - 2 < slices, [&] {
                 if (with_a) copy_a(t + S - 2, (t + S - 2) % S);
                 copy_b(t + S - 2, (t + S - 2) % S);
@@ -261,17 +282,23 @@ void warpgroup_block(const px::In<T>& a, const px::In<T>& b, const px::Out<float
             px::Int ar = tid / BK, ac = tid % BK;
             std::vector<px::Var<T>> ra(EA);
             auto fetch = [&](const px::Value<int32_t>& t) {
-                for (int j = 0; j < EA; ++j) ra[j] = a_at(row0 + ar + j * (G / BK), t * BK + ac);
+                for (int j = 0; j < EA; ++j)
+                    ra[j] = a_at(row0 + ar + j * (G / BK), t * BK + ac);
             };
             px::If(0 < slices, [&] { fetch(0); }); // k = 0 reads nothing
             pipeline(false, [&](const px::Int& t) {
-                for (int j = 0; j < EA; ++j) as[t % S * BM + ar + j * (G / BK)][ac] = ra[j];
+                for (int j = 0; j < EA; ++j)
+                    as[t % S * BM + ar + j * (G / BK)][ac] = ra[j];
                 px::If(t + 1 < slices, [&] { fetch(t + 1); });
             });
         }).Else([&] {
             px::For(0, slices, [&](px::Int t) {
-                px::For(tid, BM * BK, items, [&](px::Int e) { as[e / BK][e % BK] = a_at(row0 + e / BK, t * BK + e % BK); });
-                px::For(tid, BK * BN, items, [&](px::Int e) { bs[e / BN][e % BN] = b_at(t * BK + e / BN, col0 + e % BN); });
+                px::For(tid, BM * BK, items, [&](px::Int e) {
+                    as[e / BK][e % BK] = a_at(row0 + e / BK, t * BK + e % BK);
+                });
+                px::For(tid, BK * BN, items, [&](px::Int e) {
+                    bs[e / BN][e % BN] = b_at(t * BK + e / BN, col0 + e % BN);
+                });
                 px::barrier();
                 px::mma_shared<BK>(acc, as, rows, 0, bs, 0, 0);
                 px::barrier();
@@ -284,8 +311,10 @@ void warpgroup_block(const px::In<T>& a, const px::In<T>& b, const px::Out<float
 // matmul_f16 / matmul_bf16: warpgroup_block where k and n are multiples of 8, else
 // fragment_blocks on two 128 x 128 blocks; matmul_tf32: fragment_blocks on one;
 // matmul_f16_rows / matmul_bf16_rows: warpgroup_block with a by registers.
-template <class T> Kernel<In<T>, In<T>, Out<float>, Int, Int, Int> make_matmul_mma(bool a_rows = false) {
-    return px::kernel(std::string(mma_name<T>()) + (a_rows ? "_rows" : ""), {"a", "b", "c", "m", "n", "k"},
+template <class T>
+Kernel<In<T>, In<T>, Out<float>, Int, Int, Int> make_matmul_mma(bool a_rows = false) {
+    return px::kernel(
+        std::string(mma_name<T>()) + (a_rows ? "_rows" : ""), {"a", "b", "c", "m", "n", "k"},
         [a_rows](px::In<T> a, px::In<T> b, px::Out<float> c, px::Int m, px::Int n, px::Int kk) {
             if constexpr (sizeof(T) == 4) {
                 fragment_blocks<T>(a, b, c, m, n, kk, 1);
@@ -297,9 +326,9 @@ template <class T> Kernel<In<T>, In<T>, Out<float>, Int, Int, Int> make_matmul_m
                     warpgroup_block<T>(a, b, c, m, n, kk, true);
                     return;
                 }
-                px::If(kk % 8 == 0 && n % 8 == 0, [&] { warpgroup_block<T>(a, b, c, m, n, kk, false); }).Else([&] {
-                    fragment_blocks<T>(a, b, c, m, n, kk, 2);
-                });
+                px::If(kk % 8 == 0 && n % 8 == 0, [&] {
+                    warpgroup_block<T>(a, b, c, m, n, kk, false);
+                }).Else([&] { fragment_blocks<T>(a, b, c, m, n, kk, 2); });
             }
         });
 }
@@ -313,8 +342,9 @@ template <class T> std::vector<T> random_inputs(size_t count, std::mt19937& g) {
 template <class T> class MatmulMma final : public Problem {
 public:
     MatmulMma(int m, int n, int k, Runtime& rt, std::mt19937& g)
-        : m_(m), n_(n), k_(k), a_(random_inputs<T>(size_t(m_) * k_, g)), b_(random_inputs<T>(size_t(k_) * n_, g)), ba_(rt, a_),
-          bb_(rt, b_), bc_(rt, size_t(m_) * n_) {}
+        : m_(m), n_(n), k_(k), a_(random_inputs<T>(size_t(m_) * k_, g)),
+          b_(random_inputs<T>(size_t(k_) * n_, g)), ba_(rt, a_), bb_(rt, b_),
+          bc_(rt, size_t(m_) * n_) {}
     std::string kernel() const override { return kernel_().ir().name; }
     std::string size_text() const override {
         return "m=" + std::to_string(m_) + " n=" + std::to_string(n_) + " k=" + std::to_string(k_);
@@ -323,7 +353,9 @@ public:
         const DeviceInfo* d = routed_device(rt, t, kernel_().ir());
         const bool emulated = d && d->matrix_ops && (*d->matrix_ops & PLX_MATRIX_EMULATED);
         const auto& k = kernel_(emulated);
-        rt.launch(t, k, matmul_mma_grid(rt, t, k.ir(), size_t(m_), size_t(n_)), ba_, bb_, bc_, m_, n_, k_).wait();
+        rt.launch(t, k, matmul_mma_grid(rt, t, k.ir(), size_t(m_), size_t(n_)), ba_, bb_, bc_, m_,
+                  n_, k_)
+            .wait();
     }
     CheckResult check() override {
         auto c = bc_.host();
@@ -346,16 +378,20 @@ public:
                 }
             }
             for (int col = 0; col < n_; ++col)
-                record(r, size_t(row) * n_ + col, c[size_t(row) * n_ + col], want[size_t(col)], bound(mag[size_t(col)]));
+                record(r, size_t(row) * n_ + col, c[size_t(row) * n_ + col], want[size_t(col)],
+                       bound(mag[size_t(col)]));
         }
         return r;
     }
     std::string tolerance() const override {
-        return std::same_as<T, float> ? "|got - want| <= (2^-9 + (k + 16) 2^-23) sum_p |a b| + 1e-6 (tensor cores truncate each input to "
-                                        "tf32's 11 bits); "
-                                        "past 2^33 multiply-adds, per row of c x for 3 random +-1 vectors x"
-                                      : "|got - want| <= (k + 16) 2^-23 sum_p |a b| + 1e-6 (exact products, f32 sums); "
-                                        "past 2^33 multiply-adds, per row of c x for 3 random +-1 vectors x";
+        return std::same_as<T, float>
+                   ? "|got - want| <= (2^-9 + (k + 16) 2^-23) sum_p |a b| + 1e-6 (tensor cores "
+                     "truncate each input to "
+                     "tf32's 11 bits); "
+                     "past 2^33 multiply-adds, per row of c x for 3 random +-1 vectors x"
+                   : "|got - want| <= (k + 16) 2^-23 sum_p |a b| + 1e-6 (exact products, f32 "
+                     "sums); "
+                     "past 2^33 multiply-adds, per row of c x for 3 random +-1 vectors x";
     }
     double work() const override { return 2.0 * m_ * n_ * double(k_); }
     const char* unit() const override { return "GFLOP/s"; }
@@ -373,9 +409,12 @@ private:
     // 256 tiles on a Zen 4 (docs/benchmarks.md).
     const Kernel<In<T>, In<T>, Out<float>, Int, Int, Int>& kernel_(bool emulated = false) const {
         const bool rows = !emulated && k_ % 8 != 0 && n_ % 8 == 0;
-        if constexpr (std::same_as<T, px::half>) return rows ? matmul_f16_rows() : matmul_f16();
-        else if constexpr (std::same_as<T, px::bf16>) return rows ? matmul_bf16_rows() : matmul_bf16();
-        else return matmul_tf32();
+        if constexpr (std::same_as<T, px::half>)
+            return rows ? matmul_f16_rows() : matmul_f16();
+        else if constexpr (std::same_as<T, px::bf16>)
+            return rows ? matmul_bf16_rows() : matmul_bf16();
+        else
+            return matmul_tf32();
     }
     int m_, n_, k_;
     std::vector<T> a_, b_;
@@ -431,7 +470,8 @@ const std::vector<std::string>& mma_problem_names() {
 }
 
 namespace {
-std::unique_ptr<Problem> make_shaped(const std::string& name, int m, int n, int k, Runtime& rt, std::mt19937& g) {
+std::unique_ptr<Problem> make_shaped(const std::string& name, int m, int n, int k, Runtime& rt,
+                                     std::mt19937& g) {
     if (name == "matmul_f16") return std::make_unique<MatmulMma<half>>(m, n, k, rt, g);
     if (name == "matmul_bf16") return std::make_unique<MatmulMma<bf16>>(m, n, k, rt, g);
     if (name == "matmul_tf32") return std::make_unique<MatmulMma<float>>(m, n, k, rt, g);
@@ -440,10 +480,13 @@ std::unique_ptr<Problem> make_shaped(const std::string& name, int m, int n, int 
 } // namespace
 
 // The shape of the other matmul samples: m = size, n = size - size/8, k = size + 3.
-std::unique_ptr<Problem> make_mma_problem(const std::string& name, size_t size, Runtime& rt, std::mt19937& g) {
-    return make_shaped(name, int(size), int(std::max<size_t>(1, size - size / 8)), int(size + 3), rt, g);
+std::unique_ptr<Problem> make_mma_problem(const std::string& name, size_t size, Runtime& rt,
+                                          std::mt19937& g) {
+    return make_shaped(name, int(size), int(std::max<size_t>(1, size - size / 8)), int(size + 3),
+                       rt, g);
 }
-std::unique_ptr<Problem> make_mma_problem(const std::string& name, int m, int n, int k, Runtime& rt, unsigned seed) {
+std::unique_ptr<Problem> make_mma_problem(const std::string& name, int m, int n, int k, Runtime& rt,
+                                          unsigned seed) {
     std::mt19937 g(seed);
     return make_shaped(name, m, n, k, rt, g);
 }

@@ -27,9 +27,11 @@ Grid matmul_mma_grid(Runtime& rt, const Target& t, const ir::Kernel& kernel, siz
 double matmul_mma_bound(int k, double mag, bool tf32);
 
 // The problem of one of those names, or nullptr.
-std::unique_ptr<Problem> make_mma_problem(const std::string& name, size_t size, Runtime& rt, std::mt19937& g);
+std::unique_ptr<Problem> make_mma_problem(const std::string& name, size_t size, Runtime& rt,
+                                          std::mt19937& g);
 // The same for an m x k by k x n product (plexus bench --mnk).
-std::unique_ptr<Problem> make_mma_problem(const std::string& name, int m, int n, int k, Runtime& rt, unsigned seed);
+std::unique_ptr<Problem> make_mma_problem(const std::string& name, int m, int n, int k, Runtime& rt,
+                                          unsigned seed);
 const std::vector<std::string>& mma_problem_names();
 
 } // namespace plexus::samples

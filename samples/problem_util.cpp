@@ -9,7 +9,8 @@ namespace plexus::samples {
 std::vector<float> random_floats(size_t n, std::mt19937& g) {
     std::uniform_real_distribution<float> d(-1.0f, 1.0f);
     std::vector<float> v(n);
-    for (auto& x : v) x = d(g);
+    for (auto& x : v)
+        x = d(g);
     return v;
 }
 
@@ -43,7 +44,8 @@ void record(CheckResult& r, size_t index, double got, double want, double bound)
             r.first_bad = buf;
         }
     }
-    if (ratio > r.max_error || std::isnan(ratio)) r.max_error = std::isnan(ratio) ? INFINITY : ratio;
+    if (ratio > r.max_error || std::isnan(ratio))
+        r.max_error = std::isnan(ratio) ? INFINITY : ratio;
 }
 
 } // namespace plexus::samples

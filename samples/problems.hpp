@@ -12,9 +12,9 @@
 namespace plexus::samples {
 
 struct CheckResult {
-    size_t checked = 0;   // output elements compared
-    size_t bad = 0;       // elements outside the tolerance
-    double max_error = 0; // largest |got - want| / bound seen (<= 1 passes)
+    size_t checked = 0;    // output elements compared
+    size_t bad = 0;        // elements outside the tolerance
+    double max_error = 0;  // largest |got - want| / bound seen (<= 1 passes)
     std::string first_bad; // "element 17: got 3, want 4"
     bool ok() const { return checked > 0 && bad == 0; }
 };
@@ -42,7 +42,8 @@ const std::vector<std::string>& problem_names();
 
 // `size` is the problem's main dimension (elements, or the matrix side for matmul and
 // transpose; matmul uses m = size, n = size - size/8, k = size + 3 to stay off multiples).
-std::unique_ptr<Problem> make_problem(const std::string& name, size_t size, Runtime& rt, unsigned seed);
+std::unique_ptr<Problem> make_problem(const std::string& name, size_t size, Runtime& rt,
+                                      unsigned seed);
 
 // When `e` is the NoBackend error of a launch on `target` and the router dropped that device
 // for the kernel (a capability it lacks: "the device lacks subgroups (cl_khr_subgroups), ..."),

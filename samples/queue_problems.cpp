@@ -8,8 +8,8 @@
 #include "problem_util.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <array>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -27,9 +27,11 @@ const Backend& backend_of(Runtime& rt, const Target& t) {
 // The devices a target names: its own device, or every device of its backend.
 std::vector<int> devices_of(const Backend& backend, const Target& t) {
     std::vector<int> devices;
-    if (t.device >= 0) devices.push_back(t.device);
+    if (t.device >= 0)
+        devices.push_back(t.device);
     else
-        for (size_t d = 0; d < backend.devices().size(); ++d) devices.push_back(int(d));
+        for (size_t d = 0; d < backend.devices().size(); ++d)
+            devices.push_back(int(d));
     return devices;
 }
 
@@ -38,13 +40,17 @@ template <class T> struct BandKernel;
 template <> struct BandKernel<float> { // matmul_tiled
     static constexpr int block = matmul_block;
     static const auto& kernel() { return matmul_tiled(); }
-    static Grid grid(Runtime&, const Target&, size_t rows, size_t n) { return matmul_tiled_grid(rows, n); }
+    static Grid grid(Runtime&, const Target&, size_t rows, size_t n) {
+        return matmul_tiled_grid(rows, n);
+    }
 };
 template <class T> struct MmaBandKernel { // matmul_f16 or matmul_bf16: matrix fragments
     static constexpr int block = mma_block;
     static const auto& kernel() {
-        if constexpr (std::same_as<T, half>) return matmul_f16();
-        else return matmul_bf16();
+        if constexpr (std::same_as<T, half>)
+            return matmul_f16();
+        else
+            return matmul_bf16();
     }
     static Grid grid(Runtime& rt, const Target& t, size_t rows, size_t n) {
         return matmul_mma_grid(rt, t, kernel().ir(), rows, n);
@@ -54,20 +60,26 @@ template <> struct BandKernel<half> : MmaBandKernel<half> {};
 template <> struct BandKernel<bf16> : MmaBandKernel<bf16> {};
 
 template <class T> const char* multi_device_name() {
-    if constexpr (std::same_as<T, half>) return "multi_device_matmul_f16";
-    else if constexpr (std::same_as<T, bf16>) return "multi_device_matmul_bf16";
-    else return "multi_device_matmul";
+    if constexpr (std::same_as<T, half>)
+        return "multi_device_matmul_f16";
+    else if constexpr (std::same_as<T, bf16>)
+        return "multi_device_matmul_bf16";
+    else
+        return "multi_device_matmul";
 }
 
 // Random inputs in [-1, 1] rounded to T, kept as floats (the reference's values).
 template <class T> std::vector<float> rounded_floats(size_t n, std::mt19937& g) {
     std::vector<float> v = random_floats(n, g);
     if constexpr (!std::same_as<T, float>)
-        for (float& x : v) x = float(T(x));
+        for (float& x : v)
+            x = float(T(x));
     return v;
 }
 
-template <class T> std::vector<T> typed(const std::vector<float>& v) { return std::vector<T>(v.begin(), v.end()); }
+template <class T> std::vector<T> typed(const std::vector<float>& v) {
+    return std::vector<T>(v.begin(), v.end());
+}
 
 // c (f32) = a b with a and b of T: f32 through matmul_tiled, f16 and bf16 through matrix
 // fragments (tensor cores on CUDA).
@@ -87,12 +99,14 @@ public:
     void run(Runtime& rt, const Target& t) override {
         const Backend& backend = backend_of(rt, t);
         std::vector<int> devices;
-        if (t.device >= 0) devices.push_back(t.device);
+        if (t.device >= 0)
+            devices.push_back(t.device);
         else
             for (const Candidate& c : rt.explain(Band::kernel().ir()))
                 if (c.kept && c.backend == backend.name()) devices.push_back(int(c.device_index));
         if (devices.empty())
-            throw Error(ErrorCode::NoBackend, "no device of backend '" + backend.name() + "' runs " + kernel());
+            throw Error(ErrorCode::NoBackend,
+                        "no device of backend '" + backend.name() + "' runs " + kernel());
         std::sort(devices.begin(), devices.end());
         // The host side of the transfers in memory the devices copy without the host's help,
         // so that every device's upload, kernel and download run at once.
@@ -115,9 +129,11 @@ public:
         std::vector<Part> bands;
         int row = 0;
         for (int p = 0; p < parts; ++p) {
-            int rows = std::min(m_ - row, (tiles * (p + 1) / parts - tiles * p / parts) * Band::block);
+            int rows =
+                std::min(m_ - row, (tiles * (p + 1) / parts - tiles * p / parts) * Band::block);
             bands.push_back({rt.queue({backend.name(), devices[size_t(p)]}), row, rows,
-                             Buffer<T>(rt, size_t(rows) * k_), Buffer<float>(rt, size_t(rows) * n_)});
+                             Buffer<T>(rt, size_t(rows) * k_),
+                             Buffer<float>(rt, size_t(rows) * n_)});
             row += rows;
         }
         devices_used_.clear();
@@ -125,24 +141,29 @@ public:
         for (size_t p = 0; p < bands.size(); ++p) {
             Part& band = bands[p];
             band.queue.write(band.a, a.subspan(size_t(band.row0) * k_, size_t(band.rows) * k_));
-            const Grid grid = Band::grid(rt, {backend.name(), devices[p]}, size_t(band.rows), size_t(n_));
-            Event e = band.queue.launch(Band::kernel(), grid, band.a, bb_, band.c, band.rows, n_, k_);
+            const Grid grid =
+                Band::grid(rt, {backend.name(), devices[p]}, size_t(band.rows), size_t(n_));
+            Event e =
+                band.queue.launch(Band::kernel(), grid, band.a, bb_, band.c, band.rows, n_, k_);
             devices_used_.push_back(e.device_index());
-            done.push_back(band.queue.read(band.c, c.subspan(size_t(band.row0) * n_, size_t(band.rows) * n_)));
+            done.push_back(
+                band.queue.read(band.c, c.subspan(size_t(band.row0) * n_, size_t(band.rows) * n_)));
         }
-        for (Event& e : done) e.wait();
+        for (Event& e : done)
+            e.wait();
     }
     // Every element against the reference up to 2^33 multiply-adds (seconds on one core);
     // beyond, where that takes hours, Freivalds' test on every row (see check_matmul_rows).
     CheckResult check() override {
         const std::span<const float> c = host_c_.as<const float>();
-        if (double(m_) * n_ * k_ <= double(1ull << 33)) return check_matmul(a_, b_, c, m_, n_, k_, bound());
+        if (double(m_) * n_ * k_ <= double(1ull << 33))
+            return check_matmul(a_, b_, c, m_, n_, k_, bound());
         return check_matmul_rows(a_, b_, c, m_, n_, k_, bound());
     }
     std::string tolerance() const override {
-        return std::same_as<T, float>
-                   ? "|got - want| <= 1e-5 sum_p |a b| + 1e-6 (want in double)"
-                   : "|got - want| <= (k + 16) 2^-23 sum_p |a b| + 1e-6 (exact products, f32 sums; want in double)";
+        return std::same_as<T, float> ? "|got - want| <= 1e-5 sum_p |a b| + 1e-6 (want in double)"
+                                      : "|got - want| <= (k + 16) 2^-23 sum_p |a b| + 1e-6 (exact "
+                                        "products, f32 sums; want in double)";
     }
     double work() const override { return 2.0 * m_ * n_ * double(k_); }
     const char* unit() const override { return "GFLOP/s"; }
@@ -152,8 +173,10 @@ private:
     using Band = BandKernel<T>;
     // The tolerance of one element from its sum_p |a b|; empty: check_matmul's own for f32.
     std::function<double(double)> bound() const {
-        if constexpr (std::same_as<T, float>) return {};
-        else return [k = k_](double mag) { return matmul_mma_bound(k, mag, false); };
+        if constexpr (std::same_as<T, float>)
+            return {};
+        else
+            return [k = k_](double mag) { return matmul_mma_bound(k, mag, false); };
     }
     int m_, n_, k_;
     std::vector<float> a_, b_; // the inputs' values, rounded to T
@@ -193,7 +216,9 @@ public:
         }
         return r;
     }
-    std::string tolerance() const override { return "|got - want| <= 1e-6 sum|c_j x^j| (want in double)"; }
+    std::string tolerance() const override {
+        return "|got - want| <= 1e-6 sum|c_j x^j| (want in double)";
+    }
     double work() const override { return 2.0 * 4 * n_; }
     const char* unit() const override { return "GB/s"; }
     std::vector<int> devices_used() const override { return devices_used_; }
@@ -228,7 +253,8 @@ private:
         for (int d : devices) {
             const Target on{backend.name(), d};
             std::vector<Slot>& slots = slots_[on.backend + ":" + std::to_string(d)];
-            while (slots.size() < kSlots) slots.push_back({Buffer<float>(rt, chunk()), Buffer<float>(rt, chunk())});
+            while (slots.size() < kSlots)
+                slots.push_back({Buffer<float>(rt, chunk()), Buffer<float>(rt, chunk())});
             lanes.push_back({rt.queue(on), rt.queue(on), rt.queue(on), &slots});
         }
         devices_used_.clear();
@@ -260,8 +286,9 @@ private:
 
 } // namespace
 
-CheckResult check_matmul(const std::vector<float>& a, const std::vector<float>& b, std::span<const float> c, int m,
-                         int n, int k, std::function<double(double)> bound) {
+CheckResult check_matmul(const std::vector<float>& a, const std::vector<float>& b,
+                         std::span<const float> c, int m, int n, int k,
+                         std::function<double(double)> bound) {
     CheckResult r;
     std::vector<double> want(static_cast<size_t>(n)), mag(static_cast<size_t>(n));
     for (int row = 0; row < m; ++row) {
@@ -282,13 +309,16 @@ CheckResult check_matmul(const std::vector<float>& a, const std::vector<float>& 
     return r;
 }
 
-CheckResult check_matmul_rows(const std::vector<float>& a, const std::vector<float>& b, std::span<const float> c, int m,
-                              int n, int k, std::function<double(double)> tolerance) {
+CheckResult check_matmul_rows(const std::vector<float>& a, const std::vector<float>& b,
+                              std::span<const float> c, int m, int n, int k,
+                              std::function<double(double)> tolerance) {
     CheckResult r;
     std::mt19937 g(99);
-    std::vector<double> x(static_cast<size_t>(n)), bx(static_cast<size_t>(k)), babs(static_cast<size_t>(k));
+    std::vector<double> x(static_cast<size_t>(n)), bx(static_cast<size_t>(k)),
+        babs(static_cast<size_t>(k));
     for (int trial = 0; trial < 3; ++trial) {
-        for (double& v : x) v = g() % 2 ? 1.0 : -1.0;
+        for (double& v : x)
+            v = g() % 2 ? 1.0 : -1.0;
         for (int p = 0; p < k; ++p) {
             double sum = 0, mag = 0;
             for (int j = 0; j < n; ++j) {
@@ -304,17 +334,23 @@ CheckResult check_matmul_rows(const std::vector<float>& a, const std::vector<flo
                 want += double(a[size_t(i) * k + p]) * bx[size_t(p)];
                 bound += std::fabs(a[size_t(i) * k + p]) * babs[size_t(p)];
             }
-            for (int j = 0; j < n; ++j) got += double(c[size_t(i) * n + j]) * x[size_t(j)];
-            record(r, size_t(i), got, want, (tolerance ? tolerance(bound) : 1e-5 * bound) + 1e-6 * n);
+            for (int j = 0; j < n; ++j)
+                got += double(c[size_t(i) * n + j]) * x[size_t(j)];
+            record(r, size_t(i), got, want,
+                   (tolerance ? tolerance(bound) : 1e-5 * bound) + 1e-6 * n);
         }
     }
     return r;
 }
 
-std::unique_ptr<Problem> make_queue_problem(const std::string& name, size_t size, Runtime& rt, std::mt19937& g) {
-    if (name == "multi_device_matmul") return std::make_unique<MultiDeviceMatmul<float>>(size, rt, g);
-    if (name == "multi_device_matmul_f16") return std::make_unique<MultiDeviceMatmul<half>>(size, rt, g);
-    if (name == "multi_device_matmul_bf16") return std::make_unique<MultiDeviceMatmul<bf16>>(size, rt, g);
+std::unique_ptr<Problem> make_queue_problem(const std::string& name, size_t size, Runtime& rt,
+                                            std::mt19937& g) {
+    if (name == "multi_device_matmul")
+        return std::make_unique<MultiDeviceMatmul<float>>(size, rt, g);
+    if (name == "multi_device_matmul_f16")
+        return std::make_unique<MultiDeviceMatmul<half>>(size, rt, g);
+    if (name == "multi_device_matmul_bf16")
+        return std::make_unique<MultiDeviceMatmul<bf16>>(size, rt, g);
     if (name == "pipeline") return std::make_unique<Pipeline>(size, rt, g);
     return nullptr;
 }

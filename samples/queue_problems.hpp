@@ -25,19 +25,22 @@ public:
     virtual void run_stage(Runtime& rt, const Target& t, int stage) = 0;
 };
 
-std::unique_ptr<Problem> make_queue_problem(const std::string& name, size_t size, Runtime& rt, std::mt19937& g);
+std::unique_ptr<Problem> make_queue_problem(const std::string& name, size_t size, Runtime& rt,
+                                            std::mt19937& g);
 const std::vector<std::string>& queue_problem_names();
 
 // Freivalds' test of c = a b for sizes whose reference takes hours: for three random vectors x
 // of +-1, every row of c x against a (b x) in double, within 1e-5 sum_pj |a_ip b_pj| + 1e-6 n
 // (each element's own tolerance summed over the row; `bound`, when given, replaces the 1e-5
 // sum term). A wrong element shows in its row's sum unless errors cancel exactly for all three x.
-CheckResult check_matmul_rows(const std::vector<float>& a, const std::vector<float>& b, std::span<const float> c, int m,
-                              int n, int k, std::function<double(double)> bound = {});
+CheckResult check_matmul_rows(const std::vector<float>& a, const std::vector<float>& b,
+                              std::span<const float> c, int m, int n, int k,
+                              std::function<double(double)> bound = {});
 
 // Every element of c = a b (m x k times k x n, row-major) against a double reference, within
 // 1e-5 sum_p |a_ip b_pj| + 1e-6, or bound(sum_p |a_ip b_pj|) when given.
-CheckResult check_matmul(const std::vector<float>& a, const std::vector<float>& b, std::span<const float> c, int m,
-                         int n, int k, std::function<double(double)> bound = {});
+CheckResult check_matmul(const std::vector<float>& a, const std::vector<float>& b,
+                         std::span<const float> c, int m, int n, int k,
+                         std::function<double(double)> bound = {});
 
 } // namespace plexus::samples

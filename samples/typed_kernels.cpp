@@ -10,29 +10,33 @@ namespace plexus::samples {
 namespace px = plexus;
 
 const Kernel<In<Vec4>, In<Vec4>, Out<Vec4>, Int>& vector_add_float4() {
-    static const auto k = px::kernel("vector_add_float4", {"a", "b", "c", "n4"},
-        [](px::In<Vec4> a, px::In<Vec4> b, px::Out<Vec4> c, px::Int n4) {
-            px::Int i = px::global_id(0);
-            px::If(i < n4, [&] { c[i] = a[i] + b[i]; });
-        });
+    static const auto k =
+        px::kernel("vector_add_float4", {"a", "b", "c", "n4"},
+                   [](px::In<Vec4> a, px::In<Vec4> b, px::Out<Vec4> c, px::Int n4) {
+                       px::Int i = px::global_id(0);
+                       px::If(i < n4, [&] { c[i] = a[i] + b[i]; });
+                   });
     return k;
 }
 
 const Kernel<In<half>, InOut<half>, Float, Int>& saxpy_f16() {
-    static const auto k = px::kernel("saxpy_f16", {"x", "y", "a", "n"},
-        [](px::In<px::half> x, px::InOut<px::half> y, px::Float a, px::Int n) {
-            px::Int i = px::global_id(0);
-            px::If(i < n, [&] {
-                px::Half ah = px::cast<px::half>(a);
-                y[i] = ah * x[i] + y[i];
-            });
-        });
+    static const auto k =
+        px::kernel("saxpy_f16", {"x", "y", "a", "n"},
+                   [](px::In<px::half> x, px::InOut<px::half> y, px::Float a, px::Int n) {
+                       px::Int i = px::global_id(0);
+                       px::If(i < n, [&] {
+                           px::Half ah = px::cast<px::half>(a);
+                           y[i] = ah * x[i] + y[i];
+                       });
+                   });
     return k;
 }
 
 const Kernel<In<Vec<int8_t, 4>>, In<float>, Out<Vec4>, Int, Int>& dequant_int8() {
-    static const auto k = px::kernel("dequant_int8", {"w", "scale", "out", "rows", "cols4"},
-        [](px::In<px::Vec<int8_t, 4>> w, px::In<float> scale, px::Out<Vec4> out, px::Int rows, px::Int cols4) {
+    static const auto k = px::kernel(
+        "dequant_int8", {"w", "scale", "out", "rows", "cols4"},
+        [](px::In<px::Vec<int8_t, 4>> w, px::In<float> scale, px::Out<Vec4> out, px::Int rows,
+           px::Int cols4) {
             px::Int i = px::global_id(0);
             px::If(i < rows * cols4, [&] { out[i] = px::cast<Vec4>(w[i]) * scale[i / cols4]; });
         });
@@ -45,39 +49,45 @@ namespace {
 // the 32 work-items of a row stride along it, and their partial maxima and sums meet in a
 // 2-D shared array (one row of it per matrix row) reduced by a barrier tree.
 template <class T> auto make_softmax(const char* name) {
-    return px::kernel(name, {"x", "y", "rows", "cols"}, [](px::In<T> x, px::Out<T> y, px::Int rows, px::Int cols) {
-        constexpr int W = softmax_row_items, R = softmax_rows_per_group;
-        px::require_work_group_size(W, R);
-        auto partial = px::shared<float>(R, W);
-        px::Int lx = px::local_id(0);
-        px::Int ly = px::local_id(1);
-        px::Int row = px::group_id(1) * R + ly;
-        // Work-items past the last row work on it too (every one must reach the barriers)
-        // but write nothing.
-        px::Int base = px::min(row, rows - 1) * cols;
-        auto reduce = [&](auto combine) {
-            for (int s = W / 2; s > 0; s /= 2) {
-                px::If(lx < s, [&] { partial[ly][lx] = combine(partial[ly][lx], partial[ly][lx + s]); });
-                px::barrier();
-            }
-            px::Float total = partial[ly][0];
-            px::barrier(); // everyone has read the total before the array is reused
-            return total;
-        };
-        px::Float m = -std::numeric_limits<float>::infinity();
-        px::For(lx, cols, W, [&](px::Int c) { m = px::max(m, x[base + c]); });
-        partial[ly][lx] = m;
-        px::barrier();
-        px::Float row_max = reduce([](const auto& a, const auto& b) { return px::max(a, b); });
-        px::Float sum = 0.0f;
-        px::For(lx, cols, W, [&](px::Int c) { sum += px::exp(x[base + c] - row_max); });
-        partial[ly][lx] = sum;
-        px::barrier();
-        px::Float inv = 1.0f / reduce([](const auto& a, const auto& b) { return a + b; });
-        px::If(row < rows, [&] {
-            px::For(lx, cols, W, [&](px::Int c) { y[base + c] = px::cast<T>(px::exp(x[base + c] - row_max) * inv); });
+    return px::kernel(
+        name, {"x", "y", "rows", "cols"},
+        [](px::In<T> x, px::Out<T> y, px::Int rows, px::Int cols) {
+            constexpr int W = softmax_row_items, R = softmax_rows_per_group;
+            px::require_work_group_size(W, R);
+            auto partial = px::shared<float>(R, W);
+            px::Int lx = px::local_id(0);
+            px::Int ly = px::local_id(1);
+            px::Int row = px::group_id(1) * R + ly;
+            // Work-items past the last row work on it too (every one must reach the barriers)
+            // but write nothing.
+            px::Int base = px::min(row, rows - 1) * cols;
+            auto reduce = [&](auto combine) {
+                for (int s = W / 2; s > 0; s /= 2) {
+                    px::If(lx < s, [&] {
+                        partial[ly][lx] = combine(partial[ly][lx], partial[ly][lx + s]);
+                    });
+                    px::barrier();
+                }
+                px::Float total = partial[ly][0];
+                px::barrier(); // everyone has read the total before the array is reused
+                return total;
+            };
+            px::Float m = -std::numeric_limits<float>::infinity();
+            px::For(lx, cols, W, [&](px::Int c) { m = px::max(m, x[base + c]); });
+            partial[ly][lx] = m;
+            px::barrier();
+            px::Float row_max = reduce([](const auto& a, const auto& b) { return px::max(a, b); });
+            px::Float sum = 0.0f;
+            px::For(lx, cols, W, [&](px::Int c) { sum += px::exp(x[base + c] - row_max); });
+            partial[ly][lx] = sum;
+            px::barrier();
+            px::Float inv = 1.0f / reduce([](const auto& a, const auto& b) { return a + b; });
+            px::If(row < rows, [&] {
+                px::For(lx, cols, W, [&](px::Int c) {
+                    y[base + c] = px::cast<T>(px::exp(x[base + c] - row_max) * inv);
+                });
+            });
         });
-    });
 }
 
 } // namespace
@@ -93,41 +103,44 @@ const Kernel<In<float>, Out<float>, Int, Int>& softmax_f32() {
 }
 
 const Kernel<In<Particle>, Out<Particle>, Int, Float>& particles() {
-    static const auto k = px::kernel("particles", {"in", "out", "n", "dt"},
-        [](px::In<Particle> in, px::Out<Particle> out, px::Int n, px::Float dt) {
-            px::require_work_group_size(particles_tile);
-            auto tile = px::shared<Particle>(particles_tile);
-            px::Int i = px::global_id(0);
-            px::Int lid = px::local_id(0);
-            px::Int size = px::local_size(0);
-            // A work-item past the end still loads tiles for the others and reaches every
-            // barrier; it works on the last particle and writes nothing.
-            px::Var<Particle> p = in[px::min(i, n - 1)];
-            px::Var<Vec3> pos = p[&Particle::pos];
-            px::Var<Vec3> force = 0.0f;
-            px::For(0, n, size, [&](px::Int start) {
-                px::Int j = start + lid;
-                px::If(j < n, [&] { tile[lid] = in[j]; });
-                px::barrier();
-                px::For(0, px::min(size, n - start), [&](px::Int k) {
-                    px::Var<Vec3> d = tile[k][&Particle::pos] - pos;
-                    px::Float r2 = d.x() * d.x() + d.y() * d.y() + d.z() * d.z() + particles_softening;
-                    force += d * (tile[k][&Particle::mass] / (r2 * px::sqrt(r2)));
-                });
-                px::barrier();
-            });
-            px::Var<Vec3> vel = p[&Particle::vel];
-            px::Match(p[&Particle::kind],
-                px::on<"free">([&] { vel += force * dt; }),
-                px::on<"charged">([&](px::Var<float> strength) {
-                    px::Float q = p[&Particle::charge] * strength;
-                    vel += (force + px::Value<Vec3>(particles_field) * q) * dt;
-                }),
-                px::on<"anchored">([&](px::Var<Vec3> anchor) { vel = (anchor - pos) * particles_spring; }));
-            p[&Particle::vel] = vel;
-            p[&Particle::pos] = pos + vel * dt;
-            px::If(i < n, [&] { out[i] = p; });
-        });
+    static const auto k =
+        px::kernel("particles", {"in", "out", "n", "dt"},
+                   [](px::In<Particle> in, px::Out<Particle> out, px::Int n, px::Float dt) {
+                       px::require_work_group_size(particles_tile);
+                       auto tile = px::shared<Particle>(particles_tile);
+                       px::Int i = px::global_id(0);
+                       px::Int lid = px::local_id(0);
+                       px::Int size = px::local_size(0);
+                       // A work-item past the end still loads tiles for the others and reaches
+                       // every barrier; it works on the last particle and writes nothing.
+                       px::Var<Particle> p = in[px::min(i, n - 1)];
+                       px::Var<Vec3> pos = p[&Particle::pos];
+                       px::Var<Vec3> force = 0.0f;
+                       px::For(0, n, size, [&](px::Int start) {
+                           px::Int j = start + lid;
+                           px::If(j < n, [&] { tile[lid] = in[j]; });
+                           px::barrier();
+                           px::For(0, px::min(size, n - start), [&](px::Int k) {
+                               px::Var<Vec3> d = tile[k][&Particle::pos] - pos;
+                               px::Float r2 = d.x() * d.x() + d.y() * d.y() + d.z() * d.z() +
+                                              particles_softening;
+                               force += d * (tile[k][&Particle::mass] / (r2 * px::sqrt(r2)));
+                           });
+                           px::barrier();
+                       });
+                       px::Var<Vec3> vel = p[&Particle::vel];
+                       px::Match(p[&Particle::kind], px::on<"free">([&] { vel += force * dt; }),
+                                 px::on<"charged">([&](px::Var<float> strength) {
+                                     px::Float q = p[&Particle::charge] * strength;
+                                     vel += (force + px::Value<Vec3>(particles_field) * q) * dt;
+                                 }),
+                                 px::on<"anchored">([&](px::Var<Vec3> anchor) {
+                                     vel = (anchor - pos) * particles_spring;
+                                 }));
+                       p[&Particle::vel] = vel;
+                       p[&Particle::pos] = pos + vel * dt;
+                       px::If(i < n, [&] { out[i] = p; });
+                   });
     return k;
 }
 

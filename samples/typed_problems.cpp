@@ -1,9 +1,9 @@
 // The sample problems of the IR's types: random inputs, launches, and host references that
 // compute what docs/ir.md specifies (f16 and bf16 rounded after each operation, as half.hpp
 // does), so most checks are exact.
+#include "typed_problems.hpp"
 #include "kernels.hpp"
 #include "problem_util.hpp"
-#include "typed_problems.hpp"
 
 #include <cmath>
 
@@ -13,17 +13,20 @@ namespace {
 class VectorAdd4 final : public Problem {
 public:
     VectorAdd4(size_t n, Runtime& rt, std::mt19937& g)
-        : n4_((n + 3) / 4), a_(vectors(g)), b_(vectors(g)), ba_(rt, a_), bb_(rt, b_), bc_(rt, n4_) {}
+        : n4_((n + 3) / 4), a_(vectors(g)), b_(vectors(g)), ba_(rt, a_), bb_(rt, b_), bc_(rt, n4_) {
+    }
     std::string kernel() const override { return "vector_add_float4"; }
     std::string size_text() const override { return "n=" + std::to_string(4 * n4_); }
     void run(Runtime& rt, const Target& t) override {
-        rt.launch(t, vector_add_float4(), Grid(n4_).local_size(256), ba_, bb_, bc_, int(n4_)).wait();
+        rt.launch(t, vector_add_float4(), Grid(n4_).local_size(256), ba_, bb_, bc_, int(n4_))
+            .wait();
     }
     CheckResult check() override {
         CheckResult r;
         auto c = bc_.host();
         for (size_t i = 0; i < n4_; ++i)
-            for (int l = 0; l < 4; ++l) record(r, 4 * i + l, c[i][l], a_[i][l] + b_[i][l], 0);
+            for (int l = 0; l < 4; ++l)
+                record(r, 4 * i + l, c[i][l], a_[i][l] + b_[i][l], 0);
         return r;
     }
     std::string tolerance() const override { return "exact (one f32 addition per lane)"; }
@@ -34,7 +37,8 @@ private:
     std::vector<Vec4> vectors(std::mt19937& g) const {
         std::vector<float> f = random_floats(4 * n4_, g);
         std::vector<Vec4> v(n4_);
-        for (size_t i = 0; i < n4_; ++i) v[i] = {{f[4 * i], f[4 * i + 1], f[4 * i + 2], f[4 * i + 3]}};
+        for (size_t i = 0; i < n4_; ++i)
+            v[i] = {{f[4 * i], f[4 * i + 1], f[4 * i + 2], f[4 * i + 3]}};
         return v;
     }
     size_t n4_;
@@ -44,7 +48,8 @@ private:
 
 class SaxpyF16 final : public Problem {
 public:
-    SaxpyF16(size_t n, Runtime& rt, std::mt19937& g) : n_(n), x_(halves(g)), y_(halves(g)), bx_(rt, x_), by_(rt, n) {
+    SaxpyF16(size_t n, Runtime& rt, std::mt19937& g)
+        : n_(n), x_(halves(g)), y_(halves(g)), bx_(rt, x_), by_(rt, n) {
         a_ = std::uniform_real_distribution<float>(-3, 3)(g);
     }
     std::string kernel() const override { return "saxpy_f16"; }
@@ -63,15 +68,19 @@ public:
         }
         return r;
     }
-    std::string tolerance() const override { return "exact (each f16 operation rounded to nearest even)"; }
+    std::string tolerance() const override {
+        return "exact (each f16 operation rounded to nearest even)";
+    }
     double work() const override { return 3.0 * 2 * n_; }
     const char* unit() const override { return "GB/s"; }
 
 private:
     std::vector<half> halves(std::mt19937& g) const {
         std::vector<half> v(n_);
-        std::uniform_real_distribution<float> d(-40, 40); // products up to about 120: well inside f16
-        for (auto& x : v) x = half(d(g));
+        std::uniform_real_distribution<float> d(-40,
+                                                40); // products up to about 120: well inside f16
+        for (auto& x : v)
+            x = half(d(g));
         return v;
     }
     size_t n_;
@@ -83,16 +92,20 @@ private:
 class DequantInt8 final : public Problem {
 public:
     DequantInt8(size_t size, Runtime& rt, std::mt19937& g)
-        : rows_(int(std::max<size_t>(1, size / 64))), cols4_(int((std::min<size_t>(size, 64) + 3) / 4)),
-          w_(size_t(rows_) * cols4_), scale_(random_floats(size_t(rows_), g)), bw_(rt, size_t(rows_) * cols4_),
-          bs_(rt, scale_), bo_(rt, size_t(rows_) * cols4_) {
+        : rows_(int(std::max<size_t>(1, size / 64))),
+          cols4_(int((std::min<size_t>(size, 64) + 3) / 4)), w_(size_t(rows_) * cols4_),
+          scale_(random_floats(size_t(rows_), g)), bw_(rt, size_t(rows_) * cols4_), bs_(rt, scale_),
+          bo_(rt, size_t(rows_) * cols4_) {
         std::uniform_int_distribution<int> d(-128, 127);
         for (auto& v : w_)
-            for (int l = 0; l < 4; ++l) v[l] = int8_t(d(g));
+            for (int l = 0; l < 4; ++l)
+                v[l] = int8_t(d(g));
         bw_.write(w_);
     }
     std::string kernel() const override { return "dequant_int8"; }
-    std::string size_text() const override { return "rows=" + std::to_string(rows_) + " cols=" + std::to_string(4 * cols4_); }
+    std::string size_text() const override {
+        return "rows=" + std::to_string(rows_) + " cols=" + std::to_string(4 * cols4_);
+    }
     void run(Runtime& rt, const Target& t) override {
         rt.launch(t, dequant_int8(), Grid(w_.size()), bw_, bs_, bo_, rows_, cols4_).wait();
     }
@@ -100,10 +113,13 @@ public:
         CheckResult r;
         auto out = bo_.host();
         for (size_t i = 0; i < w_.size(); ++i)
-            for (int l = 0; l < 4; ++l) record(r, 4 * i + l, out[i][l], float(w_[i][l]) * scale_[i / size_t(cols4_)], 0);
+            for (int l = 0; l < 4; ++l)
+                record(r, 4 * i + l, out[i][l], float(w_[i][l]) * scale_[i / size_t(cols4_)], 0);
         return r;
     }
-    std::string tolerance() const override { return "exact (an int8 is exact in f32, then one f32 product)"; }
+    std::string tolerance() const override {
+        return "exact (an int8 is exact in f32, then one f32 product)";
+    }
     double work() const override { return double(w_.size()) * (4 + 16); }
     const char* unit() const override { return "GB/s"; }
 
@@ -123,18 +139,27 @@ public:
         : rows_(int(std::max<size_t>(1, size / 1000))), cols_(int(std::min<size_t>(size, 1000))),
           x_(size_t(rows_) * cols_), bx_(rt, x_.size()), by_(rt, x_.size()) {
         std::uniform_real_distribution<float> d(-8, 8);
-        for (auto& v : x_) v = T(d(g));
+        for (auto& v : x_)
+            v = T(d(g));
         bx_.write(x_);
     }
-    std::string kernel() const override { return std::is_same_v<T, float> ? "softmax_f32" : "softmax_bf16"; }
-    std::string size_text() const override { return "rows=" + std::to_string(rows_) + " cols=" + std::to_string(cols_); }
+    std::string kernel() const override {
+        return std::is_same_v<T, float> ? "softmax_f32" : "softmax_bf16";
+    }
+    std::string size_text() const override {
+        return "rows=" + std::to_string(rows_) + " cols=" + std::to_string(cols_);
+    }
     void run(Runtime& rt, const Target& t) override {
         const auto& k = [] {
-            if constexpr (std::is_same_v<T, float>) return softmax_f32();
-            else return softmax_bf16();
+            if constexpr (std::is_same_v<T, float>)
+                return softmax_f32();
+            else
+                return softmax_bf16();
         }();
         const size_t groups = (size_t(rows_) + softmax_rows_per_group - 1) / softmax_rows_per_group;
-        rt.launch(t, k, Grid(softmax_row_items, groups * softmax_rows_per_group).local_size(softmax_row_items, softmax_rows_per_group),
+        rt.launch(t, k,
+                  Grid(softmax_row_items, groups * softmax_rows_per_group)
+                      .local_size(softmax_row_items, softmax_rows_per_group),
                   bx_, by_, rows_, cols_)
             .wait();
     }
@@ -144,8 +169,10 @@ public:
         for (int row = 0; row < rows_; ++row) {
             const T* x = &x_[size_t(row) * cols_];
             double m = -INFINITY, sum = 0;
-            for (int c = 0; c < cols_; ++c) m = std::max(m, double(float(x[c])));
-            for (int c = 0; c < cols_; ++c) sum += std::exp(double(float(x[c])) - m);
+            for (int c = 0; c < cols_; ++c)
+                m = std::max(m, double(float(x[c])));
+            for (int c = 0; c < cols_; ++c)
+                sum += std::exp(double(float(x[c])) - m);
             for (int c = 0; c < cols_; ++c) {
                 const size_t i = size_t(row) * cols_ + c;
                 const double exact = std::exp(double(float(x[c])) - m) / sum;
@@ -159,8 +186,9 @@ public:
         return r;
     }
     std::string tolerance() const override {
-        return std::is_same_v<T, float> ? "|got - want| <= 1e-5 want (want in double)"
-                                        : "|got - want| <= 2^-7 want: one bf16 ulp (want in double, rounded to bf16)";
+        return std::is_same_v<T, float>
+                   ? "|got - want| <= 1e-5 want (want in double)"
+                   : "|got - want| <= 2^-7 want: one bf16 ulp (want in double, rounded to bf16)";
     }
     double work() const override { return 2.0 * sizeof(T) * x_.size(); }
     const char* unit() const override { return "GB/s"; }
@@ -173,7 +201,8 @@ private:
 
 class Particles final : public Problem {
 public:
-    Particles(size_t n, Runtime& rt, std::mt19937& g) : n_(int(n)), p_(n), bin_(rt, n), bout_(rt, n) {
+    Particles(size_t n, Runtime& rt, std::mt19937& g)
+        : n_(int(n)), p_(n), bin_(rt, n), bout_(rt, n) {
         std::uniform_real_distribution<float> u(-1, 1), m(0.5f, 1.5f);
         std::uniform_int_distribution<int> kind(0, 2);
         for (auto& p : p_) {
@@ -192,7 +221,8 @@ public:
     std::string kernel() const override { return "particles"; }
     std::string size_text() const override { return "n=" + std::to_string(n_); }
     void run(Runtime& rt, const Target& t) override {
-        rt.launch(t, particles(), Grid(size_t(n_)).local_size(particles_tile), bin_, bout_, n_, dt_).wait();
+        rt.launch(t, particles(), Grid(size_t(n_)).local_size(particles_tile), bin_, bout_, n_, dt_)
+            .wait();
     }
     CheckResult check() override;
     std::string tolerance() const override {
@@ -216,30 +246,40 @@ CheckResult Particles::check() {
         double force[3] = {0, 0, 0}, scale = 0;
         for (const Particle& q : p_) {
             double d[3], r2 = particles_softening;
-            for (int c = 0; c < 3; ++c) d[c] = double(q.pos[c]) - p.pos[c], r2 += d[c] * d[c];
+            for (int c = 0; c < 3; ++c)
+                d[c] = double(q.pos[c]) - p.pos[c], r2 += d[c] * d[c];
             const double f = q.mass / (r2 * std::sqrt(r2));
-            for (int c = 0; c < 3; ++c) force[c] += d[c] * f;
+            for (int c = 0; c < 3; ++c)
+                force[c] += d[c] * f;
             scale += std::sqrt(r2) * f;
         }
         double vel[3], dt = dt_;
         for (int c = 0; c < 3; ++c) {
-            if (p.kind.holds<"free">()) vel[c] = p.vel[c] + force[c] * dt;
+            if (p.kind.holds<"free">())
+                vel[c] = p.vel[c] + force[c] * dt;
             else if (p.kind.holds<"charged">())
-                vel[c] = p.vel[c] + (force[c] + particles_field[c] * double(float(p.charge)) * p.kind.get<"charged">()) * dt;
-            else vel[c] = (double(p.kind.get<"anchored">()[c]) - p.pos[c]) * particles_spring;
+                vel[c] = p.vel[c] + (force[c] + particles_field[c] * double(float(p.charge)) *
+                                                    p.kind.get<"charged">()) *
+                                        dt;
+            else
+                vel[c] = (double(p.kind.get<"anchored">()[c]) - p.pos[c]) * particles_spring;
         }
         const Particle& got = out[size_t(i)];
         for (int c = 0; c < 3; ++c) {
             const double tol = 1e-4 * (std::fabs(vel[c]) + scale * dt + 1e-3);
             record(r, size_t(i) * 6 + c, got.vel[c], vel[c], tol);
-            record(r, size_t(i) * 6 + 3 + c, got.pos[c], p.pos[c] + vel[c] * dt, tol * dt + 1e-6 * (1 + std::fabs(p.pos[c])));
+            record(r, size_t(i) * 6 + 3 + c, got.pos[c], p.pos[c] + vel[c] * dt,
+                   tol * dt + 1e-6 * (1 + std::fabs(p.pos[c])));
         }
         // The rest of the record is copied through unchanged: mass, charge and the kind (its
         // tag and the active case's values; padding bytes are nobody's).
-        bool same = got.mass == p.mass && got.charge.bits == p.charge.bits && got.kind.tag == p.kind.tag;
-        if (same && p.kind.holds<"charged">()) same = got.kind.get<"charged">() == p.kind.get<"charged">();
+        bool same =
+            got.mass == p.mass && got.charge.bits == p.charge.bits && got.kind.tag == p.kind.tag;
+        if (same && p.kind.holds<"charged">())
+            same = got.kind.get<"charged">() == p.kind.get<"charged">();
         if (same && p.kind.holds<"anchored">())
-            for (int c = 0; c < 3; ++c) same = same && got.kind.get<"anchored">()[c] == p.kind.get<"anchored">()[c];
+            for (int c = 0; c < 3; ++c)
+                same = same && got.kind.get<"anchored">()[c] == p.kind.get<"anchored">()[c];
         record(r, size_t(n_) * 6 + size_t(i), same ? 0 : 1, 0, 0);
     }
     return r;
@@ -247,7 +287,8 @@ CheckResult Particles::check() {
 
 } // namespace
 
-std::unique_ptr<Problem> make_typed_problem(const std::string& name, size_t size, Runtime& rt, std::mt19937& g) {
+std::unique_ptr<Problem> make_typed_problem(const std::string& name, size_t size, Runtime& rt,
+                                            std::mt19937& g) {
     if (name == "vector_add_float4") return std::make_unique<VectorAdd4>(size, rt, g);
     if (name == "saxpy_f16") return std::make_unique<SaxpyF16>(size, rt, g);
     if (name == "dequant_int8") return std::make_unique<DequantInt8>(size, rt, g);
@@ -258,8 +299,9 @@ std::unique_ptr<Problem> make_typed_problem(const std::string& name, size_t size
 }
 
 const std::vector<std::string>& typed_problem_names() {
-    static const std::vector<std::string> names = {"vector_add_float4", "saxpy_f16", "dequant_int8",
-                                                   "softmax_bf16",      "softmax_f32", "particles"};
+    static const std::vector<std::string> names = {"vector_add_float4", "saxpy_f16",
+                                                   "dequant_int8",      "softmax_bf16",
+                                                   "softmax_f32",       "particles"};
     return names;
 }
 

@@ -32,7 +32,8 @@ inline Config hermetic_config() {
     Config c = build_tree_config();
     c.fallback = false;
     c.cache_dir = "";
-    if (const char* compiler = std::getenv("PLEXUS_TEST_CUDA_COMPILER")) c.backends["cuda"].compiler = compiler;
+    if (const char* compiler = std::getenv("PLEXUS_TEST_CUDA_COMPILER"))
+        c.backends["cuda"].compiler = compiler;
     return c;
 }
 

@@ -1,7 +1,7 @@
 // ABI 1.1 checks that are the same for the two CPU plugins (native, interp), on a descriptor
 // that a test has already initialized: which entries are filled, the new device fields, the
 // asynchronous round trip, and the refusals whose messages differ only by the plugin's name.
-// Included by tests/native and tests/interp, two separate executables.
+// Included by tests/plugins/native and tests/plugins/interp, two separate executables.
 #pragma once
 
 #include <plexus/plugin.h>

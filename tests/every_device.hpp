@@ -26,7 +26,8 @@ inline std::vector<TestDevice> every_device() {
     std::vector<TestDevice> out;
     for (const Backend* b : hermetic_runtime().backends())
         for (size_t i = 0; i < b->devices().size(); ++i)
-            out.push_back({Target{b->name(), int(i)}, b->name() + ":" + std::to_string(i) + " (" + b->devices()[i].name + ")",
+            out.push_back({Target{b->name(), int(i)},
+                           b->name() + ":" + std::to_string(i) + " (" + b->devices()[i].name + ")",
                            &b->devices()[i]});
     return out;
 }

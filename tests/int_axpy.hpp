@@ -10,11 +10,12 @@ namespace plexus::test {
 
 // c = a * s + b.
 inline const auto& int_axpy() {
-    static const auto k = plexus::kernel("int_axpy", {"a", "b", "c", "s", "n"},
-        [](In<int32_t> a, In<int32_t> b, Out<int32_t> c, Int s, Int n) {
-            Int i = global_id(0);
-            If(i < n, [&] { c[i] = a[i] * s + b[i]; });
-        });
+    static const auto k =
+        plexus::kernel("int_axpy", {"a", "b", "c", "s", "n"},
+                       [](In<int32_t> a, In<int32_t> b, Out<int32_t> c, Int s, Int n) {
+                           Int i = global_id(0);
+                           If(i < n, [&] { c[i] = a[i] * s + b[i]; });
+                       });
     return k;
 }
 

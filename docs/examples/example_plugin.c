@@ -16,7 +16,9 @@ static plx_status fail(plx_status status, const char* message) {
     return status;
 }
 
-static const char* example_last_error(void) { return g_error; }
+static const char* example_last_error(void) {
+    return g_error;
+}
 
 /* ---- the one device: the host CPU -------------------------------------------------------- */
 
@@ -107,8 +109,8 @@ static plx_status example_buffer_write(plx_queue queue, plx_buffer buffer, size_
     return PLX_OK;
 }
 
-static plx_status example_buffer_read(plx_queue queue, plx_buffer buffer, size_t offset,
-                                      void* dst, size_t bytes) {
+static plx_status example_buffer_read(plx_queue queue, plx_buffer buffer, size_t offset, void* dst,
+                                      size_t bytes) {
     (void)queue;
     if (!in_range(buffer, offset, bytes) || (dst == NULL && bytes > 0))
         return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_read: range outside the buffer");
@@ -128,8 +130,9 @@ static plx_status example_buffer_copy(plx_queue queue, plx_buffer dst, size_t ds
 static plx_status example_buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset,
                                       const void* pattern, size_t pattern_bytes, size_t bytes) {
     (void)queue;
-    if (pattern == NULL || (pattern_bytes != 1 && pattern_bytes != 2 && pattern_bytes != 4 &&
-                            pattern_bytes != 8) || bytes % pattern_bytes != 0)
+    if (pattern == NULL ||
+        (pattern_bytes != 1 && pattern_bytes != 2 && pattern_bytes != 4 && pattern_bytes != 8) ||
+        bytes % pattern_bytes != 0)
         return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_fill: pattern of 1, 2, 4 or 8 bytes, "
                                                 "bytes a multiple of it");
     if (!in_range(buffer, offset, bytes))
@@ -165,7 +168,9 @@ static plx_status example_queue_sync(plx_queue queue) {
     return PLX_OK;
 }
 
-static void example_queue_destroy(plx_queue queue) { free(queue); }
+static void example_queue_destroy(plx_queue queue) {
+    free(queue);
+}
 
 /* ---- launch_host: run the core's work-group function once per group -------------------- */
 
@@ -217,7 +222,9 @@ static plx_status example_event_wait(plx_event event) {
     return PLX_OK;
 }
 
-static void example_event_release(plx_event event) { (void)event; }
+static void example_event_release(plx_event event) {
+    (void)event;
+}
 
 /* ---- the descriptor ---------------------------------------------------------------------- */
 
@@ -228,14 +235,15 @@ static void example_event_release(plx_event event) { (void)event; }
  * atomics, math), whatever a later header adds. */
 #define PLX_CATALOG_CLASSES PLX_CLASS_ALL
 static const plx_intrinsic g_intrinsics[] = {
-#define PLX_INTRINSIC(id, signature, convergence, opencl_c, cuda_c, nvvm) \
+#define PLX_INTRINSIC(id, signature, convergence, opencl_c, cuda_c, nvvm)                          \
     {.name = #id, .spelling = NULL, .host_fn = NULL, .flags = PLX_INTRINSIC_INLINE},
 #include "plexus/intrinsics.def"
 #undef PLX_INTRINSIC
 };
 
 static void example_shutdown(void) {
-    if (g_host != NULL && g_host->log != NULL) g_host->log(g_host->host_ctx, PLX_LOG_DEBUG, "shut down");
+    if (g_host != NULL && g_host->log != NULL)
+        g_host->log(g_host->host_ctx, PLX_LOG_DEBUG, "shut down");
     g_host = NULL;
 }
 

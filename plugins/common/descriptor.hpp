@@ -126,7 +126,9 @@ inline bool write_device_info(const plx_device_info& ours, plx_device_info* out)
 
 // What the descriptor points at for the plugin's function F: the guard (Guarded) for an
 // entry that returns a status, F itself for one that returns nothing (buffer_free, ...).
-template <class Plugin, auto F> struct Entry { static constexpr auto value = F; };
+template <class Plugin, auto F> struct Entry {
+    static constexpr auto value = F;
+};
 template <class Plugin, typename... Args, plx_status (*F)(Args...)> struct Entry<Plugin, F> {
     static constexpr auto value = guarded<Plugin, F>;
 };

@@ -20,7 +20,8 @@ constexpr unsigned kMaxThreads = 16;
 class CopyPool {
 public:
     explicit CopyPool(unsigned helpers) {
-        for (unsigned i = 0; i < helpers; ++i) workers_.emplace_back([this] { work(); });
+        for (unsigned i = 0; i < helpers; ++i)
+            workers_.emplace_back([this] { work(); });
     }
     ~CopyPool() {
         {
@@ -28,7 +29,8 @@ public:
             stop_ = true;
         }
         wake_.notify_all();
-        for (std::thread& t : workers_) t.join();
+        for (std::thread& t : workers_)
+            t.join();
     }
 
     // Returns false when another caller holds the pool; that caller copies alone then.
@@ -73,7 +75,8 @@ private:
         for (;;) {
             // A transfer posts one job per staging chunk, about every 100 us: a helper that
             // spins briefly takes the next one at once instead of paying a futex wake-up.
-            const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(300);
+            const auto spin_until =
+                std::chrono::steady_clock::now() + std::chrono::microseconds(300);
             while (generation_.load(std::memory_order_acquire) == seen &&
                    std::chrono::steady_clock::now() < spin_until)
                 std::this_thread::yield();

@@ -20,6 +20,7 @@
 // decltype(&fn), so cuda.h checks each signature; cuda.h maps the plain names to versioned ones
 // (cuMemAlloc -> cuMemAlloc_v2), so the table member and the dlsym name are the versioned ABI
 // symbol, which is what libcuda exports.
+// clang-format off
 #define PLX_CUDA_REQUIRED_FUNCTIONS(X)                                                          \
     X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)     \
     X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain)                    \
@@ -31,6 +32,7 @@
     X(cuLinkCreate) X(cuLinkAddData) X(cuLinkComplete) X(cuLinkDestroy) X(cuModuleLoadDataEx) \
     X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute)      \
     X(cuLaunchKernel)
+// clang-format on
 
 // Functions a driver may lack: each use checks the pointer. cuEventElapsedTime maps to _v2
 // (CUDA 12.8+) and cuDeviceGetUuid to _v2 (CUDA 11.4+); driver.cpp falls back to the
@@ -38,10 +40,12 @@
 // ABI 1.1 functions: every CUDA 11+ driver has them, but the plugin does not refuse a driver
 // over them (device_info leaves the field empty, the other entry points answer
 // PLX_ERROR_UNSUPPORTED naming the missing symbol, see PLX_CU_NEED).
+// clang-format off
 #define PLX_CUDA_OPTIONAL_FUNCTIONS(X)                                                          \
     X(cuGetErrorName) X(cuGetErrorString) X(cuEventElapsedTime) X(cuFuncGetParamInfo)         \
     X(cuDeviceGetUuid) X(cuDeviceGetPCIBusId) X(cuStreamWaitEvent) X(cuMemcpyPeerAsync)       \
     X(cuDeviceCanAccessPeer) X(cuCtxEnablePeerAccess) X(cuMemHostAlloc) X(cuPointerGetAttribute)
+// clang-format on
 
 namespace plx_cuda {
 

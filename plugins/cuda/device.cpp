@@ -85,7 +85,8 @@ plx_status describe_device(plx_device_s* d) {
     char name[256] = {0};
     CUresult r = cu.cuDeviceGetName(name, sizeof name - 1, d->dev);
     if (r != CUDA_SUCCESS)
-        return cu_error(PLX_ERROR_DEVICE, "reading the device name", PLX_CUDA_NAME(cuDeviceGetName), r);
+        return cu_error(PLX_ERROR_DEVICE, "reading the device name", PLX_CUDA_NAME(cuDeviceGetName),
+                        r);
     size_t total = 0;
     r = cu.cuDeviceTotalMem(&total, d->dev);
     if (r != CUDA_SUCCESS)
@@ -169,7 +170,8 @@ void release_devices() {
         if (d->ctx == nullptr) continue;
         if (drv().cuCtxSetCurrent(d->ctx) == CUDA_SUCCESS) {
             release_fill_module(d.get());
-            for (CUevent e : d->event_pool) drv().cuEventDestroy(e);
+            for (CUevent e : d->event_pool)
+                drv().cuEventDestroy(e);
         }
         drv().cuDevicePrimaryCtxRelease(d->dev);
     }

@@ -57,12 +57,13 @@ void open_driver() {
     std::string missing;
     auto resolve = [&](const char* symbol, bool required) -> void* {
         void* fn = dlsym(handle, symbol);
-        if (fn == nullptr && required) missing += (missing.empty() ? "" : ", ") + std::string(symbol);
+        if (fn == nullptr && required)
+            missing += (missing.empty() ? "" : ", ") + std::string(symbol);
         return fn;
     };
-#define PLX_CUDA_RESOLVE_REQUIRED(fn) \
+#define PLX_CUDA_RESOLVE_REQUIRED(fn)                                                              \
     g_driver.fn = reinterpret_cast<decltype(g_driver.fn)>(resolve(PLX_CUDA_NAME(fn), true));
-#define PLX_CUDA_RESOLVE_OPTIONAL(fn) \
+#define PLX_CUDA_RESOLVE_OPTIONAL(fn)                                                              \
     g_driver.fn = reinterpret_cast<decltype(g_driver.fn)>(resolve(PLX_CUDA_NAME(fn), false));
     PLX_CUDA_REQUIRED_FUNCTIONS(PLX_CUDA_RESOLVE_REQUIRED)
     PLX_CUDA_OPTIONAL_FUNCTIONS(PLX_CUDA_RESOLVE_OPTIONAL)
@@ -71,8 +72,8 @@ void open_driver() {
     // Drivers older than CUDA 12.8 export only the unversioned cuEventElapsedTime, whose
     // signature is the same as _v2's.
     if (g_driver.cuEventElapsedTime == nullptr)
-        g_driver.cuEventElapsedTime =
-            reinterpret_cast<decltype(g_driver.cuEventElapsedTime)>(dlsym(handle, "cuEventElapsedTime"));
+        g_driver.cuEventElapsedTime = reinterpret_cast<decltype(g_driver.cuEventElapsedTime)>(
+            dlsym(handle, "cuEventElapsedTime"));
     // Likewise cuDeviceGetUuid before CUDA 11.4 (_v2 differs only for MIG instances).
     if (g_driver.cuDeviceGetUuid == nullptr)
         g_driver.cuDeviceGetUuid =
@@ -102,12 +103,15 @@ plx_status load_driver() {
     return PLX_OK;
 }
 
-const Driver& drv() { return g_driver; }
+const Driver& drv() {
+    return g_driver;
+}
 
 std::string describe(const char* call, CUresult result) {
     const char* name = nullptr;
     const char* text = nullptr;
-    if (g_driver.cuGetErrorName == nullptr || g_driver.cuGetErrorName(result, &name) != CUDA_SUCCESS)
+    if (g_driver.cuGetErrorName == nullptr ||
+        g_driver.cuGetErrorName(result, &name) != CUDA_SUCCESS)
         name = nullptr;
     if (g_driver.cuGetErrorString == nullptr ||
         g_driver.cuGetErrorString(result, &text) != CUDA_SUCCESS)

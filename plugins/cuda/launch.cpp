@@ -25,7 +25,8 @@ plx_status allow_dynamic_shared(plx_kernel_s* k, uint32_t bytes) {
     std::lock_guard<std::mutex> lock(k->attribute_mutex);
     if (bytes <= k->dynamic_shared_allowed.load(std::memory_order_relaxed)) return PLX_OK;
     PLX_CU_TRY("launch: raising the kernel's dynamic shared memory limit", cuFuncSetAttribute,
-               k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes));
+               k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+               static_cast<int>(bytes));
     k->dynamic_shared_allowed.store(bytes, std::memory_order_release);
     return PLX_OK;
 }
@@ -39,7 +40,8 @@ plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dim
     plx_kernel_s* k = kernel;
     plx_device_s* d = queue->device;
     if (k->module->device != d)
-        return invalid(k, "the kernel was loaded on device " + std::to_string(k->module->device->index) +
+        return invalid(k, "the kernel was loaded on device " +
+                              std::to_string(k->module->device->index) +
                               ", the queue is on device " + std::to_string(d->index));
     if (num_args > 0 && args == nullptr) return invalid(k, "args is NULL with num_args > 0");
     if (dims->dims < 1 || dims->dims > 3)
@@ -59,7 +61,8 @@ plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dim
         const uint32_t local = dims->local_size[i];
         if (local == 0) return invalid(k, std::string("local_size.") + axis[i] + " is 0");
         if (local > d->info.max_work_group_dims[i])
-            return out_of_resources(k, std::string("local_size.") + axis[i] + " = " + std::to_string(local) +
+            return out_of_resources(k, std::string("local_size.") + axis[i] + " = " +
+                                           std::to_string(local) +
                                            " exceeds the device's maximum block dimension of " +
                                            std::to_string(d->info.max_work_group_dims[i]));
         const uint64_t groups = global / local + (global % local != 0);
@@ -73,12 +76,13 @@ plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dim
         threads *= local;
     }
     if (threads > d->info.max_work_group_size)
-        return out_of_resources(k, std::to_string(threads) + " threads per group exceed the device's maximum of " +
+        return out_of_resources(k, std::to_string(threads) +
+                                       " threads per group exceed the device's maximum of " +
                                        std::to_string(d->info.max_work_group_size));
     if (threads > k->max_threads)
-        return out_of_resources(k, std::to_string(threads) + " threads per group exceed the kernel's maximum of " +
-                                       std::to_string(k->max_threads) +
-                                       " (set by its register use or launch bounds)");
+        return out_of_resources(
+            k, std::to_string(threads) + " threads per group exceed the kernel's maximum of " +
+                   std::to_string(k->max_threads) + " (set by its register use or launch bounds)");
     if (uint64_t(k->static_shared) + dynamic_bytes > d->max_shared_optin)
         return out_of_resources(k, std::to_string(k->static_shared) + " bytes of static and " +
                                        std::to_string(dynamic_bytes) +
@@ -107,15 +111,18 @@ plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dim
         if (a.kind == PLX_ARG_BUFFER) {
             if (a.buffer == nullptr) return invalid(k, which() + " is a NULL buffer");
             if (a.buffer->device != d)
-                return invalid(k, which() + " is a buffer of device " + std::to_string(a.buffer->device->index) +
+                return invalid(k, which() + " is a buffer of device " +
+                                      std::to_string(a.buffer->device->index) +
                                       ", the launch is on device " + std::to_string(d->index));
             if (k->params_known && k->param_sizes[i] != sizeof(CUdeviceptr))
-                return invalid(k, which() + " is a buffer, but kernel parameter " + std::to_string(i) +
-                                      " is " + std::to_string(k->param_sizes[i]) + " bytes, not a pointer");
+                return invalid(k, which() + " is a buffer, but kernel parameter " +
+                                      std::to_string(i) + " is " +
+                                      std::to_string(k->param_sizes[i]) + " bytes, not a pointer");
             // The buffer struct outlives the call, so its pointer field is the storage.
             params[i] = &a.buffer->ptr;
         } else if (a.kind == PLX_ARG_SCALAR) {
-            if (a.value == nullptr || a.size == 0) return invalid(k, which() + " is a scalar with no value");
+            if (a.value == nullptr || a.size == 0)
+                return invalid(k, which() + " is a scalar with no value");
             if (k->params_known && k->param_sizes[i] != a.size)
                 return invalid(k, which() + " is a scalar of " + std::to_string(a.size) +
                                       " bytes, but kernel parameter " + std::to_string(i) + " is " +
@@ -144,13 +151,15 @@ plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dim
     plx_event_s* pending = nullptr;
     if (plx_status s = event_begin(queue, event, &pending); s != PLX_OK) return s;
     if (!empty) {
-        CUresult r = drv().cuLaunchKernel(k->function, grid[0], grid[1], grid[2], block[0], block[1],
-                                          block[2], dynamic_bytes, queue->stream, params, nullptr);
+        CUresult r =
+            drv().cuLaunchKernel(k->function, grid[0], grid[1], grid[2], block[0], block[1],
+                                 block[2], dynamic_bytes, queue->stream, params, nullptr);
         if (r != CUDA_SUCCESS) {
             event_release(pending);
             plx_status st = status_of(r);
             return cu_error(st == PLX_ERROR_DEVICE ? PLX_ERROR_LAUNCH : st,
-                            ("launch of '" + k->name + "'").c_str(), PLX_CUDA_NAME(cuLaunchKernel), r);
+                            ("launch of '" + k->name + "'").c_str(), PLX_CUDA_NAME(cuLaunchKernel),
+                            r);
         }
     }
     return event_end(queue, pending, event);

@@ -129,7 +129,8 @@ plx_status load_fill_kernels(plx_device_s* d) {
                              PLX_CUDA_NAME(cuModuleGetFunction), r);
         }
         d->fill_status = s;
-        if (s != PLX_OK) d->fill_error = std::string("cuda: loading the fill kernels: ") + last_error_text();
+        if (s != PLX_OK)
+            d->fill_error = std::string("cuda: loading the fill kernels: ") + last_error_text();
     });
     if (d->fill_status != PLX_OK) return fail(d->fill_status, d->fill_error);
     return PLX_OK;
@@ -169,7 +170,8 @@ plx_status buffer_alloc(plx_device device, size_t bytes, plx_buffer* buffer) {
                           "): " + describe(PLX_CUDA_NAME(cuMemAlloc), r);
         size_t free_bytes = 0, total_bytes = 0;
         if (drv().cuMemGetInfo(&free_bytes, &total_bytes) == CUDA_SUCCESS)
-            msg += "; " + std::to_string(free_bytes) + " bytes free of " + std::to_string(total_bytes);
+            msg +=
+                "; " + std::to_string(free_bytes) + " bytes free of " + std::to_string(total_bytes);
         return fail(
             status_of(r) == PLX_ERROR_OUT_OF_MEMORY ? PLX_ERROR_OUT_OF_MEMORY : status_of(r), msg);
     }
@@ -196,8 +198,8 @@ namespace {
 bool page_locked(const void* p) {
     if (drv().cuPointerGetAttribute == nullptr) return false;
     unsigned int type = 0;
-    return drv().cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(p)) ==
-               CUDA_SUCCESS &&
+    return drv().cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                       reinterpret_cast<CUdeviceptr>(p)) == CUDA_SUCCESS &&
            type == CU_MEMORYTYPE_HOST;
 }
 
@@ -211,7 +213,8 @@ plx_status buffer_write(plx_queue queue, plx_buffer buffer, size_t offset, const
     if (src == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_write: src is NULL");
     if (plx_status s = make_current(queue->device); s != PLX_OK) return s;
     if (page_locked(src)) { // the copy engine reads it directly
-        PLX_CU_TRY("buffer_write", cuMemcpyHtoDAsync, buffer->ptr + offset, src, bytes, queue->stream);
+        PLX_CU_TRY("buffer_write", cuMemcpyHtoDAsync, buffer->ptr + offset, src, bytes,
+                   queue->stream);
         PLX_CU_TRY("buffer_write: waiting for the queue", cuStreamSynchronize, queue->stream);
         return PLX_OK;
     }
@@ -237,8 +240,7 @@ plx_status buffer_write(plx_queue queue, plx_buffer buffer, size_t offset, const
     return PLX_OK;
 }
 
-plx_status buffer_read(plx_queue queue, plx_buffer buffer, size_t offset, void* dst,
-                       size_t bytes) {
+plx_status buffer_read(plx_queue queue, plx_buffer buffer, size_t offset, void* dst, size_t bytes) {
     if (plx_status s = check_queue_buffer("buffer_read", queue, buffer); s != PLX_OK) return s;
     if (plx_status s = check_range("buffer_read", buffer, offset, bytes); s != PLX_OK) return s;
     if (dst == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_read: dst is NULL");
@@ -249,7 +251,8 @@ plx_status buffer_read(plx_queue queue, plx_buffer buffer, size_t offset, void* 
         return PLX_OK;
     }
     if (page_locked(dst)) { // the copy engine writes it directly
-        PLX_CU_TRY("buffer_read", cuMemcpyDtoHAsync, dst, buffer->ptr + offset, bytes, queue->stream);
+        PLX_CU_TRY("buffer_read", cuMemcpyDtoHAsync, dst, buffer->ptr + offset, bytes,
+                   queue->stream);
         PLX_CU_TRY("buffer_read: waiting for the queue", cuStreamSynchronize, queue->stream);
         return PLX_OK;
     }
@@ -285,7 +288,8 @@ plx_status buffer_copy(plx_queue queue, plx_buffer dst, size_t dst_offset, plx_b
                        size_t src_offset, size_t bytes) {
     if (plx_status s = check_queue_buffer("buffer_copy", queue, dst); s != PLX_OK) return s;
     if (plx_status s = check_queue_buffer("buffer_copy", queue, src); s != PLX_OK) return s;
-    if (plx_status s = check_range("buffer_copy", dst, dst_offset, bytes, "destination"); s != PLX_OK)
+    if (plx_status s = check_range("buffer_copy", dst, dst_offset, bytes, "destination");
+        s != PLX_OK)
         return s;
     if (plx_status s = check_range("buffer_copy", src, src_offset, bytes, "source"); s != PLX_OK)
         return s;
@@ -326,7 +330,8 @@ plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const 
         if (plx_status s = load_fill_kernels(queue->device); s != PLX_OK) return s;
         if (pattern_bytes == 8 && aligned)
             return run_fill_kernel(queue, queue->device->fill_u64, dst, value, 0, count, false);
-        return run_fill_kernel(queue, queue->device->fill_bytes, dst, value, pattern_bytes, bytes, true);
+        return run_fill_kernel(queue, queue->device->fill_bytes, dst, value, pattern_bytes, bytes,
+                               true);
     }
     return PLX_OK;
 }
@@ -335,8 +340,10 @@ plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const 
 
 plx_status buffer_write_async(plx_queue queue, plx_buffer buffer, size_t offset, const void* src,
                               size_t bytes) {
-    if (plx_status s = check_queue_buffer("buffer_write_async", queue, buffer); s != PLX_OK) return s;
-    if (plx_status s = check_range("buffer_write_async", buffer, offset, bytes); s != PLX_OK) return s;
+    if (plx_status s = check_queue_buffer("buffer_write_async", queue, buffer); s != PLX_OK)
+        return s;
+    if (plx_status s = check_range("buffer_write_async", buffer, offset, bytes); s != PLX_OK)
+        return s;
     if (bytes == 0) return PLX_OK;
     if (src == nullptr)
         return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_write_async: src is NULL");
@@ -345,21 +352,25 @@ plx_status buffer_write_async(plx_queue queue, plx_buffer buffer, size_t offset,
     // memory goes through buffer_write's double-buffered staging, whose parallel host copy
     // is faster than the driver's own staging; it returns when done, which the contract allows.
     if (!page_locked(src)) return buffer_write(queue, buffer, offset, src, bytes);
-    PLX_CU_TRY("buffer_write_async", cuMemcpyHtoDAsync, buffer->ptr + offset, src, bytes, queue->stream);
+    PLX_CU_TRY("buffer_write_async", cuMemcpyHtoDAsync, buffer->ptr + offset, src, bytes,
+               queue->stream);
     return PLX_OK;
 }
 
 plx_status buffer_read_async(plx_queue queue, plx_buffer buffer, size_t offset, void* dst,
                              size_t bytes) {
-    if (plx_status s = check_queue_buffer("buffer_read_async", queue, buffer); s != PLX_OK) return s;
-    if (plx_status s = check_range("buffer_read_async", buffer, offset, bytes); s != PLX_OK) return s;
+    if (plx_status s = check_queue_buffer("buffer_read_async", queue, buffer); s != PLX_OK)
+        return s;
+    if (plx_status s = check_range("buffer_read_async", buffer, offset, bytes); s != PLX_OK)
+        return s;
     if (bytes == 0) return PLX_OK;
     if (dst == nullptr)
         return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: buffer_read_async: dst is NULL");
     if (plx_status s = make_current(queue->device); s != PLX_OK) return s;
     // Pageable memory: buffer_read's staging, done on return (see buffer_write_async).
     if (!page_locked(dst)) return buffer_read(queue, buffer, offset, dst, bytes);
-    PLX_CU_TRY("buffer_read_async", cuMemcpyDtoHAsync, dst, buffer->ptr + offset, bytes, queue->stream);
+    PLX_CU_TRY("buffer_read_async", cuMemcpyDtoHAsync, dst, buffer->ptr + offset, bytes,
+               queue->stream);
     return PLX_OK;
 }
 
@@ -370,7 +381,8 @@ namespace {
 // peer access cuMemcpyPeerAsync stages through the host, which is slower but correct.
 void enable_peer_access(plx_device_s* accessor, plx_device_s* peer) {
     std::lock_guard lock(accessor->peer_mutex);
-    if (accessor->peer_state.size() < devices().size()) accessor->peer_state.resize(devices().size(), 0);
+    if (accessor->peer_state.size() < devices().size())
+        accessor->peer_state.resize(devices().size(), 0);
     uint8_t& state = accessor->peer_state[peer->index];
     if (state != 0) return;
     state = 2;
@@ -420,9 +432,11 @@ plx_status buffer_copy_peer(plx_queue queue, plx_buffer dst, size_t dst_offset, 
                                                     ", the buffers on devices " +
                                                     std::to_string(dst->device->index) + " and " +
                                                     std::to_string(src->device->index));
-    if (plx_status s = check_range("buffer_copy_peer", dst, dst_offset, bytes, "destination"); s != PLX_OK)
+    if (plx_status s = check_range("buffer_copy_peer", dst, dst_offset, bytes, "destination");
+        s != PLX_OK)
         return s;
-    if (plx_status s = check_range("buffer_copy_peer", src, src_offset, bytes, "source"); s != PLX_OK)
+    if (plx_status s = check_range("buffer_copy_peer", src, src_offset, bytes, "source");
+        s != PLX_OK)
         return s;
     if (bytes == 0) return PLX_OK;
     PLX_CU_NEED("buffer_copy_peer", cuMemcpyPeerAsync);
@@ -482,7 +496,8 @@ plx_status buffer_wrap(plx_device device, uint64_t native, size_t bytes, plx_buf
                             describe(PLX_CUDA_NAME(cuPointerGetAttribute), r) + ")");
         // Managed memory is any device's and the host's; its type and ordinal say little.
         int managed = 0;
-        if (drv().cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, ptr) != CUDA_SUCCESS)
+        if (drv().cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, ptr) !=
+            CUDA_SUCCESS)
             managed = 0;
         if (!managed && type == CU_MEMORYTYPE_HOST)
             return fail(PLX_ERROR_INVALID_ARGUMENT,
@@ -498,7 +513,8 @@ plx_status buffer_wrap(plx_device device, uint64_t native, size_t bytes, plx_buf
         CUdeviceptr start = 0;
         size_t range = 0;
         r = drv().cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, ptr);
-        if (r == CUDA_SUCCESS) r = drv().cuPointerGetAttribute(&range, CU_POINTER_ATTRIBUTE_RANGE_SIZE, ptr);
+        if (r == CUDA_SUCCESS)
+            r = drv().cuPointerGetAttribute(&range, CU_POINTER_ATTRIBUTE_RANGE_SIZE, ptr);
         if (r == CUDA_SUCCESS && start <= ptr && ptr - start <= range) {
             const size_t available = range - static_cast<size_t>(ptr - start);
             if (bytes > available)

@@ -23,7 +23,8 @@ constexpr size_t kLogBytes = 16 * 1024;
 std::vector<std::string> split_options(const char* options) {
     std::vector<std::string> out;
     std::istringstream in(options != nullptr ? options : "");
-    for (std::string token; in >> token;) out.push_back(token);
+    for (std::string token; in >> token;)
+        out.push_back(token);
     return out;
 }
 
@@ -59,7 +60,8 @@ plx_status parse_jit_options(const std::string& options, JitOptions* jit) {
 
 std::string trimmed_log(const char* log) {
     std::string s(log);
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
+        s.pop_back();
     return s;
 }
 
@@ -103,13 +105,16 @@ void open_nvrtc() {
         if (p == nullptr) missing += (missing.empty() ? "" : ", ") + std::string(name);
         return p;
     };
+    // clang-format off
 #define PLX_NVRTC_LOAD(field) g_nvrtc.field = reinterpret_cast<decltype(g_nvrtc.field)>(sym("nvrtc" #field));
     PLX_NVRTC_LOAD(GetErrorString) PLX_NVRTC_LOAD(CreateProgram) PLX_NVRTC_LOAD(DestroyProgram)
     PLX_NVRTC_LOAD(CompileProgram) PLX_NVRTC_LOAD(GetProgramLogSize) PLX_NVRTC_LOAD(GetProgramLog)
     PLX_NVRTC_LOAD(GetCUBINSize) PLX_NVRTC_LOAD(GetCUBIN)
 #undef PLX_NVRTC_LOAD
-    if (!missing.empty()) {
-        g_nvrtc_missing = "the NVRTC library found lacks " + missing + ": it is too old (CUDA 11.1 or newer is needed)";
+        // clang-format on
+        if (!missing.empty()) {
+        g_nvrtc_missing = "the NVRTC library found lacks " + missing +
+                          ": it is too old (CUDA 11.1 or newer is needed)";
         g_nvrtc = Nvrtc{};
         dlclose(handle);
     }
@@ -130,9 +135,11 @@ plx_status compile_cuda_c(plx_device_s* d, const char* source, size_t bytes, con
     // A cubin for the device's exact architecture: no PTX JIT at load, and no dependence on
     // the driver accepting NVRTC's PTX version.
     std::vector<std::string> args = {"--gpu-architecture=" + std::string(d->info.arch)};
-    for (std::string& t : split_options(options)) args.push_back(std::move(t));
+    for (std::string& t : split_options(options))
+        args.push_back(std::move(t));
     std::vector<const char*> argv;
-    for (const std::string& a : args) argv.push_back(a.c_str());
+    for (const std::string& a : args)
+        argv.push_back(a.c_str());
     r = rtc.CompileProgram(prog, static_cast<int>(argv.size()), argv.data());
     std::string rtc_log;
     size_t log_size = 0;
@@ -185,7 +192,8 @@ plx_status load_ptx_to_cubin(const char* ptx, size_t ptx_bytes, const std::strin
     JitOptions jit;
     if (plx_status s = parse_jit_options(options, &jit); s != PLX_OK) return s;
     // The JIT reads PTX up to its NUL; a NUL the caller counted in source_bytes is not text.
-    while (ptx_bytes > 0 && ptx[ptx_bytes - 1] == '\0') --ptx_bytes;
+    while (ptx_bytes > 0 && ptx[ptx_bytes - 1] == '\0')
+        --ptx_bytes;
     std::string text(ptx, ptx_bytes);
     std::vector<char> info_log(kLogBytes, '\0'), error_log(kLogBytes, '\0');
     jit.add(CU_JIT_INFO_LOG_BUFFER, reinterpret_cast<uintptr_t>(info_log.data()));

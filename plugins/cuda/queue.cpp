@@ -154,14 +154,16 @@ plx_status event_wait(plx_event event) {
         // A marker recorded now follows the launch on its in-order stream; it may wait for
         // later work too. Pooled markers: creating a CUevent per wait would cost more.
         CUevent marker = nullptr;
-        if (plx_status s = pooled_event(event->device, "event_wait: creating a marker", &marker); s != PLX_OK)
+        if (plx_status s = pooled_event(event->device, "event_wait: creating a marker", &marker);
+            s != PLX_OK)
             return s;
         CUresult r = CUDA_SUCCESS;
         const char* call = PLX_CUDA_NAME(cuEventRecord);
         {
             std::lock_guard lock(event->deferred->mutex);
             // No stream: the queue was destroyed after its work finished.
-            if (event->deferred->stream != nullptr) r = drv().cuEventRecord(marker, event->deferred->stream);
+            if (event->deferred->stream != nullptr)
+                r = drv().cuEventRecord(marker, event->deferred->stream);
         }
         if (r == CUDA_SUCCESS) {
             call = PLX_CUDA_NAME(cuEventSynchronize);
@@ -265,7 +267,8 @@ plx_status queue_wait_event(plx_queue queue, plx_event event) {
         // marker belongs to the event's device, which may not be the queue's.
         if (plx_status s = make_current(event->device); s != PLX_OK) return s;
         CUevent marker = nullptr;
-        if (plx_status s = pooled_event(event->device, "queue_wait_event: creating a marker", &marker);
+        if (plx_status s =
+                pooled_event(event->device, "queue_wait_event: creating a marker", &marker);
             s != PLX_OK)
             return s;
         bool recorded = false;
@@ -280,14 +283,16 @@ plx_status queue_wait_event(plx_queue queue, plx_event event) {
         }
         if (r != CUDA_SUCCESS) {
             return_pooled_event(event->device, marker);
-            return cu_error(status_of(r), "queue_wait_event: recording a marker", PLX_CUDA_NAME(cuEventRecord), r);
+            return cu_error(status_of(r), "queue_wait_event: recording a marker",
+                            PLX_CUDA_NAME(cuEventRecord), r);
         }
         if (recorded) {
             plx_status s = make_current(queue->device);
             if (s == PLX_OK) {
                 r = drv().cuStreamWaitEvent(queue->stream, marker, 0);
                 if (r != CUDA_SUCCESS)
-                    s = cu_error(status_of(r), "queue_wait_event", PLX_CUDA_NAME(cuStreamWaitEvent), r);
+                    s = cu_error(status_of(r), "queue_wait_event", PLX_CUDA_NAME(cuStreamWaitEvent),
+                                 r);
             }
             // The wait is enqueued with the record it saw; the marker may be recorded again.
             return_pooled_event(event->device, marker);

@@ -22,18 +22,21 @@ void Machine::async_copy(const StmtNode& s, uint32_t si, const uint8_t* m) {
         const __int128 v = wide_integer(p_.exprs[s.e2].type, valid[l]);
         // What an error names, spelled only when one is raised: this runs for every lane.
         auto where = [&] {
-            return "async copy of " + std::to_string(c.count) + " elements from \"" + p_.arrays[c.buffer].name +
-                   "\"[" + wide_text(from_index) + "] into \"" + p_.arrays[c.array].name + "\"[" + wide_text(d) +
-                   "], valid " + wide_text(v);
+            return "async copy of " + std::to_string(c.count) + " elements from \"" +
+                   p_.arrays[c.buffer].name + "\"[" + wide_text(from_index) + "] into \"" +
+                   p_.arrays[c.array].name + "\"[" + wide_text(d) + "], valid " + wide_text(v);
         };
         if (v < 0 || v > c.count)
-            error(si, l, where() + ": valid must be from 0 to " + std::to_string(c.count) +
-                             " (the elements read; the rest of the copy is zero)");
+            error(si, l,
+                  where() + ": valid must be from 0 to " + std::to_string(c.count) +
+                      " (the elements read; the rest of the copy is zero)");
         auto aligned = [&](__int128 index, const char* side, const char* array) {
             if (index * c.size % bytes == 0) return;
-            error(si, l, where() + ": the " + side + " starts at byte " + wide_text(index * c.size) + " of the " + array +
-                             ", not a multiple of " + std::to_string(bytes) + " (cp.async's alignment: the " + side +
-                             " index must be a multiple of " + std::to_string(c.count) + ")");
+            error(si, l,
+                  where() + ": the " + side + " starts at byte " + wide_text(index * c.size) +
+                      " of the " + array + ", not a multiple of " + std::to_string(bytes) +
+                      " (cp.async's alignment: the " + side + " index must be a multiple of " +
+                      std::to_string(c.count) + ")");
         };
         aligned(d, "destination", "shared array");
         aligned(from_index, "source", "buffer");
@@ -47,8 +50,10 @@ void Machine::async_copy(const StmtNode& s, uint32_t si, const uint8_t* m) {
                               ": element " + std::to_string(i) + " of the " + where());
         for (uint32_t i = 0; i < c.count; ++i) {
             std::byte* q = element(to, l, uint64_t(d + i));
-            if (i < v) std::memcpy(q, element(from, l, uint64_t(from_index + i)), c.size);
-            else std::memset(q, 0, c.size);
+            if (i < v)
+                std::memcpy(q, element(from, l, uint64_t(from_index + i)), c.size);
+            else
+                std::memset(q, 0, c.size);
         }
     }
 }

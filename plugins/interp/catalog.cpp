@@ -22,7 +22,7 @@ const CatalogEntry kCatalog[] = {
 
 // The interpreter implements every intrinsic itself, so there is no spelling and no host_fn.
 const plx_intrinsic kIntrinsics[] = {
-#define PLX_INTRINSIC(id, signature, convergence, opencl_c, cuda_c, nvvm)                        \
+#define PLX_INTRINSIC(id, signature, convergence, opencl_c, cuda_c, nvvm)                          \
     {.name = #id, .spelling = nullptr, .host_fn = nullptr, .flags = 0},
 #include <plexus/intrinsics.def>
 #undef PLX_INTRINSIC
@@ -37,16 +37,40 @@ const NamedFn kIndexFns[] = {{"local_id", Fn::LocalId},     {"group_id", Fn::Gro
                              {"local_size", Fn::LocalSize}, {"num_groups", Fn::NumGroups},
                              {"global_id", Fn::GlobalId},   {"global_size", Fn::GlobalSize}};
 const NamedFn kMathFns[] = {
-    {"sqrt", Fn::Sqrt}, {"rsqrt", Fn::Rsqrt}, {"exp", Fn::Exp},     {"exp2", Fn::Exp2},
-    {"log", Fn::Log},   {"log2", Fn::Log2},   {"sin", Fn::Sin},     {"cos", Fn::Cos},
-    {"tan", Fn::Tan},   {"pow", Fn::Pow},     {"fabs", Fn::Fabs},   {"floor", Fn::Floor},
-    {"ceil", Fn::Ceil}, {"fma", Fn::Fma},     {"min", Fn::Min},     {"max", Fn::Max},
-    {"clamp", Fn::Clamp}, {"ldexp", Fn::Ldexp}, {"ilogb", Fn::Ilogb},
+    {"sqrt", Fn::Sqrt},
+    {"rsqrt", Fn::Rsqrt},
+    {"exp", Fn::Exp},
+    {"exp2", Fn::Exp2},
+    {"log", Fn::Log},
+    {"log2", Fn::Log2},
+    {"sin", Fn::Sin},
+    {"cos", Fn::Cos},
+    {"tan", Fn::Tan},
+    {"pow", Fn::Pow},
+    {"fabs", Fn::Fabs},
+    {"floor", Fn::Floor},
+    {"ceil", Fn::Ceil},
+    {"fma", Fn::Fma},
+    {"min", Fn::Min},
+    {"max", Fn::Max},
+    {"clamp", Fn::Clamp},
+    {"ldexp", Fn::Ldexp},
+    {"ilogb", Fn::Ilogb},
     // px::fast::: the precise functions, which meet every fast bound
-    {"fast_exp", Fn::Exp}, {"fast_exp2", Fn::Exp2}, {"fast_exp10", Fn::Exp10}, {"fast_log", Fn::Log},
-    {"fast_log2", Fn::Log2}, {"fast_log10", Fn::Libm_log10}, {"fast_sin", Fn::Sin}, {"fast_cos", Fn::Cos},
-    {"fast_tan", Fn::Tan}, {"fast_pow", Fn::Pow}, {"fast_sqrt", Fn::Sqrt}, {"fast_rsqrt", Fn::Rsqrt},
-    {"fast_divide", Fn::Divide}, {"fast_recip", Fn::Recip},
+    {"fast_exp", Fn::Exp},
+    {"fast_exp2", Fn::Exp2},
+    {"fast_exp10", Fn::Exp10},
+    {"fast_log", Fn::Log},
+    {"fast_log2", Fn::Log2},
+    {"fast_log10", Fn::Libm_log10},
+    {"fast_sin", Fn::Sin},
+    {"fast_cos", Fn::Cos},
+    {"fast_tan", Fn::Tan},
+    {"fast_pow", Fn::Pow},
+    {"fast_sqrt", Fn::Sqrt},
+    {"fast_rsqrt", Fn::Rsqrt},
+    {"fast_divide", Fn::Divide},
+    {"fast_recip", Fn::Recip},
 #define PLX_LIBM1(fn) {#fn, Fn::Libm_##fn},
 #define PLX_LIBM2(fn) {#fn, Fn::Libm_##fn},
 #include <plexus/libm.def>
@@ -55,17 +79,27 @@ const NamedFn kMathFns[] = {
 };
 
 // Subgroup operations: "subgroup_" + one of these, then (for the typed ones) "_" + the type.
-const NamedFn kSubgroupFns[] = {
-    {"size", Fn::SubgroupSize}, {"id", Fn::SubgroupId}, {"lane_id", Fn::LaneId},
-    {"ballot", Fn::Ballot}, {"any", Fn::Any}, {"all", Fn::All}, {"shuffle", Fn::Shuffle},
-    {"shuffle_xor", Fn::ShuffleXor}, {"shuffle_up", Fn::ShuffleUp}, {"shuffle_down", Fn::ShuffleDown},
-    {"reduce_add", Fn::ReduceAdd}, {"reduce_min", Fn::ReduceMin}, {"reduce_max", Fn::ReduceMax},
-    {"scan_inclusive_add", Fn::ScanInclusiveAdd}, {"scan_exclusive_add", Fn::ScanExclusiveAdd}};
+const NamedFn kSubgroupFns[] = {{"size", Fn::SubgroupSize},
+                                {"id", Fn::SubgroupId},
+                                {"lane_id", Fn::LaneId},
+                                {"ballot", Fn::Ballot},
+                                {"any", Fn::Any},
+                                {"all", Fn::All},
+                                {"shuffle", Fn::Shuffle},
+                                {"shuffle_xor", Fn::ShuffleXor},
+                                {"shuffle_up", Fn::ShuffleUp},
+                                {"shuffle_down", Fn::ShuffleDown},
+                                {"reduce_add", Fn::ReduceAdd},
+                                {"reduce_min", Fn::ReduceMin},
+                                {"reduce_max", Fn::ReduceMax},
+                                {"scan_inclusive_add", Fn::ScanInclusiveAdd},
+                                {"scan_exclusive_add", Fn::ScanExclusiveAdd}};
 
 std::optional<Fn> subgroup_fn(std::string_view op) {
     for (auto& f : kSubgroupFns)
         if (op == f.base) return f.fn;
-    if (const size_t cut = op.rfind('_'); cut != std::string_view::npos && ty_from_string(op.substr(cut + 1)))
+    if (const size_t cut = op.rfind('_');
+        cut != std::string_view::npos && ty_from_string(op.substr(cut + 1)))
         for (auto& f : kSubgroupFns)
             if (op.substr(0, cut) == f.base) return f.fn;
     return std::nullopt;

@@ -11,18 +11,22 @@ namespace {
 // fmin / fmax as docs/ir.md states them: a NaN operand yields the other. std::fmin alone
 // does not do it for a signaling NaN (glibc follows IEEE 754-2008's minNum and returns a
 // NaN), and a bf16 or f32 NaN read from memory may be signaling.
-template <class C> C min_of(C x, C y) { return std::isnan(x) ? y : std::isnan(y) ? x : std::fmin(x, y); }
-template <class C> C max_of(C x, C y) { return std::isnan(x) ? y : std::isnan(y) ? x : std::fmax(x, y); }
+template <class C> C min_of(C x, C y) {
+    return std::isnan(x) ? y : std::isnan(y) ? x : std::fmin(x, y);
+}
+template <class C> C max_of(C x, C y) {
+    return std::isnan(x) ? y : std::isnan(y) ? x : std::fmax(x, y);
+}
 
-template <class C> void arithmetic(BinaryOp op, const uint64_t* a, const uint64_t* b,
-                                   uint64_t* out, uint32_t n) {
+template <class C>
+void arithmetic(BinaryOp op, const uint64_t* a, const uint64_t* b, uint64_t* out, uint32_t n) {
     using U = wrap_t<C>;
     constexpr bool integral = std::is_integral_v<C>;
-#define PLX_LANES(expr)                                                                        \
-    for (uint32_t l = 0; l < n; ++l) {                                                         \
-        const C x = get<C>(a[l]), y = get<C>(b[l]);                                            \
-        out[l] = put(expr);                                                                    \
-    }                                                                                          \
+#define PLX_LANES(expr)                                                                            \
+    for (uint32_t l = 0; l < n; ++l) {                                                             \
+        const C x = get<C>(a[l]), y = get<C>(b[l]);                                                \
+        out[l] = put(expr);                                                                        \
+    }                                                                                              \
     return
     switch (op) {
     case BinaryOp::Add: PLX_LANES(static_cast<C>(static_cast<U>(x) + static_cast<U>(y)));
@@ -35,11 +39,17 @@ template <class C> void arithmetic(BinaryOp op, const uint64_t* a, const uint64_
     case BinaryOp::Eq: PLX_LANES(x == y);
     case BinaryOp::Ne: PLX_LANES(x != y);
     case BinaryOp::Min:
-        if constexpr (integral) { PLX_LANES(x < y ? x : y); }
-        else { PLX_LANES(min_of(x, y)); }
+        if constexpr (integral) {
+            PLX_LANES(x < y ? x : y);
+        } else {
+            PLX_LANES(min_of(x, y));
+        }
     case BinaryOp::Max:
-        if constexpr (integral) { PLX_LANES(x > y ? x : y); }
-        else { PLX_LANES(max_of(x, y)); }
+        if constexpr (integral) {
+            PLX_LANES(x > y ? x : y);
+        } else {
+            PLX_LANES(max_of(x, y));
+        }
     default: break;
     }
     if constexpr (integral) {
@@ -48,7 +58,8 @@ template <class C> void arithmetic(BinaryOp op, const uint64_t* a, const uint64_
         case BinaryOp::BitAnd: PLX_LANES(static_cast<C>(static_cast<U>(x) & static_cast<U>(y)));
         case BinaryOp::BitOr: PLX_LANES(static_cast<C>(static_cast<U>(x) | static_cast<U>(y)));
         case BinaryOp::BitXor: PLX_LANES(static_cast<C>(static_cast<U>(x) ^ static_cast<U>(y)));
-        case BinaryOp::Shl: PLX_LANES(static_cast<C>(static_cast<U>(x) << (static_cast<U>(y) & width_mask)));
+        case BinaryOp::Shl:
+            PLX_LANES(static_cast<C>(static_cast<U>(x) << (static_cast<U>(y) & width_mask)));
         // >> of a signed value is arithmetic since C++20, of an unsigned one logical; i8 and
         // i16 are promoted to int first, which keeps their sign.
         case BinaryOp::Shr: PLX_LANES(static_cast<C>(x >> (static_cast<U>(y) & width_mask)));
@@ -56,16 +67,18 @@ template <class C> void arithmetic(BinaryOp op, const uint64_t* a, const uint64_
         }
     }
 #undef PLX_LANES
-    throw std::logic_error("interp: binary operator not valid for its type reached the interpreter");
+    throw std::logic_error(
+        "interp: binary operator not valid for its type reached the interpreter");
 }
 
-template <class C> void math(Fn fn, const uint64_t* a, const uint64_t* b, const uint64_t* c,
-                             uint64_t* out, uint32_t n) {
-#define PLX_LANES(expr)                                                                        \
-    for (uint32_t l = 0; l < n; ++l) {                                                         \
-        const C x = get<C>(a[l]);                                                              \
-        out[l] = put<C>(expr);                                                                 \
-    }                                                                                          \
+template <class C>
+void math(Fn fn, const uint64_t* a, const uint64_t* b, const uint64_t* c, uint64_t* out,
+          uint32_t n) {
+#define PLX_LANES(expr)                                                                            \
+    for (uint32_t l = 0; l < n; ++l) {                                                             \
+        const C x = get<C>(a[l]);                                                                  \
+        out[l] = put<C>(expr);                                                                     \
+    }                                                                                              \
     return
     // std:: overloads on float are the f-suffixed C functions (sqrtf, expf, ...).
     switch (fn) {
@@ -90,8 +103,10 @@ template <class C> void math(Fn fn, const uint64_t* a, const uint64_t* b, const 
     case Fn::Exp10: PLX_LANES(std::pow(C(10), x));
     case Fn::Divide: PLX_LANES(x / get<C>(b[l]));
     case Fn::Recip: PLX_LANES(C(1) / x);
-#define PLX_LIBM1(fn) case Fn::Libm_##fn: PLX_LANES(std::fn(x));
-#define PLX_LIBM2(fn) case Fn::Libm_##fn: PLX_LANES(std::fn(x, get<C>(b[l])));
+#define PLX_LIBM1(fn)                                                                              \
+    case Fn::Libm_##fn: PLX_LANES(std::fn(x));
+#define PLX_LIBM2(fn)                                                                              \
+    case Fn::Libm_##fn: PLX_LANES(std::fn(x, get<C>(b[l])));
 #include <plexus/libm.def>
 #undef PLX_LIBM1
 #undef PLX_LIBM2
@@ -150,7 +165,8 @@ const uint64_t* Machine::compute(uint32_t ei, const uint8_t* m) {
         const uint64_t* c = eval(e.c, m);
         const uint64_t* a = eval(e.a, m);
         const uint64_t* b = eval(e.b, m);
-        for (uint32_t l = 0; l < n_; ++l) out[l] = (c[l] & 1) ? a[l] : b[l];
+        for (uint32_t l = 0; l < n_; ++l)
+            out[l] = (c[l] & 1) ? a[l] : b[l];
         return out;
     }
     case ExprKind::Cast: {
@@ -158,7 +174,8 @@ const uint64_t* Machine::compute(uint32_t ei, const uint8_t* m) {
         // Into f16 / bf16 through f32, then rounded; out of them exact, since f32 holds them.
         with_any(e.operand, [&]<class S>(Tag<S>) {
             with_any(e.type, [&]<class D>(Tag<D>) {
-                for (uint32_t l = 0; l < n_; ++l) out[l] = put<D>(convert<D>(get<S>(a[l])));
+                for (uint32_t l = 0; l < n_; ++l)
+                    out[l] = put<D>(convert<D>(get<S>(a[l])));
             });
         });
         round_lanes(e.type, out, n_);
@@ -175,20 +192,23 @@ void Machine::unary(const ExprNode& e, const uint8_t* m, uint64_t* out) {
     const uint64_t* a = eval(e.a, m);
     switch (static_cast<UnaryOp>(e.op)) {
     case UnaryOp::Not:
-        for (uint32_t l = 0; l < n_; ++l) out[l] = a[l] ^ 1;
+        for (uint32_t l = 0; l < n_; ++l)
+            out[l] = a[l] ^ 1;
         return;
     case UnaryOp::Neg:
         with_arithmetic(e.type, [&]<class C>(Tag<C>) {
             for (uint32_t l = 0; l < n_; ++l) {
                 if constexpr (std::is_integral_v<C>)
-                    out[l] = put(static_cast<C>(wrap_t<C>(0) - static_cast<wrap_t<C>>(get<C>(a[l]))));
+                    out[l] =
+                        put(static_cast<C>(wrap_t<C>(0) - static_cast<wrap_t<C>>(get<C>(a[l]))));
                 else
                     out[l] = put<C>(-get<C>(a[l]));
             }
         });
         return; // the negation of an f16 / bf16 value is one: nothing to round
     case UnaryOp::BitNot:
-        for (uint32_t l = 0; l < n_; ++l) out[l] = ~a[l]; // the bits above the width are ignored
+        for (uint32_t l = 0; l < n_; ++l)
+            out[l] = ~a[l]; // the bits above the width are ignored
         return;
     }
 }
@@ -200,7 +220,8 @@ void Machine::binary(const ExprNode& e, const uint8_t* m, uint64_t* out) {
         // Short-circuit: b runs only on the lanes whose result a does not decide.
         uint8_t* sub = mask(e.mask);
         const uint64_t decided = op == BinaryOp::And ? 0 : 1;
-        for (uint32_t l = 0; l < n_; ++l) sub[l] = m[l] && (a[l] & 1) != decided;
+        for (uint32_t l = 0; l < n_; ++l)
+            sub[l] = m[l] && (a[l] & 1) != decided;
         std::copy_n(a, n_, out);
         if (!any(sub)) return;
         const uint64_t* b = eval(e.b, sub);
@@ -225,12 +246,14 @@ void Machine::divide(const ExprNode& e, const uint64_t* a, const uint64_t* b, ui
             if constexpr (std::is_integral_v<C>) {
                 if (!m[l]) continue;
                 if (y == 0)
-                    error(e.stmt, l, std::string("integer ") + (rem ? "remainder" : "division") +
-                                         " by zero (" + ty_name(e.operand) + " " +
-                                         std::to_string(x) + (rem ? " % 0)" : " / 0)"));
+                    error(e.stmt, l,
+                          std::string("integer ") + (rem ? "remainder" : "division") +
+                              " by zero (" + ty_name(e.operand) + " " + std::to_string(x) +
+                              (rem ? " % 0)" : " / 0)"));
                 // MIN / -1 overflows (and traps on x86); it wraps to MIN, its remainder is 0.
                 if (std::is_signed_v<C> && y == C(-1))
-                    out[l] = put(rem ? C(0) : static_cast<C>(wrap_t<C>(0) - static_cast<wrap_t<C>>(x)));
+                    out[l] =
+                        put(rem ? C(0) : static_cast<C>(wrap_t<C>(0) - static_cast<wrap_t<C>>(x)));
                 else
                     out[l] = put(rem ? C(x % y) : C(x / y));
             } else {
@@ -258,11 +281,14 @@ const uint64_t* Machine::call(const ExprNode& e, const uint8_t* m, uint64_t* out
     const uint64_t* c = e.c != kNone ? eval(e.c, m) : nullptr;
     if (static_cast<Fn>(e.op) == Fn::Ilogb) {
         for (uint32_t l = 0; l < n_; ++l)
-            out[l] = put<int32_t>(e.operand == Ty::F32 ? std::ilogb(get<float>(a[l])) : std::ilogb(get<double>(a[l])));
+            out[l] = put<int32_t>(e.operand == Ty::F32 ? std::ilogb(get<float>(a[l]))
+                                                       : std::ilogb(get<double>(a[l])));
         return out;
     }
-    if (e.type == Ty::F32) math<float>(static_cast<Fn>(e.op), a, b, c, out, n_);
-    else math<double>(static_cast<Fn>(e.op), a, b, c, out, n_);
+    if (e.type == Ty::F32)
+        math<float>(static_cast<Fn>(e.op), a, b, c, out, n_);
+    else
+        math<double>(static_cast<Fn>(e.op), a, b, c, out, n_);
     return out;
 }
 
@@ -308,8 +334,8 @@ void Machine::invalid_tag(const ExprNode& e, uint64_t i, uint64_t tag, uint32_t 
     const Array& a = p_.arrays[e.ref];
     error(e.stmt, lane,
           "invalid variant tag " + std::to_string(tag) + " (\"" + p_.names[e.variant] + "\" has " +
-              std::to_string(e.cases) + " cases) at byte " + std::to_string(e.offset) +
-              " of \"" + a.name + "\"[" + std::to_string(i) + "] (" + a.type_name + ")");
+              std::to_string(e.cases) + " cases) at byte " + std::to_string(e.offset) + " of \"" +
+              a.name + "\"[" + std::to_string(i) + "] (" + a.type_name + ")");
 }
 
 } // namespace plx_interp

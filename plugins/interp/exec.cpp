@@ -9,7 +9,9 @@ namespace plx_interp {
 namespace {
 
 const char* space_text(Space s) {
-    return s == Space::Global ? "global buffer" : s == Space::Local ? "shared array" : "private array";
+    return s == Space::Global  ? "global buffer"
+           : s == Space::Local ? "shared array"
+                               : "private array";
 }
 
 } // namespace
@@ -63,12 +65,14 @@ void Machine::run() {
     const uint64_t* groups = s_.num_groups;
     for (group_[2] = 0; group_[2] < groups[2]; ++group_[2])
         for (group_[1] = 0; group_[1] < groups[1]; ++group_[1])
-            for (group_[0] = 0; group_[0] < groups[0]; ++group_[0]) run_group();
+            for (group_[0] = 0; group_[0] < groups[0]; ++group_[0])
+                run_group();
 }
 
 void Machine::run_group() {
     for (int d = 0; d < 3; ++d)
-        for (uint32_t l = 0; l < n_; ++l) gid_[d][l] = group_[d] * s_.local_size[d] + lid_[d][l];
+        for (uint32_t l = 0; l < n_; ++l)
+            gid_[d][l] = group_[d] * s_.local_size[d] + lid_[d][l];
     // Shared and private memory are undefined at group start on a GPU; zero makes runs
     // repeatable (and a variant read from them before any store has the valid tag 0).
     std::fill(local_.begin(), local_.end(), std::byte{0});
@@ -76,19 +80,23 @@ void Machine::run_group() {
     std::fill(returned_.begin(), returned_.end(), 0);
     std::fill(top_.begin(), top_.end(), 1);
     std::fill(tile_set_.begin(), tile_set_.end(), 0); // fragments start undefined
-    for (auto& [slot, value] : scalars_) std::fill_n(var(slot), n_, value);
+    for (auto& [slot, value] : scalars_)
+        std::fill_n(var(slot), n_, value);
     exec(p_.root, top_.data());
 }
 
 std::string Machine::work_item(uint32_t l) const {
     auto ids = [&](const std::vector<uint64_t>* v) {
         std::string s = "(";
-        for (uint32_t d = 0; d < s_.dims; ++d) s += (d ? ", " : "") + std::to_string(v[d][l]);
+        for (uint32_t d = 0; d < s_.dims; ++d)
+            s += (d ? ", " : "") + std::to_string(v[d][l]);
         return s + ")";
     };
     std::string group = "(";
-    for (uint32_t d = 0; d < s_.dims; ++d) group += (d ? ", " : "") + std::to_string(group_[d]);
-    return "work-item global id " + ids(gid_) + ", local id " + ids(lid_) + ", group " + group + ")";
+    for (uint32_t d = 0; d < s_.dims; ++d)
+        group += (d ? ", " : "") + std::to_string(group_[d]);
+    return "work-item global id " + ids(gid_) + ", local id " + ids(lid_) + ", group " + group +
+           ")";
 }
 
 void Machine::error(uint32_t stmt, uint32_t lane, const std::string& what) const {
@@ -100,8 +108,9 @@ void Machine::out_of_bounds(uint32_t stmt, uint32_t array, const std::string& in
                             const std::string& access, const std::string& detail) const {
     const Array& a = p_.arrays[array];
     error(stmt, lane,
-          "out-of-bounds " + access + " \"" + a.name + "\"[" + index + "] (" + space_text(a.space) + " of " +
-              std::to_string(arrays_[array].count) + " " + a.type_name + " elements)" + detail);
+          "out-of-bounds " + access + " \"" + a.name + "\"[" + index + "] (" + space_text(a.space) +
+              " of " + std::to_string(arrays_[array].count) + " " + a.type_name + " elements)" +
+              detail);
 }
 
 uint64_t Machine::index(Ty t, uint64_t raw, uint32_t array, uint32_t stmt, uint32_t lane,
@@ -113,7 +122,8 @@ uint64_t Machine::index(Ty t, uint64_t raw, uint32_t array, uint32_t stmt, uint3
         negative = v < C(0);
         i = static_cast<uint64_t>(v);
     });
-    if (negative || i >= arrays_[array].count) out_of_bounds(stmt, array, scalar_text(t, raw), lane, access);
+    if (negative || i >= arrays_[array].count)
+        out_of_bounds(stmt, array, scalar_text(t, raw), lane, access);
     return i;
 }
 
@@ -143,7 +153,8 @@ void Machine::copy(const StmtNode& s, const uint8_t* m) {
 void Machine::store(const StmtNode& s, uint32_t si, const uint8_t* m) {
     const uint64_t* idx = eval(s.e0, m);
     const StoreLeaf* leaves = p_.stores.data() + s.leaf_first;
-    for (uint32_t k = 0; k < s.leaf_count; ++k) leaves_[k] = eval(leaves[k].value, m);
+    for (uint32_t k = 0; k < s.leaf_count; ++k)
+        leaves_[k] = eval(leaves[k].value, m);
     const Bound& arr = arrays_[s.slot];
     const Ty index_type = p_.exprs[s.e0].type;
     for (uint32_t l = 0; l < n_; ++l) {
@@ -161,8 +172,10 @@ void Machine::store(const StmtNode& s, uint32_t si, const uint8_t* m) {
 void Machine::barrier(uint32_t si, const uint8_t* m) const {
     uint32_t arrived = 0, missing = n_;
     for (uint32_t l = 0; l < n_; ++l) {
-        if (m[l]) ++arrived;
-        else if (!returned_[l] && missing == n_) missing = l;
+        if (m[l])
+            ++arrived;
+        else if (!returned_[l] && missing == n_)
+            missing = l;
     }
     if (missing == n_) return;
     // Lockstep execution makes divergence visible: the lanes not here are in another branch,
@@ -197,18 +210,21 @@ void Machine::loop(const StmtNode& s, uint8_t* m) {
     for (;;) {
         if (v) {
             with_integer(s.type, [&]<class C>(Tag<C>) {
-                for (uint32_t l = 0; l < n_; ++l) live[l] = live[l] && get<C>(v[l]) < get<C>(end[l]);
+                for (uint32_t l = 0; l < n_; ++l)
+                    live[l] = live[l] && get<C>(v[l]) < get<C>(end[l]);
             });
         } else {
             // The body ran statements since the last test, so this is a new evaluation.
             const uint64_t* c = eval(s.e0, live);
-            for (uint32_t l = 0; l < n_; ++l) live[l] = live[l] && (c[l] & 1);
+            for (uint32_t l = 0; l < n_; ++l)
+                live[l] = live[l] && (c[l] & 1);
         }
         if (!any(live)) break;
         std::copy_n(live, n_, body);
         std::fill_n(cont, n_, 0);
         exec(s.s0, body);
-        for (uint32_t l = 0; l < n_; ++l) live[l] = body[l] | cont[l];
+        for (uint32_t l = 0; l < n_; ++l)
+            live[l] = body[l] | cont[l];
         if (v) {
             with_integer(s.type, [&]<class C>(Tag<C>) {
                 for (uint32_t l = 0; l < n_; ++l)
@@ -216,7 +232,8 @@ void Machine::loop(const StmtNode& s, uint8_t* m) {
             });
         }
     }
-    for (uint32_t l = 0; l < n_; ++l) m[l] = m[l] && !returned_[l];
+    for (uint32_t l = 0; l < n_; ++l)
+        m[l] = m[l] && !returned_[l];
 }
 
 // Match: the value is copied to its hidden slots, each arm runs under the lanes whose tag it
@@ -231,7 +248,8 @@ void Machine::match(const StmtNode& s, uint8_t* m) {
         for (uint32_t l = 0; l < n_; ++l) {
             const uint32_t t = get<uint32_t>(tag[l]);
             bool listed = arms[a].tag == t;
-            for (uint32_t b = 0; b < s.count && arms[a].tag == kNone && !listed; ++b) listed = arms[b].tag == t;
+            for (uint32_t b = 0; b < s.count && arms[a].tag == kNone && !listed; ++b)
+                listed = arms[b].tag == t;
             in[l] = m[l] && (arms[a].tag == kNone ? !listed : listed);
         }
     }
@@ -239,7 +257,8 @@ void Machine::match(const StmtNode& s, uint8_t* m) {
         if (any(mask(arms[a].mask))) exec(arms[a].body, mask(arms[a].mask));
     for (uint32_t l = 0; l < n_; ++l) {
         bool stays = false;
-        for (uint32_t a = 0; a < s.count; ++a) stays |= mask(arms[a].mask)[l] != 0;
+        for (uint32_t a = 0; a < s.count; ++a)
+            stays |= mask(arms[a].mask)[l] != 0;
         m[l] = stays;
     }
 }
@@ -268,7 +287,8 @@ void Machine::exec(uint32_t si, uint8_t* m) {
         if (any(t)) exec(s.s0, t);
         if (s.s1 != kNone && any(f)) exec(s.s1, f);
         // Lanes that broke, continued or returned inside a branch stay out.
-        for (uint32_t l = 0; l < n_; ++l) m[l] = t[l] | f[l];
+        for (uint32_t l = 0; l < n_; ++l)
+            m[l] = t[l] | f[l];
         return;
     }
     case StmtKind::For:
@@ -276,18 +296,21 @@ void Machine::exec(uint32_t si, uint8_t* m) {
     case StmtKind::Break: std::fill_n(m, n_, 0); return;
     case StmtKind::Continue: {
         uint8_t* cont = mask(p_.stmts[s.loop].m2);
-        for (uint32_t l = 0; l < n_; ++l) cont[l] |= m[l];
+        for (uint32_t l = 0; l < n_; ++l)
+            cont[l] |= m[l];
         std::fill_n(m, n_, 0);
         return;
     }
     case StmtKind::Return:
-        for (uint32_t l = 0; l < n_; ++l) returned_[l] |= m[l];
+        for (uint32_t l = 0; l < n_; ++l)
+            returned_[l] |= m[l];
         std::fill_n(m, n_, 0);
         return;
     case StmtKind::Barrier: barrier(si, m); return;
     case StmtKind::Nop: return;
     case StmtKind::Eval:
-        for (uint32_t i = 0; i < s.leaf_count; ++i) eval(p_.values[s.leaf_first + i], m);
+        for (uint32_t i = 0; i < s.leaf_count; ++i)
+            eval(p_.values[s.leaf_first + i], m);
         return;
     case StmtKind::Match: match(s, m); return;
     case StmtKind::Matrix: matrix(s, si, m); return;

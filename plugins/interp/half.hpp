@@ -1,5 +1,6 @@
 // f16 and bf16 conversions written here from the IEEE rules, not taken from the core, so the
-// interpreter stays an independent implementation; tests/interp checks them against half.hpp.
+// interpreter stays an independent implementation; tests/plugins/interp checks them against
+// half.hpp.
 #pragma once
 
 #include <bit>
@@ -63,10 +64,16 @@ constexpr uint16_t f32_to_bf16(float f) {
     return uint16_t(round_significand(x, 16));
 }
 
-constexpr float bf16_to_f32(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }
+constexpr float bf16_to_f32(uint16_t b) {
+    return std::bit_cast<float>(uint32_t(b) << 16);
+}
 
 // What every f16 / bf16 result becomes: the nearest value of the type, held as an f32.
-inline float round_f16(float f) { return f16_to_f32(f32_to_f16(f)); }
-inline float round_bf16(float f) { return bf16_to_f32(f32_to_bf16(f)); }
+inline float round_f16(float f) {
+    return f16_to_f32(f32_to_f16(f));
+}
+inline float round_bf16(float f) {
+    return bf16_to_f32(f32_to_bf16(f));
+}
 
 } // namespace plx_interp

@@ -6,7 +6,7 @@
 
 #include "program.hpp"
 
-#include "../common/host_plugin.hpp"
+#include "common/host_plugin.hpp"
 
 #include <plexus/plugin.h>
 
@@ -83,7 +83,7 @@ struct LaunchShape {
 struct BoundParam {
     std::byte* data = nullptr; // buffers
     uint64_t bytes = 0;
-    uint64_t scalar = 0;       // scalars, as a register holds them (ops.hpp)
+    uint64_t scalar = 0; // scalars, as a register holds them (ops.hpp)
 };
 // What stopped a launch: "kernel \"k\": <what> at <statement path>, work-item ...".
 struct LaunchError {

@@ -9,7 +9,9 @@
 namespace plx_interp {
 namespace {
 
-uint64_t div_up(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+uint64_t div_up(uint64_t a, uint64_t b) {
+    return a / b + (a % b != 0);
+}
 
 // The launch's shape, from dims that Host::check_dims accepted.
 LaunchShape launch_shape(const plx_launch_dims* dims) {
@@ -29,16 +31,17 @@ plx_status bind(const Program& p, const plx_arg* args, uint32_t num_args,
                 std::vector<BoundParam>& bound) {
     const std::string kernel = "interp: launch: kernel \"" + p.name + "\": ";
     if (num_args != p.params.size())
-        return fail(PLX_ERROR_INVALID_ARGUMENT, kernel + "takes " + std::to_string(p.params.size()) +
+        return fail(PLX_ERROR_INVALID_ARGUMENT, kernel + "takes " +
+                                                    std::to_string(p.params.size()) +
                                                     " arguments, got " + std::to_string(num_args));
     if (num_args && !args) return fail(PLX_ERROR_INVALID_ARGUMENT, kernel + "args is NULL");
     bound.resize(num_args);
     for (uint32_t i = 0; i < num_args; ++i) {
         const Param& param = p.params[i];
         const plx_arg& a = args[i];
-        const std::string which =
-            kernel + "argument " + std::to_string(i) + " (\"" + param.name + "\", " +
-            (param.buffer ? "buffer of " : "scalar ") + param.type_name + ")";
+        const std::string which = kernel + "argument " + std::to_string(i) + " (\"" + param.name +
+                                  "\", " + (param.buffer ? "buffer of " : "scalar ") +
+                                  param.type_name + ")";
         if (a.struct_size < offsetof(plx_arg, size) + sizeof(size_t))
             return fail(PLX_ERROR_INVALID_ARGUMENT,
                         which + ": struct_size " + std::to_string(a.struct_size) + " is too small");
@@ -76,17 +79,20 @@ plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dim
     if (plx_status s = Host::check_dims("launch", dims); s != PLX_OK) return s;
     const LaunchShape shape = launch_shape(dims);
     const uint32_t dynamic_bytes = plx_support::dynamic_local_bytes(dims);
-    const uint64_t items = uint64_t(shape.local_size[0]) * shape.local_size[1] * shape.local_size[2];
+    const uint64_t items =
+        uint64_t(shape.local_size[0]) * shape.local_size[1] * shape.local_size[2];
     const bool required = p.required_local[0] != 0;
     if ((required && !std::equal(shape.local_size, shape.local_size + 3, p.required_local)) ||
         (p.max_local && items > p.max_local))
-        return fail(PLX_ERROR_INVALID_ARGUMENT,
-                    "interp: launch: kernel \"" + p.name + "\" declares " +
-                        (required ? "work-groups of " + std::to_string(p.required_local[0]) + " x " +
-                                        std::to_string(p.required_local[1]) + " x " + std::to_string(p.required_local[2])
-                                  : "at most " + std::to_string(p.max_local) + " work-items per group") +
-                        ", the launch has " + std::to_string(shape.local_size[0]) + " x " +
-                        std::to_string(shape.local_size[1]) + " x " + std::to_string(shape.local_size[2]));
+        return fail(
+            PLX_ERROR_INVALID_ARGUMENT,
+            "interp: launch: kernel \"" + p.name + "\" declares " +
+                (required ? "work-groups of " + std::to_string(p.required_local[0]) + " x " +
+                                std::to_string(p.required_local[1]) + " x " +
+                                std::to_string(p.required_local[2])
+                          : "at most " + std::to_string(p.max_local) + " work-items per group") +
+                ", the launch has " + std::to_string(shape.local_size[0]) + " x " +
+                std::to_string(shape.local_size[1]) + " x " + std::to_string(shape.local_size[2]));
     if (p.shared_bytes + dynamic_bytes > kLocalMemoryBytes)
         return fail(PLX_ERROR_OUT_OF_RESOURCES,
                     "interp: launch: kernel \"" + p.name + "\" needs " +

@@ -7,7 +7,9 @@
 namespace plx_interp {
 namespace {
 
-uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+uint64_t align_up(uint64_t x, uint64_t a) {
+    return (x + a - 1) / a * a;
+}
 
 } // namespace
 
@@ -83,8 +85,10 @@ std::string Types::declare(TypeInfo::Kind kind, std::string name,
         d.payload_offset = align_up(4, payload_align);
         d.align = std::max<uint64_t>(4, payload_align);
         d.size = align_up(d.payload_offset + payload_size, d.align);
-        d.leaves.push_back(Leaf{.type = Ty::U32, .offset = 0,
-                                .cases = uint32_t(members.size()), .variant = TypeId(types_.size())});
+        d.leaves.push_back(Leaf{.type = Ty::U32,
+                                .offset = 0,
+                                .cases = uint32_t(members.size()),
+                                .variant = TypeId(types_.size())});
     }
     for (size_t i = 0; i < members.size(); ++i) {
         TypeInfo::Member& m = members[i];
@@ -98,8 +102,10 @@ std::string Types::declare(TypeInfo::Kind kind, std::string name,
         for (const Leaf& leaf : inner) {
             Leaf l = leaf;
             l.offset += m.offset;
-            if (l.guard != kNone) l.guard += m.first;
-            else if (!record) l.guard = 0, l.guard_case = uint32_t(i); // the payload of case i
+            if (l.guard != kNone)
+                l.guard += m.first;
+            else if (!record)
+                l.guard = 0, l.guard_case = uint32_t(i); // the payload of case i
             d.leaves.push_back(l);
         }
     }

@@ -19,11 +19,11 @@ using TypeId = uint32_t; // an index into Types; a scalar's id is its Ty
 // each flattened; a variant's tag, then the leaves of every case's payload in case order.
 struct Leaf {
     Ty type;
-    uint64_t offset;          // bytes from the start of the value in memory
-    uint32_t guard = kNone;   // inside a payload: the leaf (same list) of the innermost tag
-    uint32_t guard_case = 0;  // ... and the case that payload belongs to
-    uint32_t cases = 0;       // a variant's tag: how many cases it has
-    TypeId variant = 0;       // a variant's tag: the variant
+    uint64_t offset;         // bytes from the start of the value in memory
+    uint32_t guard = kNone;  // inside a payload: the leaf (same list) of the innermost tag
+    uint32_t guard_case = 0; // ... and the case that payload belongs to
+    uint32_t cases = 0;      // a variant's tag: how many cases it has
+    TypeId variant = 0;      // a variant's tag: the variant
 };
 
 struct TypeInfo {
@@ -35,7 +35,7 @@ struct TypeInfo {
         uint32_t first;  // the index of its first leaf among the aggregate's leaves
     };
     Kind kind;
-    std::string name; // "f32", "u8x4", "Particle"
+    std::string name;     // "f32", "u8x4", "Particle"
     Ty scalar = Ty::Void; // a scalar, or a vector's element
     uint32_t lanes = 1;
     uint64_t size = 0, align = 1;

@@ -10,11 +10,11 @@ namespace plx_interp {
 namespace {
 
 constexpr const char* kUnaryNames[] = {"neg", "not", "bitnot"};
-constexpr const char* kBinaryNames[] = {"add", "sub", "mul", "div", "rem", "min", "max",
+constexpr const char* kBinaryNames[] = {"add",    "sub",   "mul",    "div", "rem", "min", "max",
                                         "bitand", "bitor", "bitxor", "shl", "shr", "and", "or",
-                                        "eq", "ne", "lt", "le", "gt", "ge"};
-constexpr const char* kAtomicNames[] = {"add", "sub", "min", "max", "and",
-                                        "or", "xor", "xchg", "cmpxchg"};
+                                        "eq",     "ne",    "lt",     "le",  "gt",  "ge"};
+constexpr const char* kAtomicNames[] = {"add", "sub", "min",  "max",    "and",
+                                        "or",  "xor", "xchg", "cmpxchg"};
 
 template <size_t N> int find_name(const char* const (&names)[N], const std::string& s) {
     for (size_t i = 0; i < N; ++i)
@@ -22,8 +22,12 @@ template <size_t N> int find_name(const char* const (&names)[N], const std::stri
     return -1;
 }
 
-bool is_integer(Ty t) { return ty_integer(t); }
-bool is_bool(Ty t) { return t == Ty::Bool; }
+bool is_integer(Ty t) {
+    return ty_integer(t);
+}
+bool is_bool(Ty t) {
+    return t == Ty::Bool;
+}
 
 int member_named(const TypeInfo& t, const std::string& name) {
     for (size_t i = 0; i < t.members.size(); ++i)
@@ -70,10 +74,15 @@ uint32_t Loader::array(const json& j, const std::string& path, bool store) const
     const std::string name = str(j, path, "array");
     const std::string space = str(j, path, "space");
     Space s;
-    if (space == "global") s = Space::Global;
-    else if (space == "local") s = Space::Local;
-    else if (space == "private" && v2_) s = Space::Private;
-    else fail(path + ".space", "unknown space \"" + space + "\" (expected global, local or private)");
+    if (space == "global")
+        s = Space::Global;
+    else if (space == "local")
+        s = Space::Local;
+    else if (space == "private" && v2_)
+        s = Space::Private;
+    else
+        fail(path + ".space",
+             "unknown space \"" + space + "\" (expected global, local or private)");
     const Array* a = array_named(name);
     if (!a || a->space != s)
         fail(path + ".array", "\"" + name + "\" is not " +
@@ -107,9 +116,11 @@ Loader::Part Loader::part(TypeId root, const json& j, const std::string& path,
         } else {
             fail(sp, "step " + std::to_string(step) + " of the path into " + target +
                          " does not fit its part of type " + t.name +
-                         (t.kind == TypeInfo::Kind::Record   ? " (" + std::to_string(t.members.size()) + " fields)"
-                          : t.kind == TypeInfo::Kind::Vector ? " (" + std::to_string(t.lanes) + " lanes)"
-                                                             : " (only records and vectors have parts)"));
+                         (t.kind == TypeInfo::Kind::Record
+                              ? " (" + std::to_string(t.members.size()) + " fields)"
+                          : t.kind == TypeInfo::Kind::Vector
+                              ? " (" + std::to_string(t.lanes) + " lanes)"
+                              : " (only records and vectors have parts)"));
         }
     }
     return r;
@@ -119,15 +130,21 @@ Val Loader::constant(const json& j, const std::string& path, TypeId declared) {
     keys(j, path, {"expr", "type", "value"});
     const json& v = field(j, path, "value");
     const Ty t = types_.scalar(declared);
-    if (t == Ty::Void) fail(path + ".type", "a constant of " + name_of(declared) + " (constants are scalars)");
+    if (t == Ty::Void)
+        fail(path + ".type", "a constant of " + name_of(declared) + " (constants are scalars)");
     uint64_t bits = 0;
     if (ty_float(t)) {
         double d = 0;
-        if (v.is_number()) d = v.get<double>();
-        else if (v == "nan") d = std::numeric_limits<double>::quiet_NaN();
-        else if (v == "inf") d = std::numeric_limits<double>::infinity();
-        else if (v == "-inf") d = -std::numeric_limits<double>::infinity();
-        else fail(path + ".value", "expected a number, \"nan\", \"inf\" or \"-inf\"");
+        if (v.is_number())
+            d = v.get<double>();
+        else if (v == "nan")
+            d = std::numeric_limits<double>::quiet_NaN();
+        else if (v == "inf")
+            d = std::numeric_limits<double>::infinity();
+        else if (v == "-inf")
+            d = -std::numeric_limits<double>::infinity();
+        else
+            fail(path + ".value", "expected a number, \"nan\", \"inf\" or \"-inf\"");
         // Into f16 and bf16 through f32, as every conversion into them.
         const float f = static_cast<float>(d);
         bits = t == Ty::F64 ? put(d) : t == Ty::F32 ? put(f) : round_to(t, put(f));
@@ -137,8 +154,8 @@ Val Loader::constant(const json& j, const std::string& path, TypeId declared) {
     } else {
         if (!v.is_number_integer())
             fail(path + ".value", std::string("expected an integer, found ") + v.type_name());
-        const uint64_t raw = v.is_number_unsigned() ? v.get<uint64_t>()
-                                                    : static_cast<uint64_t>(v.get<int64_t>());
+        const uint64_t raw =
+            v.is_number_unsigned() ? v.get<uint64_t>() : static_cast<uint64_t>(v.get<int64_t>());
         // Narrower types keep the low bits, as the core's Const::make_int does.
         const uint32_t size = ty_size(t);
         bits = size == 8 ? raw : raw & ((uint64_t(1) << (8 * size)) - 1);
@@ -160,17 +177,20 @@ Val Loader::expr(const json& j, const std::string& path) {
         if (!s) fail(path + ".name", "\"" + name + "\" is not declared here");
         v.type = s->type;
         const std::vector<Leaf>& leaves = types_[s->type].leaves;
-        for (uint32_t i = 0; i < leaves.size(); ++i) v.leaves.push_back(var_node(s->slot + i, leaves[i].type));
+        for (uint32_t i = 0; i < leaves.size(); ++i)
+            v.leaves.push_back(var_node(s->slot + i, leaves[i].type));
     } else if (kind == "Unary" || kind == "Binary" || kind == "Select" || kind == "Cast") {
         v = arithmetic(kind, j, path);
         if (kind == "Cast") {
             const TypeInfo &to = types_[declared], &from = types_[v.type];
-            const bool scalars = to.kind == TypeInfo::Kind::Scalar && from.kind == TypeInfo::Kind::Scalar;
-            const bool vectors = to.kind == TypeInfo::Kind::Vector && from.kind == TypeInfo::Kind::Vector &&
-                                 to.lanes == from.lanes;
+            const bool scalars =
+                to.kind == TypeInfo::Kind::Scalar && from.kind == TypeInfo::Kind::Scalar;
+            const bool vectors = to.kind == TypeInfo::Kind::Vector &&
+                                 from.kind == TypeInfo::Kind::Vector && to.lanes == from.lanes;
             if (!scalars && !vectors)
-                fail(path, "cast from " + from.name + " to " + to.name +
-                               " (casts convert scalars, or vectors of one lane count lane by lane)");
+                fail(path,
+                     "cast from " + from.name + " to " + to.name +
+                         " (casts convert scalars, or vectors of one lane count lane by lane)");
             for (uint32_t& leaf : v.leaves) {
                 ExprNode n{.kind = ExprKind::Cast, .type = to.scalar, .operand = from.scalar};
                 n.a = leaf;
@@ -193,8 +213,8 @@ Val Loader::expr(const json& j, const std::string& path) {
         fail(path + ".expr", "unknown expression kind \"" + kind + "\"");
     }
     if (v.type != declared)
-        fail(path + ".type", "declared " + name_of(declared) + " but the " + kind + " has type " +
-                                 name_of(v.type));
+        fail(path + ".type",
+             "declared " + name_of(declared) + " but the " + kind + " has type " + name_of(v.type));
     return v;
 }
 
@@ -210,7 +230,8 @@ Val Loader::arithmetic(const std::string& kind, const json& j, const std::string
         Val a = expr(field(j, path, "a"), path + ".a");
         const Val b = expr(field(j, path, "b"), path + ".b");
         if (a.type != b.type)
-            fail(path, "select arms have different types: " + name_of(a.type) + " and " + name_of(b.type));
+            fail(path, "select arms have different types: " + name_of(a.type) + " and " +
+                           name_of(b.type));
         for (size_t i = 0; i < a.leaves.size(); ++i) {
             ExprNode n{.kind = ExprKind::Select, .type = types_[a.type].leaves[i].type};
             n.c = c, n.a = a.leaves[i], n.b = b.leaves[i];
@@ -219,8 +240,9 @@ Val Loader::arithmetic(const std::string& kind, const json& j, const std::string
         return a;
     }
     const bool unary = kind == "Unary";
-    keys(j, path, unary ? std::initializer_list<const char*>{"expr", "type", "op", "a"}
-                        : std::initializer_list<const char*>{"expr", "type", "op", "a", "b"});
+    keys(j, path,
+         unary ? std::initializer_list<const char*>{"expr", "type", "op", "a"}
+               : std::initializer_list<const char*>{"expr", "type", "op", "a", "b"});
     const std::string op = str(j, path, "op");
     const int o = unary ? find_name(kUnaryNames, op) : find_name(kBinaryNames, op);
     if (o < 0)
@@ -230,7 +252,9 @@ Val Loader::arithmetic(const std::string& kind, const json& j, const std::string
     const TypeInfo& t = types_[a.type];
     const Ty e = t.scalar; // the element of a vector; Void for records and variants
     const bool is_scalar = t.kind == TypeInfo::Kind::Scalar;
-    ExprNode n{.kind = unary ? ExprKind::Unary : ExprKind::Binary, .type = e, .operand = e,
+    ExprNode n{.kind = unary ? ExprKind::Unary : ExprKind::Binary,
+               .type = e,
+               .operand = e,
                .op = static_cast<uint8_t>(o)};
     Val b;
     if (unary) {
@@ -245,13 +269,29 @@ Val Loader::arithmetic(const std::string& kind, const json& j, const std::string
                            name_of(b.type) + " (cast one of them)");
         bool ok = true;
         switch (static_cast<BinaryOp>(o)) {
-        case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::Div:
-        case BinaryOp::Min: case BinaryOp::Max: ok = ty_arithmetic(e); break;
-        case BinaryOp::Rem: case BinaryOp::BitAnd: case BinaryOp::BitOr: case BinaryOp::BitXor:
-        case BinaryOp::Shl: case BinaryOp::Shr: ok = ty_integer(e); break;
-        case BinaryOp::And: case BinaryOp::Or: ok = is_scalar && e == Ty::Bool; break;
-        case BinaryOp::Eq: case BinaryOp::Ne: ok = is_scalar; n.type = Ty::Bool; break;
-        case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge:
+        case BinaryOp::Add:
+        case BinaryOp::Sub:
+        case BinaryOp::Mul:
+        case BinaryOp::Div:
+        case BinaryOp::Min:
+        case BinaryOp::Max: ok = ty_arithmetic(e); break;
+        case BinaryOp::Rem:
+        case BinaryOp::BitAnd:
+        case BinaryOp::BitOr:
+        case BinaryOp::BitXor:
+        case BinaryOp::Shl:
+        case BinaryOp::Shr: ok = ty_integer(e); break;
+        case BinaryOp::And:
+        case BinaryOp::Or: ok = is_scalar && e == Ty::Bool; break;
+        case BinaryOp::Eq:
+        case BinaryOp::Ne:
+            ok = is_scalar;
+            n.type = Ty::Bool;
+            break;
+        case BinaryOp::Lt:
+        case BinaryOp::Le:
+        case BinaryOp::Gt:
+        case BinaryOp::Ge:
             ok = is_scalar && ty_arithmetic(e);
             n.type = Ty::Bool;
             break;
@@ -284,7 +324,8 @@ Val Loader::load(const json& j, const std::string& path) {
             n.cases = leaf.cases;
             const std::string& name = types_[leaf.variant].name;
             n.variant = 0;
-            while (n.variant < p_.names.size() && p_.names[n.variant] != name) ++n.variant;
+            while (n.variant < p_.names.size() && p_.names[n.variant] != name)
+                ++n.variant;
             if (n.variant == p_.names.size()) p_.names.push_back(name);
         }
         v.leaves.push_back(push(n));
@@ -300,11 +341,14 @@ Val Loader::call(const json& j, const std::string& path) {
     if (!info) fail(path + ".name", why);
     const json& args = list(j, path, "args");
     if (args.size() != info->args.size())
-        fail(path + ".args", "intrinsic \"" + name + "\" takes " + std::to_string(info->args.size()) +
-                                 " arguments, got " + std::to_string(args.size()));
-    ExprNode n{.kind = ExprKind::Call, .type = info->result,
+        fail(path + ".args", "intrinsic \"" + name + "\" takes " +
+                                 std::to_string(info->args.size()) + " arguments, got " +
+                                 std::to_string(args.size()));
+    ExprNode n{.kind = ExprKind::Call,
+               .type = info->result,
                .operand = info->args.empty() ? Ty::Void : info->args[0],
-               .op = static_cast<uint8_t>(info->fn), .dim = info->dim};
+               .op = static_cast<uint8_t>(info->fn),
+               .dim = info->dim};
     uint32_t* slots[] = {&n.a, &n.b, &n.c};
     for (size_t i = 0; i < args.size(); ++i) {
         const Val arg = expr(args[i], at(path + ".args", i));
@@ -325,8 +369,10 @@ Val Loader::atomic(const json& j, const std::string& path) {
     const uint32_t arr = array(j, path, true);
     const Array& a = p_.arrays[arr];
     if (a.space == Space::Private)
-        fail(path + ".space", "an atomic on the private array \"" + a.name + "\" (only one work-item sees it)");
-    if (!catalog_has("atomic_" + op + "_" + a.type_name + "_" + (a.space == Space::Global ? "global" : "local")))
+        fail(path + ".space",
+             "an atomic on the private array \"" + a.name + "\" (only one work-item sees it)");
+    if (!catalog_has("atomic_" + op + "_" + a.type_name + "_" +
+                     (a.space == Space::Global ? "global" : "local")))
         fail(path, "atomic " + op + " on " + a.type_name + " is not in the catalog");
     ExprNode n{.kind = ExprKind::Atomic, .type = a.scalar, .op = static_cast<uint8_t>(o)};
     n.ref = arr;
@@ -349,7 +395,8 @@ Val Loader::atomic(const json& j, const std::string& path) {
 }
 
 // Field, Swizzle, Broadcast and Construct pick and order leaves; they add no node.
-Val Loader::aggregate(const std::string& kind, const json& j, const std::string& path, TypeId declared) {
+Val Loader::aggregate(const std::string& kind, const json& j, const std::string& path,
+                      TypeId declared) {
     const TypeInfo& dt = types_[declared];
     if (kind == "Field" || kind == "Swizzle") {
         const bool field_of = kind == "Field";
@@ -361,9 +408,11 @@ Val Loader::aggregate(const std::string& kind, const json& j, const std::string&
                 fail(path + ".base", "a field of " + bt.name + ", which is not a record");
             const std::string name = str(j, path, "field");
             const int i = member_named(bt, name);
-            if (i < 0) fail(path + ".field", "'" + bt.name + "' has no field named \"" + name + "\"");
+            if (i < 0)
+                fail(path + ".field", "'" + bt.name + "' has no field named \"" + name + "\"");
             const auto first = base.leaves.begin() + bt.members[i].first;
-            return Val{bt.members[i].type, std::vector<uint32_t>(first, first + bt.member_leaves(i))};
+            return Val{bt.members[i].type,
+                       std::vector<uint32_t>(first, first + bt.member_leaves(i))};
         }
         if (bt.kind != TypeInfo::Kind::Vector)
             fail(path + ".base", "lanes of " + bt.name + ", which is not a vector");
@@ -393,20 +442,23 @@ Val Loader::aggregate(const std::string& kind, const json& j, const std::string&
     keys(j, path, {"expr", "type", "args"});
     const bool vector = dt.kind == TypeInfo::Kind::Vector;
     if (!vector && dt.kind != TypeInfo::Kind::Record)
-        fail(path + ".type", "a constructor of " + dt.name + " (vectors and records are constructed)");
+        fail(path + ".type",
+             "a constructor of " + dt.name + " (vectors and records are constructed)");
     const json& args = list(j, path, "args");
     const size_t want = vector ? dt.lanes : dt.members.size();
     if (args.size() != want)
         fail(path + ".args", dt.name + " built from " + std::to_string(args.size()) +
-                                 " values, it has " + std::to_string(want) + (vector ? " lanes" : " fields"));
+                                 " values, it has " + std::to_string(want) +
+                                 (vector ? " lanes" : " fields"));
     Val v{declared, {}};
     for (size_t i = 0; i < args.size(); ++i) {
         const Val arg = expr(args[i], at(path + ".args", i));
         const TypeId member = vector ? Types::of(dt.scalar) : dt.members[i].type;
         if (arg.type != member)
-            fail(at(path + ".args", i), (vector ? "lane " + std::to_string(i) : "field \"" + dt.members[i].name + "\"") +
-                                            " of " + dt.name + " is " + name_of(member) + ", given a " +
-                                            name_of(arg.type));
+            fail(at(path + ".args", i),
+                 (vector ? "lane " + std::to_string(i) : "field \"" + dt.members[i].name + "\"") +
+                     " of " + dt.name + " is " + name_of(member) + ", given a " +
+                     name_of(arg.type));
         v.leaves.insert(v.leaves.end(), arg.leaves.begin(), arg.leaves.end());
     }
     return v;
@@ -423,11 +475,13 @@ Val Loader::make_variant(const json& j, const std::string& path, TypeId declared
     if (c < 0) fail(path + ".case", "'" + vt.name + "' has no case named \"" + name + "\"");
     const TypeInfo::Member& m = vt.members[c];
     if ((m.type == kNone) == j.contains("payload"))
-        fail(path, "case '" + name + "' of '" + vt.name + "' " +
-                       (m.type == kNone ? "has no payload" : "needs a payload of " + name_of(m.type)));
+        fail(path,
+             "case '" + name + "' of '" + vt.name + "' " +
+                 (m.type == kNone ? "has no payload" : "needs a payload of " + name_of(m.type)));
     Val v{declared, {}};
     for (const Leaf& leaf : vt.leaves)
-        v.leaves.push_back(leaf.cases ? constant_node(Ty::U32, kNoTag) : constant_node(leaf.type, 0));
+        v.leaves.push_back(leaf.cases ? constant_node(Ty::U32, kNoTag)
+                                      : constant_node(leaf.type, 0));
     v.leaves[0] = constant_node(Ty::U32, uint32_t(c));
     if (m.type != kNone) {
         const Val payload = expr(j["payload"], path + ".payload");

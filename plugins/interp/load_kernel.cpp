@@ -9,11 +9,14 @@ namespace {
 
 bool identifier(const std::string& s) {
     if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-    return std::all_of(s.begin(), s.end(),
-                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
 }
 
-uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+uint64_t align_up(uint64_t x, uint64_t a) {
+    return (x + a - 1) / a * a;
+}
 
 } // namespace
 
@@ -32,13 +35,15 @@ const json& Loader::field(const json& obj, const std::string& path, const char* 
 
 std::string Loader::str(const json& obj, const std::string& path, const char* key) const {
     const json& v = field(obj, path, key);
-    if (!v.is_string()) fail(path + "." + key, std::string("expected a string, found ") + v.type_name());
+    if (!v.is_string())
+        fail(path + "." + key, std::string("expected a string, found ") + v.type_name());
     return v.get<std::string>();
 }
 
 const json& Loader::list(const json& obj, const std::string& path, const char* key) const {
     const json& v = field(obj, path, key);
-    if (!v.is_array()) fail(path + "." + key, std::string("expected an array, found ") + v.type_name());
+    if (!v.is_array())
+        fail(path + "." + key, std::string("expected an array, found ") + v.type_name());
     return v;
 }
 
@@ -52,7 +57,8 @@ void Loader::keys(const json& obj, const std::string& path,
                   std::initializer_list<const char*> allowed) const {
     for (auto& [k, v] : obj.items()) {
         bool known = false;
-        for (auto* a : allowed) known |= k == a;
+        for (auto* a : allowed)
+            known |= k == a;
         if (!known) fail(path.empty() ? k : path + "." + k, "unknown key \"" + k + "\"");
     }
 }
@@ -62,9 +68,10 @@ TypeId Loader::type(const json& obj, const std::string& path, const char* key) {
     const auto t = types_.find(s);
     // Schema plexus-ir/1 has scalars only.
     if (!t || (!v2_ && types_[*t].kind != TypeInfo::Kind::Scalar))
-        fail(path + "." + key, "unknown type \"" + s +
-                                   "\" (expected a scalar such as f32, i8 or bf16, a vector such "
-                                   "as f32x4, or a record or variant declared earlier in \"types\")");
+        fail(path + "." + key,
+             "unknown type \"" + s +
+                 "\" (expected a scalar such as f32, i8 or bf16, a vector such "
+                 "as f32x4, or a record or variant declared earlier in \"types\")");
     return *t;
 }
 
@@ -118,7 +125,9 @@ void Loader::type_decl(const json& j, const std::string& path) {
         fail(path + ".name", "the type \"" + name + "\" is " +
                                  (types_[*t].aggregate() ? "declared twice" : "built in"));
     const json& ms = list(j, path, key);
-    if (ms.empty()) fail(path + "." + key, std::string(record ? "a record" : "a variant") + " needs at least one member");
+    if (ms.empty())
+        fail(path + "." + key,
+             std::string(record ? "a record" : "a variant") + " needs at least one member");
     std::vector<TypeInfo::Member> members;
     for (size_t i = 0; i < ms.size(); ++i) {
         const std::string mp = at(path + "." + key, i);
@@ -135,11 +144,12 @@ void Loader::type_decl(const json& j, const std::string& path) {
         members.push_back(std::move(m));
     }
     TypeId id;
-    const std::string why = types_.declare(record ? TypeInfo::Kind::Record : TypeInfo::Kind::Variant,
-                                           name, std::move(members), id);
+    const std::string why = types_.declare(
+        record ? TypeInfo::Kind::Record : TypeInfo::Kind::Variant, name, std::move(members), id);
     if (!why.empty()) fail(path, why);
     const TypeInfo& d = types_[id];
-    auto expect = [&](const json& v, const std::string& vp, uint64_t computed, const std::string& what) {
+    auto expect = [&](const json& v, const std::string& vp, uint64_t computed,
+                      const std::string& what) {
         if (!v.is_number_unsigned() || v.get<uint64_t>() != computed)
             fail(vp, "layout mismatch: docs/ir.md puts " + what + " of \"" + name + "\" at " +
                          std::to_string(computed) + ", the document says " + v.dump());
@@ -151,7 +161,8 @@ void Loader::type_decl(const json& j, const std::string& path) {
     if (record && j.contains("offsets")) {
         const json& offsets = list(j, path, "offsets");
         if (offsets.size() != d.members.size())
-            fail(path + ".offsets", "expected one offset per field (" + std::to_string(d.members.size()) + ")");
+            fail(path + ".offsets",
+                 "expected one offset per field (" + std::to_string(d.members.size()) + ")");
         for (size_t i = 0; i < offsets.size(); ++i)
             expect(offsets[i], at(path + ".offsets", i), d.members[i].offset,
                    "field \"" + d.members[i].name + "\"");
@@ -175,12 +186,17 @@ void Loader::params(const json& j) {
             keys(jp, path, {"name", "kind", "type", "access"});
             const std::string access = str(jp, path, "access");
             if (access != "read" && access != "write" && access != "readwrite")
-                fail(path + ".access", "unknown access \"" + access + "\" (expected read, write or readwrite)");
+                fail(path + ".access",
+                     "unknown access \"" + access + "\" (expected read, write or readwrite)");
             param.buffer = true;
             param.ref = static_cast<uint32_t>(p_.arrays.size());
-            p_.arrays.push_back(Array{.name = param.name, .type_name = name_of(t), .scalar = param.type,
-                                      .space = Space::Global, .writable = access != "read",
-                                      .param = static_cast<uint32_t>(i), .stride = types_[t].size});
+            p_.arrays.push_back(Array{.name = param.name,
+                                      .type_name = name_of(t),
+                                      .scalar = param.type,
+                                      .space = Space::Global,
+                                      .writable = access != "read",
+                                      .param = static_cast<uint32_t>(i),
+                                      .stride = types_[t].size});
             array_types_.push_back(t);
         } else if (kind == "scalar") {
             keys(jp, path, {"name", "kind", "type"});
@@ -191,7 +207,8 @@ void Loader::params(const json& j) {
             declare(param.name, t, false, path + ".name");
             param.ref = scopes_.back().slot;
         } else {
-            fail(path + ".kind", "unknown parameter kind \"" + kind + "\" (expected buffer or scalar)");
+            fail(path + ".kind",
+                 "unknown parameter kind \"" + kind + "\" (expected buffer or scalar)");
         }
         p_.params.push_back(param);
     }
@@ -205,8 +222,10 @@ void Loader::arrays(const json& j, const char* key, Space space) {
     for (size_t i = 0; i < arrays.size(); ++i) {
         const std::string path = at(key, i);
         const json& ja = arrays[i];
-        if (v2_) keys(ja, path, {"name", "type", "count", "dims", "pad"});
-        else keys(ja, path, {"name", "type", "count"});
+        if (v2_)
+            keys(ja, path, {"name", "type", "count", "dims", "pad"});
+        else
+            keys(ja, path, {"name", "type", "count"});
         const std::string name = str(ja, path, "name");
         const TypeId t = type(ja, path);
         const uint32_t n = count(field(ja, path, "count"), path + ".count");
@@ -215,21 +234,28 @@ void Loader::arrays(const json& j, const char* key, Space space) {
         if (name.empty()) fail(path + ".name", "empty array name");
         if (array_named(name) || lookup(name))
             fail(path + ".name", "the name \"" + name + "\" is declared twice");
-        if (ja.contains("pad") && !ja.contains("dims")) fail(path + ".pad", "row padding without dims");
+        if (ja.contains("pad") && !ja.contains("dims"))
+            fail(path + ".pad", "row padding without dims");
         if (ja.contains("dims")) {
-            if (!shared) fail(path + ".dims", "a private array has no shape (only shared arrays carry dims)");
+            if (!shared)
+                fail(path + ".dims",
+                     "a private array has no shape (only shared arrays carry dims)");
             const json& dims = list(ja, path, "dims");
             if (dims.size() != 2 && dims.size() != 3)
-                fail(path + ".dims", "a shape has 2 or 3 extents, not " + std::to_string(dims.size()));
+                fail(path + ".dims",
+                     "a shape has 2 or 3 extents, not " + std::to_string(dims.size()));
             const uint64_t pad = ja.contains("pad") ? count(ja["pad"], path + ".pad") : 0;
             // rows * ... * (innermost + pad), which may not fit 64 bits from three 32-bit extents.
-            unsigned __int128 shape = count(dims[dims.size() - 1], at(path + ".dims", dims.size() - 1)) + pad;
-            for (size_t d = 0; d + 1 < dims.size(); ++d) shape *= count(dims[d], at(path + ".dims", d));
+            unsigned __int128 shape =
+                count(dims[dims.size() - 1], at(path + ".dims", dims.size() - 1)) + pad;
+            for (size_t d = 0; d + 1 < dims.size(); ++d)
+                shape *= count(dims[d], at(path + ".dims", d));
             for (size_t d = 0; d < dims.size(); ++d)
                 if (dims[d] == 0) fail(at(path + ".dims", d), "an extent must be positive");
             if (shape != n)
-                fail(path + ".count", "the array holds " + std::to_string(n) + " elements, its shape " +
-                                          dims.dump() + " with pad " + std::to_string(pad) + " " +
+                fail(path + ".count", "the array holds " + std::to_string(n) +
+                                          " elements, its shape " + dims.dump() + " with pad " +
+                                          std::to_string(pad) + " " +
                                           std::to_string(static_cast<uint64_t>(shape)));
         }
         const TypeInfo& ti = types_[t];
@@ -240,9 +266,14 @@ void Loader::arrays(const json& j, const char* key, Space space) {
             fail(path, "private arrays of " + std::to_string(bytes) +
                            " bytes per work-item, above the interpreter's limit of " +
                            std::to_string(kPrivateBytes) + " (CUDA's local memory per thread)");
-        p_.arrays.push_back(Array{.name = name, .type_name = ti.name, .scalar = types_.scalar(t),
-                                  .space = space, .writable = true, .count = n,
-                                  .stride = ti.size, .offset = offset});
+        p_.arrays.push_back(Array{.name = name,
+                                  .type_name = ti.name,
+                                  .scalar = types_.scalar(t),
+                                  .space = space,
+                                  .writable = true,
+                                  .count = n,
+                                  .stride = ti.size,
+                                  .offset = offset});
         array_types_.push_back(t);
     }
 }
@@ -254,8 +285,10 @@ void Loader::work_group(const json& j) {
         const json& r = list(j, "work_group", "required");
         if (r.size() != 3) fail("work_group.required", "expected three sizes [x, y, z]");
         for (size_t d = 0; d < 3; ++d) {
-            if (!r[d].is_number_unsigned() || r[d].get<uint64_t>() == 0 || r[d].get<uint64_t>() > UINT32_MAX)
-                fail(at("work_group.required", d), "expected a positive size, found " + r[d].dump());
+            if (!r[d].is_number_unsigned() || r[d].get<uint64_t>() == 0 ||
+                r[d].get<uint64_t>() > UINT32_MAX)
+                fail(at("work_group.required", d),
+                     "expected a positive size, found " + r[d].dump());
             p_.required_local[d] = r[d].get<uint32_t>();
         }
     }
@@ -271,16 +304,21 @@ void Loader::kernel(const json& j) {
     if (!j.is_object()) fail("", std::string("expected a JSON object, found ") + j.type_name());
     const std::string schema = str(j, "", "schema");
     if (schema != "plexus-ir/1" && schema != "plexus-ir/2")
-        fail("schema", "unsupported schema \"" + schema + "\" (the interpreter reads plexus-ir/1 and /2)");
+        fail("schema",
+             "unsupported schema \"" + schema + "\" (the interpreter reads plexus-ir/1 and /2)");
     v2_ = schema == "plexus-ir/2";
     p_.name = str(j, "", "name"); // first, so that every later message names the kernel
     if (p_.name.empty()) fail("name", "empty kernel name");
     if (v2_)
-        keys(j, "", {"schema", "name", "types", "params", "shared", "private", "work_group", "fragments", "body"});
-    else keys(j, "", {"schema", "name", "params", "shared", "body"});
+        keys(j, "",
+             {"schema", "name", "types", "params", "shared", "private", "work_group", "fragments",
+              "body"});
+    else
+        keys(j, "", {"schema", "name", "params", "shared", "body"});
     if (v2_ && j.contains("types")) {
         const json& types = list(j, "", "types");
-        for (size_t i = 0; i < types.size(); ++i) type_decl(types[i], at("types", i));
+        for (size_t i = 0; i < types.size(); ++i)
+            type_decl(types[i], at("types", i));
     }
     if (v2_ && j.contains("work_group")) work_group(j["work_group"]);
     params(j);
@@ -307,7 +345,8 @@ void Loader::finish() {
     for (const StmtNode& s : p_.stmts) {
         use(s.e0), use(s.e1), use(s.e2);
         for (uint32_t i = 0; i < s.leaf_count; ++i)
-            use(s.kind == StmtKind::Store ? p_.stores[s.leaf_first + i].value : p_.values[s.leaf_first + i]);
+            use(s.kind == StmtKind::Store ? p_.stores[s.leaf_first + i].value
+                                          : p_.values[s.leaf_first + i]);
     }
     while (!stack.empty()) {
         const ExprNode& e = p_.exprs[stack.back()];

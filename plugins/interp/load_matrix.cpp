@@ -6,8 +6,12 @@
 namespace plx_interp {
 namespace {
 
-const char* use_name(FragmentUse u) { return u == FragmentUse::A ? "a" : u == FragmentUse::B ? "b" : "acc"; }
-const char* layout_name(bool col) { return col ? "col" : "row"; }
+const char* use_name(FragmentUse u) {
+    return u == FragmentUse::A ? "a" : u == FragmentUse::B ? "b" : "acc";
+}
+const char* layout_name(bool col) {
+    return col ? "col" : "row";
+}
 std::string shape(const Fragment& f) {
     std::string s = "m"; // appended, not "m" + ...: GCC 12 warns falsely (-Wrestrict) on that
     s += std::to_string(f.m) + "n" + std::to_string(f.n) + "k" + std::to_string(f.k);
@@ -18,8 +22,9 @@ std::string shape(const Fragment& f) {
 std::string check(const Fragment& f) {
     const bool k16 = f.m == 16 && f.n == 16 && f.k == 16, k8 = f.m == 16 && f.n == 16 && f.k == 8;
     if (!k16 && !k8) return "shape " + shape(f) + " (fragments are m16n16k16 or m16n16k8)";
-    const std::string what = std::string(f.use == FragmentUse::Acc ? "an accumulator" : "an A or B fragment") +
-                             " of " + ty_name(f.type) + " at " + shape(f);
+    const std::string what =
+        std::string(f.use == FragmentUse::Acc ? "an accumulator" : "an A or B fragment") + " of " +
+        ty_name(f.type) + " at " + shape(f);
     if (f.use == FragmentUse::Acc) {
         if (f.type == Ty::F32 || (f.type == Ty::F16 && k16)) return {};
         return what + " (accumulators are f32, or f16 at m16n16k16)";
@@ -29,7 +34,9 @@ std::string check(const Fragment& f) {
     return what + " (A and B are f16 or bf16 at m16n16k16, tf32 as f32 at m16n16k8)";
 }
 
-bool is_integer(Ty t) { return ty_integer(t); }
+bool is_integer(Ty t) {
+    return ty_integer(t);
+}
 
 } // namespace
 
@@ -46,23 +53,29 @@ void Loader::fragments(const json& j) {
         if (array_named(f.name) || lookup(f.name) || fragment_named(f.name))
             fail(path + ".name", "the name \"" + f.name + "\" is declared twice");
         const std::string use = str(jf, path, "use");
-        if (use == "a") f.use = FragmentUse::A;
-        else if (use == "b") f.use = FragmentUse::B;
-        else if (use == "acc") f.use = FragmentUse::Acc;
-        else fail(path + ".use", "unknown fragment use \"" + use + "\" (expected a, b or acc)");
+        if (use == "a")
+            f.use = FragmentUse::A;
+        else if (use == "b")
+            f.use = FragmentUse::B;
+        else if (use == "acc")
+            f.use = FragmentUse::Acc;
+        else
+            fail(path + ".use", "unknown fragment use \"" + use + "\" (expected a, b or acc)");
         f.m = count(field(jf, path, "m"), path + ".m");
         f.n = count(field(jf, path, "n"), path + ".n");
         f.k = count(field(jf, path, "k"), path + ".k");
         const TypeId t = type(jf, path);
         f.type = types_.scalar(t);
-        if (f.type == Ty::Void) fail(path + ".type", "a fragment of " + name_of(t) + " (fragments hold numbers)");
+        if (f.type == Ty::Void)
+            fail(path + ".type", "a fragment of " + name_of(t) + " (fragments hold numbers)");
         if (f.use != FragmentUse::Acc) {
             const std::string layout = str(jf, path, "layout");
             if (layout != "row" && layout != "col")
                 fail(path + ".layout", "unknown layout \"" + layout + "\" (expected row or col)");
             f.col = layout == "col";
         } else if (jf.contains("layout")) {
-            fail(path + ".layout", "an accumulator has no declared layout (its loads and stores name one)");
+            fail(path + ".layout",
+                 "an accumulator has no declared layout (its loads and stores name one)");
         }
         if (const std::string bad = check(f); !bad.empty())
             fail(path, "fragment \"" + f.name + "\" is " + bad);
@@ -74,10 +87,11 @@ void Loader::fragments(const json& j) {
     }
     const uint64_t bytes = p_.private_bytes + uint64_t(p_.fragment_elements) * sizeof(float);
     if (bytes > kPrivateBytes)
-        fail("fragments", "fragments and private arrays of " + std::to_string(bytes) +
-                              " bytes per work-item (each work-item holds every tile where no matrix unit "
-                              "runs them), above the interpreter's limit of " +
-                              std::to_string(kPrivateBytes) + " (CUDA's local memory per thread)");
+        fail("fragments",
+             "fragments and private arrays of " + std::to_string(bytes) +
+                 " bytes per work-item (each work-item holds every tile where no matrix unit "
+                 "runs them), above the interpreter's limit of " +
+                 std::to_string(kPrivateBytes) + " (CUDA's local memory per thread)");
 }
 
 uint32_t Loader::fragment(const json& j, const std::string& path, const char* key) const {
@@ -108,17 +122,20 @@ void Loader::matrix(StmtNode& n, const json& j, const std::string& jp) {
         ms.array = array(j, jp, ms.op == MatrixOp::Store);
         const Array& a = p_.arrays[ms.array];
         if (a.space == Space::Private)
-            fail(jp + ".space", "fragment \"" + f.name + "\": a fragment loads from and stores to a buffer or a "
-                                "shared array, not the private array \"" + a.name + "\"");
+            fail(jp + ".space", "fragment \"" + f.name +
+                                    "\": a fragment loads from and stores to a buffer or a "
+                                    "shared array, not the private array \"" +
+                                    a.name + "\"");
         if (array_types_[ms.array] != Types::of(f.type))
-            fail(jp + ".array", what + ": \"" + a.name + "\" holds " + a.type_name + ", the fragment " +
-                                    ty_name(f.type));
+            fail(jp + ".array", what + ": \"" + a.name + "\" holds " + a.type_name +
+                                    ", the fragment " + ty_name(f.type));
         const std::string layout = str(j, jp, "layout");
         if (layout != "row" && layout != "col")
             fail(jp + ".layout", "unknown layout \"" + layout + "\" (expected row or col)");
         ms.col = layout == "col";
         if (f.use != FragmentUse::Acc && ms.col != f.col)
-            fail(jp + ".layout", what + " reads " + layout + "-major memory, the fragment is declared " +
+            fail(jp + ".layout", what + " reads " + layout +
+                                     "-major memory, the fragment is declared " +
                                      layout_name(f.col) + "-major");
         n.e0 = scalar(j, jp, "index", is_integer, "an integer");
         n.e1 = scalar(j, jp, "stride", is_integer, "an integer");
@@ -131,15 +148,19 @@ void Loader::matrix(StmtNode& n, const json& j, const std::string& jp) {
         const Fragment &a = p_.fragments[ms.a], &b = p_.fragments[ms.b], &c = p_.fragments[ms.c];
         if (a.use != FragmentUse::A || b.use != FragmentUse::B || c.use != FragmentUse::Acc ||
             f.use != FragmentUse::Acc)
-            fail(jp, "mma takes an A, a B and an accumulator into an accumulator (\"" + f.name + "\" (" +
-                         use_name(f.use) + ") = \"" + a.name + "\" (" + use_name(a.use) + ") x \"" + b.name +
-                         "\" (" + use_name(b.use) + ") + \"" + c.name + "\" (" + use_name(c.use) + "))");
+            fail(jp, "mma takes an A, a B and an accumulator into an accumulator (\"" + f.name +
+                         "\" (" + use_name(f.use) + ") = \"" + a.name + "\" (" + use_name(a.use) +
+                         ") x \"" + b.name + "\" (" + use_name(b.use) + ") + \"" + c.name + "\" (" +
+                         use_name(c.use) + "))");
         if (shape(a) != shape(f) || shape(b) != shape(f) || shape(c) != shape(f))
-            fail(jp, "mma of fragments of different shapes (" + shape(a) + ", " + shape(b) + ", " + shape(c) +
-                         " into " + shape(f) + ")");
-        if (a.type != b.type) fail(jp, std::string("mma of A of ") + ty_name(a.type) + " and B of " + ty_name(b.type));
+            fail(jp, "mma of fragments of different shapes (" + shape(a) + ", " + shape(b) + ", " +
+                         shape(c) + " into " + shape(f) + ")");
+        if (a.type != b.type)
+            fail(jp,
+                 std::string("mma of A of ") + ty_name(a.type) + " and B of " + ty_name(b.type));
         if (c.type != f.type)
-            fail(jp, std::string("mma adds an accumulator of ") + ty_name(c.type) + " into one of " + ty_name(f.type));
+            fail(jp, std::string("mma adds an accumulator of ") + ty_name(c.type) +
+                         " into one of " + ty_name(f.type));
         if (f.type == Ty::F16 && a.type != Ty::F16)
             fail(jp, std::string("an f16 accumulator takes f16 products, not ") + ty_name(a.type));
     } else {

@@ -7,8 +7,12 @@
 namespace plx_interp {
 namespace {
 
-bool is_integer(Ty t) { return ty_integer(t); }
-bool is_bool(Ty t) { return t == Ty::Bool; }
+bool is_integer(Ty t) {
+    return ty_integer(t);
+}
+bool is_bool(Ty t) {
+    return t == Ty::Bool;
+}
 
 } // namespace
 
@@ -20,8 +24,10 @@ uint32_t Loader::leaves(const Val& v) {
 }
 
 void Loader::assign(StmtNode& n, const json& j, const std::string& jp) {
-    if (v2_) keys(j, jp, {"stmt", "name", "value", "path"});
-    else keys(j, jp, {"stmt", "name", "value"});
+    if (v2_)
+        keys(j, jp, {"stmt", "name", "value", "path"});
+    else
+        keys(j, jp, {"stmt", "name", "value"});
     const std::string name = str(j, jp, "name");
     const Val value = expr(field(j, jp, "value"), jp + ".value");
     const Scope* s = lookup(name);
@@ -41,8 +47,10 @@ void Loader::assign(StmtNode& n, const json& j, const std::string& jp) {
 // Each leaf goes to its byte offset in the element; a leaf inside a variant's payload is
 // written only where the stored value's tag names that payload's case.
 void Loader::store(StmtNode& n, const json& j, const std::string& jp) {
-    if (v2_) keys(j, jp, {"stmt", "array", "space", "index", "value", "path"});
-    else keys(j, jp, {"stmt", "array", "space", "index", "value"});
+    if (v2_)
+        keys(j, jp, {"stmt", "array", "space", "index", "value", "path"});
+    else
+        keys(j, jp, {"stmt", "array", "space", "index", "value"});
     n.kind = StmtKind::Store;
     n.slot = array(j, jp, true);
     n.e0 = scalar(j, jp, "index", is_integer, "an integer");
@@ -58,10 +66,12 @@ void Loader::store(StmtNode& n, const json& j, const std::string& jp) {
     p_.max_leaves = std::max(p_.max_leaves, n.leaf_count);
     const std::vector<Leaf>& layout = types_[target.type].leaves;
     for (size_t i = 0; i < layout.size(); ++i)
-        p_.stores.push_back(StoreLeaf{.value = value.leaves[i],
-                                      .offset = static_cast<uint32_t>(target.offset + layout[i].offset),
-                                      .type = layout[i].type, .guard = layout[i].guard,
-                                      .guard_case = layout[i].guard_case});
+        p_.stores.push_back(
+            StoreLeaf{.value = value.leaves[i],
+                      .offset = static_cast<uint32_t>(target.offset + layout[i].offset),
+                      .type = layout[i].type,
+                      .guard = layout[i].guard,
+                      .guard_case = layout[i].guard_case});
 }
 
 void Loader::loop(StmtNode& n, uint32_t id, bool is_for, const json& j, const std::string& jp,
@@ -77,7 +87,8 @@ void Loader::loop(StmtNode& n, uint32_t id, bool is_for, const json& j, const st
         n.e2 = scalar(j, jp, "step", is_integer, "an integer");
         for (uint32_t e : {n.e0, n.e1, n.e2})
             if (p_.exprs[e].type != n.type)
-                fail(jp, "loop \"" + var + "\" of " + name_of(t) + ": begin, end and step must have that type");
+                fail(jp, "loop \"" + var + "\" of " + name_of(t) +
+                             ": begin, end and step must have that type");
         declare(var, t, true, jp + ".var");
         n.slot = scopes_.back().slot;
     } else {
@@ -115,18 +126,23 @@ void Loader::match(StmtNode& n, const json& j, const std::string& jp, const std:
         keys(cases[i], cp, {"case", "var", "body"});
         const std::string name = str(cases[i], cp, "case");
         uint32_t c = 0;
-        while (c < vt.members.size() && vt.members[c].name != name) ++c;
-        if (c == vt.members.size()) fail(cp + ".case", "'" + vt.name + "' has no case named \"" + name + "\"");
-        if (seen[c]) fail(cp + ".case", "case '" + name + "' of '" + vt.name + "' is matched twice");
+        while (c < vt.members.size() && vt.members[c].name != name)
+            ++c;
+        if (c == vt.members.size())
+            fail(cp + ".case", "'" + vt.name + "' has no case named \"" + name + "\"");
+        if (seen[c])
+            fail(cp + ".case", "case '" + name + "' of '" + vt.name + "' is matched twice");
         seen[c] = true;
         const size_t mark = scopes_.size();
         if (cases[i].contains("var")) {
             const std::string var = str(cases[i], cp, "var");
             if (vt.members[c].type == kNone)
-                fail(cp + ".var", "case '" + name + "' of '" + vt.name + "' has no payload to bind to \"" + var + "\"");
+                fail(cp + ".var", "case '" + name + "' of '" + vt.name +
+                                      "' has no payload to bind to \"" + var + "\"");
             bind(var, vt.members[c].type, n.slot + vt.members[c].first, false, cp + ".var");
         }
-        const uint32_t b = stmt(field(cases[i], cp, "body"), cp + ".body", at(sp + ".cases", i) + ".body");
+        const uint32_t b =
+            stmt(field(cases[i], cp, "body"), cp + ".body", at(sp + ".cases", i) + ".body");
         scopes_.resize(mark);
         arms.push_back(Arm{.tag = c, .body = b, .mask = p_.num_masks++});
     }
@@ -162,7 +178,8 @@ uint32_t Loader::stmt(const json& j, const std::string& jp, const std::string& s
         const json& b = list(j, jp, "body");
         std::vector<uint32_t> children;
         const size_t mark = scopes_.size();
-        for (size_t i = 0; i < b.size(); ++i) children.push_back(stmt(b[i], at(jp + ".body", i), at(sp, i)));
+        for (size_t i = 0; i < b.size(); ++i)
+            children.push_back(stmt(b[i], at(jp + ".body", i), at(sp, i)));
         scopes_.resize(mark);
         n.kind = StmtKind::Block;
         n.first = static_cast<uint32_t>(p_.children.size());
@@ -174,7 +191,8 @@ uint32_t Loader::stmt(const json& j, const std::string& jp, const std::string& s
         const std::string name = str(j, jp, "name");
         const Val init = expr(field(j, jp, "init"), jp + ".init");
         if (init.type != t)
-            fail(jp + ".type", "declared " + name_of(t) + " but the initializer has type " + name_of(init.type));
+            fail(jp + ".type",
+                 "declared " + name_of(t) + " but the initializer has type " + name_of(init.type));
         declare(name, t, false, jp + ".name");
         n.kind = StmtKind::Let;
         n.slot = scopes_.back().slot;
@@ -196,17 +214,21 @@ uint32_t Loader::stmt(const json& j, const std::string& jp, const std::string& s
         loop(n, id, kind == "For", j, jp, sp);
     } else if (kind == "Break" || kind == "Continue" || kind == "Return" || kind == "Barrier") {
         keys(j, jp, {"stmt"});
-        n.kind = kind == "Break" ? StmtKind::Break : kind == "Continue" ? StmtKind::Continue
-               : kind == "Return" ? StmtKind::Return : StmtKind::Barrier;
+        n.kind = kind == "Break"      ? StmtKind::Break
+                 : kind == "Continue" ? StmtKind::Continue
+                 : kind == "Return"   ? StmtKind::Return
+                                      : StmtKind::Barrier;
         if (n.kind == StmtKind::Break || n.kind == StmtKind::Continue) {
-            if (loops_.empty()) fail(jp, (kind == "Break" ? "break" : "continue") + std::string(" outside a loop"));
+            if (loops_.empty())
+                fail(jp, (kind == "Break" ? "break" : "continue") + std::string(" outside a loop"));
             n.loop = loops_.back();
         }
     } else if (kind == "Fence") {
         keys(j, jp, {"stmt", "scope"});
         const std::string scope = str(j, jp, "scope");
         if (scope != "workgroup" && scope != "device")
-            fail(jp + ".scope", "unknown fence scope \"" + scope + "\" (expected workgroup or device)");
+            fail(jp + ".scope",
+                 "unknown fence scope \"" + scope + "\" (expected workgroup or device)");
         // Work-items run in lockstep on one thread: every write is already visible.
         n.kind = StmtKind::Nop;
     } else if (kind == "Eval") {
@@ -222,7 +244,8 @@ uint32_t Loader::stmt(const json& j, const std::string& jp, const std::string& s
         for (auto& [backend, text] : code.items())
             if (!text.is_string()) fail(jp + ".code." + backend, "expected a string");
         if (!j.contains("fallback"))
-            fail(jp, "native block at " + sp + " has no fallback and the interpreter cannot run backend code");
+            fail(jp, "native block at " + sp +
+                         " has no fallback and the interpreter cannot run backend code");
         // The interpreter cannot run backend text, so the portable fallback always runs.
         n.kind = StmtKind::Block;
         const uint32_t fallback = body(j["fallback"], jp + ".fallback", sp + ".fallback");

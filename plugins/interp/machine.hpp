@@ -60,8 +60,9 @@ private:
     // "kernel "k": <what> at <statement path> by work-item global id (..), local id (..), ..."
     [[noreturn]] void error(uint32_t stmt, uint32_t lane, const std::string& what) const;
     // "out-of-bounds <access> "a"[<index>] (<space> of N <type> elements)<detail>"
-    [[noreturn]] void out_of_bounds(uint32_t stmt, uint32_t array, const std::string& index, uint32_t lane,
-                                    const std::string& access, const std::string& detail = "") const;
+    [[noreturn]] void out_of_bounds(uint32_t stmt, uint32_t array, const std::string& index,
+                                    uint32_t lane, const std::string& access,
+                                    const std::string& detail = "") const;
     // The element an index names, after the bounds check.
     uint64_t index(Ty t, uint64_t raw, uint32_t array, uint32_t stmt, uint32_t lane,
                    const char* access) const;
@@ -86,12 +87,14 @@ private:
     // or l itself where shuffle_up / _down name no lane.
     uint32_t source_lane(const ExprNode& e, uint32_t l, uint64_t arg) const;
     void load(const ExprNode& e, const uint8_t* m, uint64_t* out);
-    [[gnu::noinline]] void invalid_tag(const ExprNode& e, uint64_t i, uint64_t tag, uint32_t lane) const;
+    [[gnu::noinline]] void invalid_tag(const ExprNode& e, uint64_t i, uint64_t tag,
+                                       uint32_t lane) const;
 
     // matrix.cpp
     void matrix(const StmtNode& s, uint32_t si, const uint8_t* m);
     float* tile(uint32_t fragment, uint32_t subgroup) {
-        return tiles_.data() + size_t(subgroup) * p_.fragment_elements + p_.fragments[fragment].offset;
+        return tiles_.data() + size_t(subgroup) * p_.fragment_elements +
+               p_.fragments[fragment].offset;
     }
     void uniform(const MatrixStmt& ms, uint32_t si, const char* role, uint32_t e, const uint64_t* v,
                  uint32_t first, uint32_t end) const;

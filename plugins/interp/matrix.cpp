@@ -24,22 +24,23 @@ uint64_t canonical(Ty t, uint64_t raw) {
 
 // "matrix load of fragment "acc"", for messages.
 std::string describe(const Program& p, const MatrixStmt& ms) {
-    return std::string("matrix ") + kMatrixOpNames[size_t(ms.op)] + " of fragment \"" + p.fragments[ms.frag].name + "\"";
+    return std::string("matrix ") + kMatrixOpNames[size_t(ms.op)] + " of fragment \"" +
+           p.fragments[ms.frag].name + "\"";
 }
 
 } // namespace
 
 // Every work-item of the subgroup at first .. end must give the same operand: tensor cores
 // take it once per subgroup.
-void Machine::uniform(const MatrixStmt& ms, uint32_t si, const char* role, uint32_t e, const uint64_t* v,
-                      uint32_t first, uint32_t end) const {
+void Machine::uniform(const MatrixStmt& ms, uint32_t si, const char* role, uint32_t e,
+                      const uint64_t* v, uint32_t first, uint32_t end) const {
     const Ty t = p_.exprs[e].type;
     for (uint32_t l = first + 1; l < end; ++l)
         if (canonical(t, v[l]) != canonical(t, v[first]))
             error(si, l,
-                  std::string("the ") + role + " of the " + describe(p_, ms) + " is " + scalar_text(t, v[l]) +
-                      " here but " + scalar_text(t, v[first]) + " on lane 0 of subgroup " +
-                      std::to_string(first / kSubgroupWidth) +
+                  std::string("the ") + role + " of the " + describe(p_, ms) + " is " +
+                      scalar_text(t, v[l]) + " here but " + scalar_text(t, v[first]) +
+                      " on lane 0 of subgroup " + std::to_string(first / kSubgroupWidth) +
                       " (every work-item of a subgroup must give the same operands)");
 }
 
@@ -49,8 +50,8 @@ void Machine::defined(const MatrixStmt& ms, uint32_t si, uint32_t fragment, uint
     if (!tile_set_[size_t(subgroup) * p_.fragments.size() + fragment])
         error(si, first,
               describe(p_, ms) + " reads fragment \"" + p_.fragments[fragment].name +
-                  "\", which no fill, load or mma has given values in subgroup " + std::to_string(subgroup) +
-                  " (a fragment starts undefined)");
+                  "\", which no fill, load or mma has given values in subgroup " +
+                  std::to_string(subgroup) + " (a fragment starts undefined)");
 }
 
 // Load or store: element (r, c) of the tile is array[index + r * stride + c] (row layout) or
@@ -63,15 +64,17 @@ void Machine::memory(const StmtNode& s, uint32_t si, const uint64_t* index, cons
     const __int128 at = wide_integer(p_.exprs[s.e0].type, index[first]);
     const __int128 step = wide_integer(p_.exprs[s.e1].type, stride[first]);
     const int64_t size = ty_size(f.type);
-    const std::string where = describe(p_, ms) + (load ? " from \"" : " to \"") + p_.arrays[ms.array].name +
-                              "\"[" + wide_text(at) + "], stride " + wide_text(step) + ", " + (ms.col ? "col" : "row") +
-                              " layout";
+    const std::string where = describe(p_, ms) + (load ? " from \"" : " to \"") +
+                              p_.arrays[ms.array].name + "\"[" + wide_text(at) + "], stride " +
+                              wide_text(step) + ", " + (ms.col ? "col" : "row") + " layout";
     if (step < 0) error(si, first, where + ": a negative stride (wmma's stride is unsigned)");
     if (at * size % kFirstAlign != 0)
         error(si, first,
-              where + ": the tile starts at byte " + wide_text(at * size) + " of the array, not a multiple of " +
-                  std::to_string(kFirstAlign) + " (wmma needs its first element " + std::to_string(kFirstAlign) +
-                  "-byte aligned: an index that is a multiple of " + std::to_string(kFirstAlign / size) + ")");
+              where + ": the tile starts at byte " + wide_text(at * size) +
+                  " of the array, not a multiple of " + std::to_string(kFirstAlign) +
+                  " (wmma needs its first element " + std::to_string(kFirstAlign) +
+                  "-byte aligned: an index that is a multiple of " +
+                  std::to_string(kFirstAlign / size) + ")");
     if (step * size % kStrideAlign != 0)
         error(si, first,
               where + ": a stride of " + wide_text(step * size) + " bytes, not a multiple of " +
@@ -80,24 +83,30 @@ void Machine::memory(const StmtNode& s, uint32_t si, const uint64_t* index, cons
     const uint32_t minor = ms.col ? f.rows : f.cols;
     if (!load && step < minor)
         error(si, first,
-              where + ": the stride is below the tile's " + std::to_string(minor) + (ms.col ? " rows" : " columns") +
-                  ", so the stored " + (ms.col ? "columns" : "rows") +
+              where + ": the stride is below the tile's " + std::to_string(minor) +
+                  (ms.col ? " rows" : " columns") + ", so the stored " +
+                  (ms.col ? "columns" : "rows") +
                   " overlap (which write lands is undefined on tensor cores)");
-    auto address = [&](uint32_t r, uint32_t c) { return at + (ms.col ? c * step + r : r * step + c); };
+    auto address = [&](uint32_t r, uint32_t c) {
+        return at + (ms.col ? c * step + r : r * step + c);
+    };
     const Bound& arr = arrays_[ms.array];
     for (uint32_t r = 0; r < f.rows; ++r)
         for (uint32_t c = 0; c < f.cols; ++c)
             if (const __int128 i = address(r, c); i < 0 || i >= __int128(arr.count))
-                out_of_bounds(si, ms.array, wide_text(i), first, load ? "matrix load from" : "matrix store to",
-                              ": element (" + std::to_string(r) + ", " + std::to_string(c) + ") of the " +
-                                  std::to_string(f.rows) + " x " + std::to_string(f.cols) + " tile of the " +
-                                  where);
+                out_of_bounds(si, ms.array, wide_text(i), first,
+                              load ? "matrix load from" : "matrix store to",
+                              ": element (" + std::to_string(r) + ", " + std::to_string(c) +
+                                  ") of the " + std::to_string(f.rows) + " x " +
+                                  std::to_string(f.cols) + " tile of the " + where);
     float* t = tile(ms.frag, first / kSubgroupWidth);
     for (uint32_t r = 0; r < f.rows; ++r)
         for (uint32_t c = 0; c < f.cols; ++c) {
             std::byte* p = element(arr, first, uint64_t(address(r, c)));
-            if (load) t[r * f.cols + c] = get<float>(read_scalar(p, f.type));
-            else write_scalar(p, f.type, put(t[r * f.cols + c]));
+            if (load)
+                t[r * f.cols + c] = get<float>(read_scalar(p, f.type));
+            else
+                write_scalar(p, f.type, put(t[r * f.cols + c]));
         }
 }
 
@@ -114,7 +123,8 @@ void Machine::mma(const MatrixStmt& ms, uint32_t subgroup) {
     for (uint32_t i = 0; i < M; ++i)
         for (uint32_t j = 0; j < N; ++j) {
             float sum = c[i * N + j];
-            for (uint32_t kk = 0; kk < K; ++kk) sum = sum + a[i * K + kk] * b[kk * N + j];
+            for (uint32_t kk = 0; kk < K; ++kk)
+                sum = sum + a[i * K + kk] * b[kk * N + j];
             out[i * N + j] = d.type == Ty::F16 ? round_f16(sum) : sum;
         }
     std::copy_n(out, M * N, tile(ms.frag, subgroup)); // d may be c
@@ -128,13 +138,15 @@ void Machine::matrix(const StmtNode& s, uint32_t si, const uint8_t* m) {
     whole_subgroups(si, describe(p_, ms), m);
     for (uint32_t first = 0; first < n_; first += kSubgroupWidth) {
         if (!m[first]) continue; // not reached: whole_subgroups saw to the rest
-        const uint32_t end = std::min(n_, first + kSubgroupWidth), subgroup = first / kSubgroupWidth;
+        const uint32_t end = std::min(n_, first + kSubgroupWidth),
+                       subgroup = first / kSubgroupWidth;
         switch (ms.op) {
         case MatrixOp::Fill: {
             uniform(ms, si, "value", s.e0, v0, first, end);
             // Converted as a cast is: through f32, then rounded to f16 or bf16.
             float x = 0;
-            with_arithmetic(p_.exprs[s.e0].type, [&]<class C>(Tag<C>) { x = convert<float>(get<C>(v0[first])); });
+            with_arithmetic(p_.exprs[s.e0].type,
+                            [&]<class C>(Tag<C>) { x = convert<float>(get<C>(v0[first])); });
             if (ty_half(f.type)) x = get<float>(round_to(f.type, put(x)));
             std::fill_n(tile(ms.frag, subgroup), f.rows * f.cols, x);
             break;
@@ -147,7 +159,8 @@ void Machine::matrix(const StmtNode& s, uint32_t si, const uint8_t* m) {
             memory(s, si, v0, v1, first);
             break;
         case MatrixOp::Mma:
-            for (uint32_t operand : {ms.a, ms.b, ms.c}) defined(ms, si, operand, first);
+            for (uint32_t operand : {ms.a, ms.b, ms.c})
+                defined(ms, si, operand, first);
             mma(ms, subgroup);
             break;
         }

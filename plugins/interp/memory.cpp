@@ -92,7 +92,8 @@ plx_status buffer_fill(plx_queue queue, plx_buffer buffer, size_t offset, const 
     if (bytes == 0) return PLX_OK;
     if (!pattern) return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: buffer_fill: pattern is NULL");
     std::byte* out = buffer->data + offset;
-    for (size_t i = 0; i < bytes; i += pattern_bytes) std::memcpy(out + i, pattern, pattern_bytes);
+    for (size_t i = 0; i < bytes; i += pattern_bytes)
+        std::memcpy(out + i, pattern, pattern_bytes);
     return PLX_OK;
 }
 

@@ -7,7 +7,7 @@
 namespace plx_interp {
 
 const char* ty_name(Ty t) {
-    static constexpr const char* names[] = {"void", "bool", "i8",  "u8",   "i16", "u16", "i32",
+    static constexpr const char* names[] = {"void", "bool", "i8",  "u8",  "i16",  "u16", "i32",
                                             "u32",  "i64",  "u64", "f16", "bf16", "f32", "f64"};
     return names[static_cast<int>(t)];
 }
@@ -37,7 +37,8 @@ plx_status module_load(plx_device device, plx_language language, const char* sou
     try {
         j = json::parse(source, source + source_bytes);
     } catch (const json::exception& e) {
-        return fail(PLX_ERROR_COMPILE, std::string("interp: module_load: not valid JSON: ") + e.what());
+        return fail(PLX_ERROR_COMPILE,
+                    std::string("interp: module_load: not valid JSON: ") + e.what());
     }
     auto* m = new (std::nothrow) plx_module_s;
     if (!m) return fail(PLX_ERROR_OUT_OF_MEMORY, "interp: module_load: out of host memory");
@@ -78,9 +79,9 @@ plx_status kernel_get(plx_module module, const char* name, plx_kernel* kernel) {
     if (!name || !kernel)
         return fail(PLX_ERROR_INVALID_ARGUMENT, "interp: kernel_get: name or kernel is NULL");
     if (module->kernel.program.name != name)
-        return fail(PLX_ERROR_NOT_FOUND, std::string("interp: kernel_get: the module has no kernel \"") +
-                                             name + "\" (it holds \"" +
-                                             module->kernel.program.name + "\")");
+        return fail(PLX_ERROR_NOT_FOUND,
+                    std::string("interp: kernel_get: the module has no kernel \"") + name +
+                        "\" (it holds \"" + module->kernel.program.name + "\")");
     *kernel = &module->kernel;
     return PLX_OK;
 }

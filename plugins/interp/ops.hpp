@@ -22,16 +22,24 @@ namespace plx_interp {
 // width are ignored), bool as 0 or 1, floats by their bit pattern; f16 and bf16 as the f32 of
 // their value (docs/ir.md: held as f32 in registers).
 template <class C> inline C get(uint64_t v) {
-    if constexpr (std::is_same_v<C, bool>) return (v & 1) != 0;
-    else if constexpr (std::is_same_v<C, float>) return std::bit_cast<float>(static_cast<uint32_t>(v));
-    else if constexpr (std::is_same_v<C, double>) return std::bit_cast<double>(v);
-    else return static_cast<C>(v); // modular since C++20, so i8 takes the low byte
+    if constexpr (std::is_same_v<C, bool>)
+        return (v & 1) != 0;
+    else if constexpr (std::is_same_v<C, float>)
+        return std::bit_cast<float>(static_cast<uint32_t>(v));
+    else if constexpr (std::is_same_v<C, double>)
+        return std::bit_cast<double>(v);
+    else
+        return static_cast<C>(v); // modular since C++20, so i8 takes the low byte
 }
 template <class C> inline uint64_t put(C x) {
-    if constexpr (std::is_same_v<C, bool>) return x ? 1 : 0;
-    else if constexpr (std::is_same_v<C, float>) return std::bit_cast<uint32_t>(x);
-    else if constexpr (std::is_same_v<C, double>) return std::bit_cast<uint64_t>(x);
-    else return static_cast<std::make_unsigned_t<C>>(x);
+    if constexpr (std::is_same_v<C, bool>)
+        return x ? 1 : 0;
+    else if constexpr (std::is_same_v<C, float>)
+        return std::bit_cast<uint32_t>(x);
+    else if constexpr (std::is_same_v<C, double>)
+        return std::bit_cast<uint64_t>(x);
+    else
+        return static_cast<std::make_unsigned_t<C>>(x);
 }
 
 // A register of an f16 or bf16 value after an f32 operation: the f32 rounded to the type.
@@ -41,7 +49,8 @@ inline uint64_t round_to(Ty t, uint64_t f32_bits) {
 }
 inline void round_lanes(Ty t, uint64_t* out, uint32_t n) {
     if (!ty_half(t)) return;
-    for (uint32_t l = 0; l < n; ++l) out[l] = round_to(t, out[l]);
+    for (uint32_t l = 0; l < n; ++l)
+        out[l] = round_to(t, out[l]);
 }
 
 // One scalar in memory (little-endian, as every plexus backend) to a register and back; f16
@@ -89,11 +98,14 @@ inline void write_scalar(std::byte* p, Ty t, uint64_t reg) {
 
 // Integer arithmetic is done in an unsigned type of at least the width of unsigned int, which
 // wraps; narrower types would be promoted to (signed) int, where u16 * u16 can overflow.
-template <class C> struct Wrap { using type = C; };
+template <class C> struct Wrap {
+    using type = C;
+};
 template <class C>
     requires std::is_integral_v<C> && (!std::is_same_v<C, bool>)
 struct Wrap<C> {
-    using type = std::conditional_t<(sizeof(C) < sizeof(unsigned)), unsigned, std::make_unsigned_t<C>>;
+    using type =
+        std::conditional_t<(sizeof(C) < sizeof(unsigned)), unsigned, std::make_unsigned_t<C>>;
 };
 template <class C> using wrap_t = typename Wrap<C>::type;
 
@@ -120,7 +132,9 @@ template <class D, class S> inline D convert(S x) {
     }
 }
 
-template <class T> struct Tag { using type = T; };
+template <class T> struct Tag {
+    using type = T;
+};
 
 // Calls f(Tag<C>{}) with the C++ type of an integer IR type.
 template <class F> inline void with_integer(Ty t, F&& f) {
@@ -142,16 +156,21 @@ template <class F> inline void with_integer(Ty t, F&& f) {
 // result, see round_lanes).
 template <class F> inline void with_arithmetic(Ty t, F&& f) {
     switch (t) {
-    case Ty::F16: case Ty::BF16: case Ty::F32: f(Tag<float>{}); return;
+    case Ty::F16:
+    case Ty::BF16:
+    case Ty::F32: f(Tag<float>{}); return;
     case Ty::F64: f(Tag<double>{}); return;
-    case Ty::Void: case Ty::Bool:
+    case Ty::Void:
+    case Ty::Bool:
         throw std::logic_error("interp: a non-arithmetic type reached an arithmetic operation");
     default: with_integer(t, f); return;
     }
 }
 template <class F> inline void with_any(Ty t, F&& f) {
-    if (t == Ty::Bool) f(Tag<bool>{});
-    else with_arithmetic(t, f);
+    if (t == Ty::Bool)
+        f(Tag<bool>{});
+    else
+        with_arithmetic(t, f);
 }
 
 // A register's value as text, for messages: an integer with its type's signedness, a float

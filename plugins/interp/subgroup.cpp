@@ -32,15 +32,21 @@ const char* op_name(Fn fn) {
 // a + b (wrapping for integers), min or max, as the IR defines them (fmin / fmax for floats).
 template <class C> C combine(Fn fn, C a, C b) {
     if (fn == Fn::ReduceMin) {
-        if constexpr (std::is_floating_point_v<C>) return std::fmin(a, b);
-        else return std::min(a, b);
+        if constexpr (std::is_floating_point_v<C>)
+            return std::fmin(a, b);
+        else
+            return std::min(a, b);
     }
     if (fn == Fn::ReduceMax) {
-        if constexpr (std::is_floating_point_v<C>) return std::fmax(a, b);
-        else return std::max(a, b);
+        if constexpr (std::is_floating_point_v<C>)
+            return std::fmax(a, b);
+        else
+            return std::max(a, b);
     }
-    if constexpr (std::is_floating_point_v<C>) return a + b;
-    else return add_wrap(a, b);
+    if constexpr (std::is_floating_point_v<C>)
+        return a + b;
+    else
+        return add_wrap(a, b);
 }
 
 } // namespace
@@ -53,8 +59,10 @@ void Machine::whole_subgroups(uint32_t stmt, const std::string& what, const uint
         const uint32_t missing = uint32_t(std::find(m + first, m + end, uint8_t(0)) - m);
         error(stmt, missing,
               what + " reached by only " + std::to_string(here) + " of the " +
-                  std::to_string(end - first) + " work-items of subgroup " + std::to_string(first / kSubgroupWidth) +
-                  " (every work-item of a subgroup must reach it; this one is in another branch or loop "
+                  std::to_string(end - first) + " work-items of subgroup " +
+                  std::to_string(first / kSubgroupWidth) +
+                  " (every work-item of a subgroup must reach it; this one is in another branch or "
+                  "loop "
                   "iteration, or has left the loop), missed");
     }
 }
@@ -69,8 +77,9 @@ uint32_t Machine::source_lane(const ExprNode& e, uint32_t l, uint64_t arg) const
     const uint32_t src = fn == Fn::Shuffle ? a : lane ^ a;
     if (src >= lanes)
         error(e.stmt, l,
-              std::string(op_name(fn)) + " names lane " + std::to_string(src) + " of a subgroup of " +
-                  std::to_string(lanes) + " lanes (0 .. " + std::to_string(lanes - 1) + ")");
+              std::string(op_name(fn)) + " names lane " + std::to_string(src) +
+                  " of a subgroup of " + std::to_string(lanes) + " lanes (0 .. " +
+                  std::to_string(lanes - 1) + ")");
     return first + src;
 }
 
@@ -92,23 +101,31 @@ const uint64_t* Machine::subgroup(const ExprNode& e, const uint8_t* m, uint64_t*
         const uint32_t end = std::min(n_, first + kSubgroupWidth);
         if (!m[first]) continue; // not reached: whole_subgroups saw to the rest
         switch (fn) {
-        case Fn::Ballot: case Fn::Any: case Fn::All: {
+        case Fn::Ballot:
+        case Fn::Any:
+        case Fn::All: {
             uint64_t bits = 0;
-            for (uint32_t l = first; l < end; ++l) bits |= uint64_t(get<bool>(a[l])) << (l - first);
+            for (uint32_t l = first; l < end; ++l)
+                bits |= uint64_t(get<bool>(a[l])) << (l - first);
             const uint64_t every = end - first == 64 ? ~0ull : (1ull << (end - first)) - 1;
             const uint64_t v = fn == Fn::Ballot ? bits : fn == Fn::Any ? bits != 0 : bits == every;
             std::fill(out + first, out + end, v);
             break;
         }
-        case Fn::Shuffle: case Fn::ShuffleXor: case Fn::ShuffleUp: case Fn::ShuffleDown:
-            for (uint32_t l = first; l < end; ++l) out[l] = a[source_lane(e, l, b[l])];
+        case Fn::Shuffle:
+        case Fn::ShuffleXor:
+        case Fn::ShuffleUp:
+        case Fn::ShuffleDown:
+            for (uint32_t l = first; l < end; ++l)
+                out[l] = a[source_lane(e, l, b[l])];
             break;
         default:
             with_arithmetic(e.type, [&]<class C>(Tag<C>) {
                 // Lane order, one after another: the reduction the other backends' trees
                 // compute up to the rounding of float sums.
                 C acc = get<C>(a[first]);
-                for (uint32_t l = first + 1; l < end; ++l) acc = combine(fn, acc, get<C>(a[l]));
+                for (uint32_t l = first + 1; l < end; ++l)
+                    acc = combine(fn, acc, get<C>(a[l]));
                 if (fn == Fn::ReduceAdd || fn == Fn::ReduceMin || fn == Fn::ReduceMax) {
                     std::fill(out + first, out + end, put<C>(acc));
                     return;

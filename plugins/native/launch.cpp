@@ -83,7 +83,8 @@ uint64_t claim(Job& job) noexcept {
 
 class Pool {
 public:
-    explicit Pool(uint32_t threads) : threads_(threads), local_(threads), local_capacity_(threads, kLocalMemoryBytes) {}
+    explicit Pool(uint32_t threads)
+        : threads_(threads), local_(threads), local_capacity_(threads, kLocalMemoryBytes) {}
     ~Pool() { stop(); }
 
     bool start() {
@@ -161,7 +162,9 @@ private:
     void release_caller_slot() {
         caller_slot_busy_.store(false, std::memory_order_seq_cst);
         if (slot_waiters_.load(std::memory_order_seq_cst) > 0) {
-            { std::lock_guard lock(mutex_); }
+            {
+                std::lock_guard lock(mutex_);
+            }
             done_cv_.notify_all();
         }
     }
@@ -285,8 +288,8 @@ private:
             const size_t size = (bytes + kAlignment - 1) / kAlignment * kAlignment;
             auto* bigger = static_cast<std::byte*>(std::aligned_alloc(kAlignment, size));
             if (!bigger)
-                throw std::runtime_error("native: no memory for a work-group's " + std::to_string(bytes) +
-                                         " bytes of local memory");
+                throw std::runtime_error("native: no memory for a work-group's " +
+                                         std::to_string(bytes) + " bytes of local memory");
             std::free(local_[worker]);
             local_[worker] = bigger;
             local_capacity_[worker] = size;

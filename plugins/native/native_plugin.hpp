@@ -3,7 +3,7 @@
 // those of plugins/common for a plugin that runs on the host CPU, synchronously.
 #pragma once
 
-#include "../common/host_plugin.hpp"
+#include "common/host_plugin.hpp"
 
 #include <plexus/plugin.h>
 

@@ -84,7 +84,8 @@ uint32_t subgroup_ops(const std::string& extensions) {
     if (!has_extension(extensions, "cl_khr_subgroups")) return ops;
     ops |= PLX_SUBGROUP_BASIC;
     if (has_extension(extensions, "cl_khr_subgroup_shuffle")) ops |= PLX_SUBGROUP_SHUFFLE;
-    if (has_extension(extensions, "cl_khr_subgroup_shuffle_relative")) ops |= PLX_SUBGROUP_SHUFFLE_RELATIVE;
+    if (has_extension(extensions, "cl_khr_subgroup_shuffle_relative"))
+        ops |= PLX_SUBGROUP_SHUFFLE_RELATIVE;
     if (has_extension(extensions, "cl_khr_subgroup_ballot")) ops |= PLX_SUBGROUP_BALLOT;
     return ops;
 }
@@ -105,8 +106,8 @@ std::string c_standard(cl_device_id id, const std::string& extensions) {
     if (cl().clGetDeviceInfo(id, all_versions, 0, nullptr, &size) != CL_SUCCESS || size == 0)
         return "-cl-std=CL1.2";
     std::vector<NameVersion> versions(size / sizeof(NameVersion));
-    if (cl().clGetDeviceInfo(id, all_versions, versions.size() * sizeof(NameVersion), versions.data(), nullptr) !=
-        CL_SUCCESS)
+    if (cl().clGetDeviceInfo(id, all_versions, versions.size() * sizeof(NameVersion),
+                             versions.data(), nullptr) != CL_SUCCESS)
         return "-cl-std=CL1.2";
     for (const NameVersion& v : versions)
         if (v.version >> 22 == 3) return "-cl-std=CL3.0";
@@ -278,8 +279,8 @@ plx_status device_enumerate() {
 
 plx_status ensure_context(plx_device_s& dev) {
     std::call_once(dev.context_once, [&dev] {
-        const cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
-                                               reinterpret_cast<cl_context_properties>(dev.platform), 0};
+        const cl_context_properties props[] = {
+            CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(dev.platform), 0};
         cl_int err = CL_SUCCESS;
         dev.context = cl().clCreateContext(props, 1, &dev.id, nullptr, nullptr, &err);
         if (dev.context != nullptr && err == CL_SUCCESS) {

@@ -178,8 +178,8 @@ plx_status buffer_write_async(plx_queue queue, plx_buffer buffer, size_t offset,
         return s;
     if (bytes == 0) return PLX_OK;
     if (src == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_write_async: src is NULL");
-    const cl_int err = cl().clEnqueueWriteBuffer(queue->queue, buffer->mem, CL_FALSE, offset,
-                                                 bytes, src, 0, nullptr, nullptr);
+    const cl_int err = cl().clEnqueueWriteBuffer(queue->queue, buffer->mem, CL_FALSE, offset, bytes,
+                                                 src, 0, nullptr, nullptr);
     if (err != CL_SUCCESS)
         return map_memory_error("clEnqueueWriteBuffer", err,
                                 strf("buffer_write_async of %zu bytes at offset %zu, device '%s'",
@@ -196,8 +196,8 @@ plx_status buffer_read_async(plx_queue queue, plx_buffer buffer, size_t offset, 
         return s;
     if (bytes == 0) return PLX_OK;
     if (dst == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_read_async: dst is NULL");
-    const cl_int err = cl().clEnqueueReadBuffer(queue->queue, buffer->mem, CL_FALSE, offset,
-                                                bytes, dst, 0, nullptr, nullptr);
+    const cl_int err = cl().clEnqueueReadBuffer(queue->queue, buffer->mem, CL_FALSE, offset, bytes,
+                                                dst, 0, nullptr, nullptr);
     if (err != CL_SUCCESS)
         return map_memory_error("clEnqueueReadBuffer", err,
                                 strf("buffer_read_async of %zu bytes at offset %zu, device '%s'",
@@ -225,10 +225,9 @@ plx_status buffer_copy_peer(plx_queue queue, plx_buffer dst, size_t dst_offset, 
         return fail(PLX_ERROR_INVALID_ARGUMENT,
                     strf("buffer_copy_peer: the queue is on device '%s', neither dst's ('%s') "
                          "nor src's ('%s')",
-                         queue->device->info.name, dst->device->info.name,
-                         src->device->info.name));
-    if (dst_offset > dst->bytes || bytes > dst->bytes - dst_offset ||
-        src_offset > src->bytes || bytes > src->bytes - src_offset)
+                         queue->device->info.name, dst->device->info.name, src->device->info.name));
+    if (dst_offset > dst->bytes || bytes > dst->bytes - dst_offset || src_offset > src->bytes ||
+        bytes > src->bytes - src_offset)
         return fail(PLX_ERROR_INVALID_ARGUMENT,
                     strf("buffer_copy_peer: %zu bytes from offset %zu of a %zu-byte src to offset "
                          "%zu of a %zu-byte dst go past a buffer's end",
@@ -309,9 +308,9 @@ plx_status host_alloc(plx_device device, size_t bytes, void** ptr) {
                                       nullptr, nullptr, &err);
     if (p == nullptr || err != CL_SUCCESS) {
         cl().clReleaseMemObject(mem);
-        return map_memory_error("clEnqueueMapBuffer", err == CL_SUCCESS ? CL_MAP_FAILURE : err,
-                                strf("host_alloc of %zu bytes on device '%s'", bytes,
-                                     device->info.name));
+        return map_memory_error(
+            "clEnqueueMapBuffer", err == CL_SUCCESS ? CL_MAP_FAILURE : err,
+            strf("host_alloc of %zu bytes on device '%s'", bytes, device->info.name));
     }
     try {
         std::lock_guard<std::mutex> lock(device->host_mutex);
@@ -363,7 +362,8 @@ plx_status buffer_wrap(plx_device device, uint64_t native, size_t bytes, plx_buf
     if (!live(device))
         return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_wrap: not a device of the opencl plugin");
     if (buffer == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_wrap: buffer is NULL");
-    if (native == 0) return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_wrap: native is 0, not a cl_mem");
+    if (native == 0)
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_wrap: native is 0, not a cl_mem");
     if (bytes == 0) return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_wrap: bytes is 0");
     if (plx_status s = ensure_context(*device); s != PLX_OK) return s;
     cl_mem mem = reinterpret_cast<cl_mem>(static_cast<uintptr_t>(native));
@@ -414,8 +414,7 @@ plx_status buffer_native(plx_buffer buffer, uint64_t* native) {
     if (!live(buffer))
         return fail(PLX_ERROR_INVALID_ARGUMENT,
                     "buffer_native: not a live buffer of the opencl plugin");
-    if (native == nullptr)
-        return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_native: native is NULL");
+    if (native == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "buffer_native: native is NULL");
     *native = reinterpret_cast<uintptr_t>(buffer->mem);
     return PLX_OK;
 }

@@ -13,7 +13,8 @@ namespace {
 // The device's standard (device.cpp, c_standard) unless the caller chose one.
 std::string build_options(const plx_device_s& dev, const char* options) {
     std::string out = options != nullptr ? options : "";
-    if (out.find("-cl-std=") == std::string::npos) out = dev.c_standard + (out.empty() ? "" : " " + out);
+    if (out.find("-cl-std=") == std::string::npos)
+        out = dev.c_standard + (out.empty() ? "" : " " + out);
     return out;
 }
 
@@ -42,8 +43,8 @@ plx_status build(plx_device_s& dev, bool binary, const char* source, size_t byte
     const char* create = binary ? "clCreateProgramWithBinary" : "clCreateProgramWithSource";
     if (binary) {
         const auto* bits = reinterpret_cast<const unsigned char*>(source);
-        program->program =
-            cl().clCreateProgramWithBinary(dev.context, 1, &dev.id, &bytes, &bits, &binary_status, &err);
+        program->program = cl().clCreateProgramWithBinary(dev.context, 1, &dev.id, &bytes, &bits,
+                                                          &binary_status, &err);
     } else {
         program->program = cl().clCreateProgramWithSource(dev.context, 1, &source, &bytes, &err);
     }
@@ -52,10 +53,11 @@ plx_status build(plx_device_s& dev, bool binary, const char* source, size_t byte
         program->program = nullptr;
         // A binary from another driver or version: the caller compiles the source again.
         if (binary && (err == CL_INVALID_BINARY || binary_status == CL_INVALID_BINARY))
-            return fail(PLX_ERROR_COMPILE, strf("%s: the program binary is not one this driver loads (%s)",
-                                                dev.info.name, cl_error_text(create, CL_INVALID_BINARY).c_str()));
-        return fail_cl(err == CL_OUT_OF_HOST_MEMORY ? PLX_ERROR_OUT_OF_MEMORY : PLX_ERROR_DEVICE, create, err,
-                       strf("device '%s'", dev.info.name));
+            return fail(PLX_ERROR_COMPILE,
+                        strf("%s: the program binary is not one this driver loads (%s)",
+                             dev.info.name, cl_error_text(create, CL_INVALID_BINARY).c_str()));
+        return fail_cl(err == CL_OUT_OF_HOST_MEMORY ? PLX_ERROR_OUT_OF_MEMORY : PLX_ERROR_DEVICE,
+                       create, err, strf("device '%s'", dev.info.name));
     }
     const auto start = std::chrono::steady_clock::now();
     err = cl().clBuildProgram(program->program, 1, &dev.id, options.c_str(), nullptr, nullptr);
@@ -153,16 +155,19 @@ plx_status module_load(plx_device device, plx_language language, const char* sou
         return fail(PLX_ERROR_INVALID_ARGUMENT, "module_load: not a device of the opencl plugin");
     if (module == nullptr) return fail(PLX_ERROR_INVALID_ARGUMENT, "module_load: module is NULL");
     if (language != PLX_LANG_OPENCL_C && language != PLX_LANG_OPENCL_BINARY)
-        return fail(PLX_ERROR_UNSUPPORTED,
-                    strf("module_load: language %d is not accepted, the opencl plugin takes OpenCL C "
-                         "(PLX_LANG_OPENCL_C) and its own program binaries (PLX_LANG_OPENCL_BINARY)",
-                         static_cast<int>(language)));
+        return fail(
+            PLX_ERROR_UNSUPPORTED,
+            strf("module_load: language %d is not accepted, the opencl plugin takes OpenCL C "
+                 "(PLX_LANG_OPENCL_C) and its own program binaries (PLX_LANG_OPENCL_BINARY)",
+                 static_cast<int>(language)));
     if (source == nullptr || source_bytes == 0)
         return fail(PLX_ERROR_INVALID_ARGUMENT, "module_load: the source is empty");
     std::shared_ptr<Program> program;
     const bool binary = language == PLX_LANG_OPENCL_BINARY;
     if (plx_status s = cached_program(*device, binary, source, source_bytes,
-                                      binary ? std::string(options ? options : "") : build_options(*device, options), &program);
+                                      binary ? std::string(options ? options : "")
+                                             : build_options(*device, options),
+                                      &program);
         s != PLX_OK)
         return s;
     auto* m = plx_support::make_tracked<plx_module_s>();
@@ -177,24 +182,30 @@ plx_status module_load(plx_device device, plx_language language, const char* sou
 // process loads it instead of compiling the source again.
 plx_status module_get_binary(plx_module module, plx_language* language, void* data, size_t* bytes) {
     if (!live(module))
-        return fail(PLX_ERROR_INVALID_ARGUMENT, "module_get_binary: not a live module of the opencl plugin");
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    "module_get_binary: not a live module of the opencl plugin");
     if (language == nullptr || bytes == nullptr)
         return fail(PLX_ERROR_INVALID_ARGUMENT, "module_get_binary: language or bytes is NULL");
     cl_program program = module->program->program;
     size_t size = 0;
-    if (cl_int err = cl().clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
+    if (cl_int err =
+            cl().clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
         err != CL_SUCCESS)
         return fail_cl(PLX_ERROR_DEVICE, "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)", err, "");
-    if (size == 0) return fail(PLX_ERROR_UNSUPPORTED, "module_get_binary: the driver gives no program binary");
+    if (size == 0)
+        return fail(PLX_ERROR_UNSUPPORTED, "module_get_binary: the driver gives no program binary");
     *language = PLX_LANG_OPENCL_BINARY;
     if (data == nullptr) {
         *bytes = size;
         return PLX_OK;
     }
     if (*bytes < size)
-        return fail(PLX_ERROR_INVALID_ARGUMENT, strf("module_get_binary: %zu bytes of room for a %zu-byte binary", *bytes, size));
+        return fail(
+            PLX_ERROR_INVALID_ARGUMENT,
+            strf("module_get_binary: %zu bytes of room for a %zu-byte binary", *bytes, size));
     unsigned char* out = static_cast<unsigned char*>(data);
-    if (cl_int err = cl().clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof out, &out, nullptr); err != CL_SUCCESS)
+    if (cl_int err = cl().clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof out, &out, nullptr);
+        err != CL_SUCCESS)
         return fail_cl(PLX_ERROR_DEVICE, "clGetProgramInfo(CL_PROGRAM_BINARIES)", err, "");
     *bytes = size;
     return PLX_OK;

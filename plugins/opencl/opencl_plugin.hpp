@@ -3,8 +3,8 @@
 // logging, the guard and the registry of live handles are plugins/common's.
 #pragma once
 
-#include "../common/descriptor.hpp"
-#include "../common/handles.hpp"
+#include "common/descriptor.hpp"
+#include "common/handles.hpp"
 
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -152,7 +152,7 @@ plx_status device_enumerate(); // at init: fills the device list, 0 devices is n
 // The device's context, created at its first use (listing devices creates none); on failure
 // the status with last_error set, the same at every later call.
 plx_status ensure_context(plx_device_s& dev);
-void device_release_all();     // at shutdown
+void device_release_all(); // at shutdown
 const std::string& no_device_reason();
 
 } // namespace plx_opencl

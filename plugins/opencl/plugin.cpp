@@ -65,7 +65,8 @@ plx_status fail_cl(plx_status status, const char* call, cl_int code, const std::
 
 plx_status fail_create(const char* call, cl_int code, const char* device_name) {
     const bool memory = code == CL_OUT_OF_HOST_MEMORY || code == CL_OUT_OF_RESOURCES;
-    return fail_cl(memory ? PLX_ERROR_OUT_OF_MEMORY : PLX_ERROR_DEVICE, call, code, strf("device '%s'", device_name));
+    return fail_cl(memory ? PLX_ERROR_OUT_OF_MEMORY : PLX_ERROR_DEVICE, call, code,
+                   strf("device '%s'", device_name));
 }
 
 namespace {

@@ -26,7 +26,8 @@ plx_status queue_create(plx_device device, uint32_t flags, plx_queue* queue) {
     cl_int err = CL_SUCCESS;
     cl_command_queue q = cl().clCreateCommandQueue(device->context, device->id,
                                                    profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
-    if (q == nullptr || err != CL_SUCCESS) return fail_create("clCreateCommandQueue", err, device->info.name);
+    if (q == nullptr || err != CL_SUCCESS)
+        return fail_create("clCreateCommandQueue", err, device->info.name);
     auto* out = plx_support::make_live<plx_queue_s>();
     if (out == nullptr) {
         cl().clReleaseCommandQueue(q);

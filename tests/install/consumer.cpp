@@ -16,8 +16,8 @@ int main(int argc, char** argv) {
     try {
         plexus::Runtime rt(config);
         for (const auto& e : rt.load_report())
-            std::printf("plugin %s %s %s\n", e.name.empty() ? "-" : e.name.c_str(), plexus::to_string(e.outcome),
-                        e.path.c_str());
+            std::printf("plugin %s %s %s\n", e.name.empty() ? "-" : e.name.c_str(),
+                        plexus::to_string(e.outcome), e.path.c_str());
         std::printf("report entries: %zu\n", rt.load_report().size());
     } catch (const plexus::Error& e) {
         std::fprintf(stderr, "consumer: %s\n", e.what());

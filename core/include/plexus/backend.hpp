@@ -18,8 +18,8 @@ namespace plexus {
 enum class ExecModel { JIT, Direct, Custom };
 enum class DeviceType { CPU, GPU, Accelerator, Other };
 
-const char* to_string(ExecModel m);   // "jit", "direct", "custom"
-const char* to_string(DeviceType t);  // "cpu", "gpu", "accelerator", "other"
+const char* to_string(ExecModel m);    // "jit", "direct", "custom"
+const char* to_string(DeviceType t);   // "cpu", "gpu", "accelerator", "other"
 const char* to_string(plx_language l); // "ptx", "cuda_c", "opencl_c", "plexus_ir_json", ...
 // The one mapping of a plugin's failure to the error users see: OUT_OF_MEMORY, COMPILE,
 // OUT_OF_RESOURCES, LAUNCH, UNSUPPORTED and INVALID_ARGUMENT to their own codes, the rest to
@@ -126,7 +126,8 @@ public:
     // Throws plexus::Error for a status other than PLX_OK, with the code mapped from the
     // status (error_code), the plugin's message (as the build log for PLX_ERROR_COMPILE), and
     // plugin / device / kernel as context: every plugin status becomes an error here.
-    void check(plx_status s, const char* what, const std::string& device = {}, const std::string& kernel = {}) const;
+    void check(plx_status s, const char* what, const std::string& device = {},
+               const std::string& kernel = {}) const;
 
 private:
     void index_table();

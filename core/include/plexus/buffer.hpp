@@ -34,7 +34,8 @@ public:
     // `home`: the device a DeviceOnly buffer is written to before any launch uses it, and whose
     // backend allocates a Pinned buffer's host copy; the highest-priority backend's device 0
     // when empty.
-    BufferBase(Runtime& rt, ir::Type element, size_t count, Placement placement, const Target& home);
+    BufferBase(Runtime& rt, ir::Type element, size_t count, Placement placement,
+               const Target& home);
     // Wraps memory the caller owns and keeps owning: `native` is an allocation of the target's
     // device (CUDA: a CUdeviceptr; OpenCL: a cl_mem; native and interp: a host address) of at
     // least count elements. No copy is made; it is the buffer's current contents.
@@ -43,7 +44,7 @@ public:
     BufferBase& operator=(BufferBase&&) noexcept;
     ~BufferBase();
 
-    size_t size() const;  // elements
+    size_t size() const; // elements
     Placement placement() const;
     size_t bytes() const;
     const ir::Type& element() const;

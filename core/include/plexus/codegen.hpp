@@ -72,7 +72,7 @@ struct Language {
     // The text generator, or nullptr where plexus generates no text (a binary a plugin gave
     // back, the IR JSON, which the core writes itself).
     std::unique_ptr<SourceGenerator> (*make)();
-    bool generated;      // plexus produces it for a kernel: a plugin that takes it can be routed to
+    bool generated; // plexus produces it for a kernel: a plugin that takes it can be routed to
 };
 const std::vector<Language>& languages();
 // The row of a language, or nullptr for a value this plexus does not know (a newer plugin's).

@@ -16,9 +16,9 @@ namespace plexus {
 // One `backends.NAME` section. Unset optionals keep the plugin's own defaults.
 struct BackendConfig {
     std::optional<bool> enabled;
-    std::optional<int> priority;       // overrides the plugin's default priority
-    std::optional<std::string> devices; // "all", "gpu", "cpu", "accelerator" or a name substring
-    std::optional<unsigned> threads;   // >= 1; meaningful for native
+    std::optional<int> priority;         // overrides the plugin's default priority
+    std::optional<std::string> devices;  // "all", "gpu", "cpu", "accelerator" or a name substring
+    std::optional<unsigned> threads;     // >= 1; meaningful for native
     std::optional<std::string> compiler; // "llvm" or "nvrtc"; meaningful for cuda
     // The CPU and features host code is compiled for (a Direct backend: native); unset, the
     // host's own. A CPU name LLVM knows ("znver4", "x86-64-v3") and "+avx2,-avx512f".
@@ -63,7 +63,7 @@ struct Config {
     // How long a validation child may take to open, initialize and list the devices of one
     // plugin before it is killed and the plugin reported timed_out.
     unsigned plugin_init_timeout_ms = 10000;
-    std::string source;                          // the file it came from, "" for defaults
+    std::string source; // the file it came from, "" for defaults
 
     // Parses a configuration document; `origin` names it in errors and anchors relative
     // plugin_dirs (its directory). Throws Error(InvalidConfig) naming origin and JSON path.
@@ -71,8 +71,8 @@ struct Config {
     // Reads and parses a file; a missing or unreadable file is an InvalidConfig error.
     static Config from_file(const std::string& path);
     // PLEXUS_CONFIG, else $XDG_CONFIG_HOME/plexus/config.json (or ~/.config/plexus/config.json)
-    // when it exists, else defaults; PLEXUS_LOG overrides log_level, PLEXUS_TRACE trace. In a setuid or setgid
-    // process the environment and the user's file are ignored: defaults only.
+    // when it exists, else defaults; PLEXUS_LOG overrides log_level, PLEXUS_TRACE trace. In a
+    // setuid or setgid process the environment and the user's file are ignored: defaults only.
     static Config load();
 
     // $XDG_CACHE_HOME/plexus, else ~/.cache/plexus; "" (no disk cache) in a setuid or

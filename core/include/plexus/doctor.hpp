@@ -46,7 +46,7 @@ struct PluginDiagnosis {
 };
 
 struct Diagnosis {
-    std::string config_source; // "" for defaults
+    std::string config_source;            // "" for defaults
     std::vector<PluginDiagnosis> plugins; // in discovery order
     size_t count(Severity s) const;
 };
@@ -67,6 +67,7 @@ Diagnosis diagnose(Config config, unsigned device_limit_ms = 120000);
 // a Problem, listed with the mismatch or the build log. The file needs no particular name or
 // folder; the configuration's backends.NAME options apply. Throws InvalidArgument when `file`
 // is not a file.
-Diagnosis diagnose_plugin(const std::string& file, Config config, unsigned device_limit_ms = 120000);
+Diagnosis diagnose_plugin(const std::string& file, Config config,
+                          unsigned device_limit_ms = 120000);
 
 } // namespace plexus

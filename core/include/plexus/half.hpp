@@ -51,13 +51,19 @@ constexpr uint16_t f32_to_bf16_bits(float value) {
     return uint16_t((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
-constexpr float bf16_bits_to_f32(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }
+constexpr float bf16_bits_to_f32(uint16_t b) {
+    return std::bit_cast<float>(uint32_t(b) << 16);
+}
 
 } // namespace detail
 
 // The float nearest to `x` that a half can hold (what every f16 operation's result becomes).
-constexpr float round_to_f16(float x) { return detail::f16_bits_to_f32(detail::f32_to_f16_bits(x)); }
-constexpr float round_to_bf16(float x) { return detail::bf16_bits_to_f32(detail::f32_to_bf16_bits(x)); }
+constexpr float round_to_f16(float x) {
+    return detail::f16_bits_to_f32(detail::f32_to_f16_bits(x));
+}
+constexpr float round_to_bf16(float x) {
+    return detail::bf16_bits_to_f32(detail::f32_to_bf16_bits(x));
+}
 
 // A 2-byte IEEE half on the host: converts to and from float like the kernels do.
 struct half {
@@ -86,8 +92,10 @@ struct bf16 {
 };
 
 static_assert(sizeof(half) == 2 && alignof(half) == 2 && sizeof(bf16) == 2 && alignof(bf16) == 2);
-static_assert(detail::f32_to_f16_bits(1.0f) == 0x3c00 && detail::f32_to_f16_bits(65504.0f) == 0x7bff);
-static_assert(detail::f32_to_f16_bits(65520.0f) == 0x7c00 && detail::f32_to_f16_bits(-2.0f) == 0xc000);
+static_assert(detail::f32_to_f16_bits(1.0f) == 0x3c00 &&
+              detail::f32_to_f16_bits(65504.0f) == 0x7bff);
+static_assert(detail::f32_to_f16_bits(65520.0f) == 0x7c00 &&
+              detail::f32_to_f16_bits(-2.0f) == 0xc000);
 static_assert(detail::f32_to_f16_bits(5.9604645e-8f) == 0x0001); // the smallest subnormal
 static_assert(detail::f32_to_bf16_bits(1.0f) == 0x3f80 && detail::bf16_bits_to_f32(0x3f80) == 1.0f);
 

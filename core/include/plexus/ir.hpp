@@ -32,12 +32,14 @@ const char* to_string(Access a);
 
 // ---- node kinds --------------------------------------------------------------------------
 
+// clang-format off
 #define PLEXUS_IR_EXPRS(X)                                                                     \
     X(Const) X(Var) X(Unary) X(Binary) X(Select) X(Cast) X(Load) X(Call) X(Atomic) X(Field)   \
     X(Swizzle) X(Broadcast) X(Construct) X(MakeVariant)
 #define PLEXUS_IR_STMTS(X)                                                                     \
     X(Block) X(Let) X(Assign) X(Store) X(If) X(For) X(While) X(Break) X(Continue) X(Return)    \
     X(Barrier) X(Fence) X(Eval) X(Native) X(Match) X(Matrix) X(AsyncCopy)
+// clang-format on
 
 enum class ExprKind : uint8_t {
 #define PLEXUS_X(name) name,
@@ -84,7 +86,7 @@ template <class T> const T* as(const Stmt& s) {
 // reaches an operand as soon as it is listed: Halide's IRVisitor / IRMutator default walk, with no
 // second list to fall out of step. Member pointers rather than a walking function, because one list
 // then serves both reading a node and rebuilding a copy of it with members replaced. Every Expr and
-// Stmt member of a node belongs in its list (tests/unit/test_ir_children.cpp checks each kind).
+// Stmt member of a node belongs in its list (tests/core/ir/ir_children_test.cpp checks each kind).
 
 // ---- expressions ---------------------------------------------------------------------------
 // Every make() throws plexus::Error(InvalidKernel) when its inputs do not fit together.
@@ -124,13 +126,17 @@ struct Unary final : ExprNode {
 // Arithmetic and bitwise ops take two operands of one type and return it; comparisons return
 // bool; LogicalAnd / LogicalOr take and return bool. Shl / Shr: integers, Shr is arithmetic for
 // signed types. Div / Rem of integers by zero is undefined, as in C.
+// clang-format off
 enum class BinaryOp : uint8_t {
     Add, Sub, Mul, Div, Rem, Min, Max, BitAnd, BitOr, BitXor, Shl, Shr,
     LogicalAnd, LogicalOr, Eq, Ne, Lt, Le, Gt, Ge
 };
+// clang-format on
 const char* to_string(BinaryOp op);
 std::optional<BinaryOp> binary_op_from_string(std::string_view s);
-inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
+inline bool is_comparison(BinaryOp op) {
+    return op >= BinaryOp::Eq;
+}
 // The C operator ("+", "<<", "&&"), or nullptr for min / max, which are calls.
 const char* c_symbol(BinaryOp op);
 struct Binary final : ExprNode {
@@ -478,18 +484,18 @@ struct Matrix final : StmtNode {
     std::string a, b, c; // Mma
     std::string array;   // Load, Store: a buffer parameter or a shared array
     Space space = Space::Global;
-    Expr index, stride;  // Load, Store: integers
+    Expr index, stride;                      // Load, Store: integers
     MatrixLayout layout = MatrixLayout::Row; // Load and Store of an accumulator
-    Expr value;          // Fill
-    Expr rows, cols;     // Store of a warpgroup accumulator: the bounds, or null
-    std::string array_b;               // MmaShared: A is `array`, B `array_b`
-    Expr row_a, col_a, row_b, col_b;   // MmaShared: the tiles' first elements
-    uint32_t steps = 1;                // MmaShared: k = 16 * steps
-    uint32_t in_flight = 0;            // MmaShared: earlier mma_shared that may still read their tiles
+    Expr value;                              // Fill
+    Expr rows, cols;                 // Store of a warpgroup accumulator: the bounds, or null
+    std::string array_b;             // MmaShared: A is `array`, B `array_b`
+    Expr row_a, col_a, row_b, col_b; // MmaShared: the tiles' first elements
+    uint32_t steps = 1;              // MmaShared: k = 16 * steps
+    uint32_t in_flight = 0; // MmaShared: earlier mma_shared that may still read their tiles
     // The operands of every op: those an op does not use are null, and walks skip them.
-    static constexpr auto parts = std::tuple{&Matrix::index, &Matrix::stride, &Matrix::value, &Matrix::rows,
-                                             &Matrix::cols, &Matrix::row_a, &Matrix::col_a, &Matrix::row_b,
-                                             &Matrix::col_b};
+    static constexpr auto parts =
+        std::tuple{&Matrix::index, &Matrix::stride, &Matrix::value, &Matrix::rows, &Matrix::cols,
+                   &Matrix::row_a, &Matrix::col_a,  &Matrix::row_b, &Matrix::col_b};
     static Stmt fill(std::string frag, Expr value);
     static Stmt load(std::string frag, std::string array, Space space, Expr index, Expr stride,
                      MatrixLayout layout = MatrixLayout::Row);
@@ -497,10 +503,10 @@ struct Matrix final : StmtNode {
                       MatrixLayout layout = MatrixLayout::Row);
     static Stmt mma(std::string d, std::string a, std::string b, std::string c);
     // A store of a warpgroup accumulator that writes only (r, c) with r < rows and c < cols.
-    static Stmt store_bounded(std::string frag, std::string array, Space space, Expr index, Expr stride, Expr rows,
-                              Expr cols);
-    static Stmt mma_shared(std::string d, std::string a, Expr row_a, Expr col_a, std::string b, Expr row_b,
-                           Expr col_b, uint32_t steps, uint32_t in_flight = 0);
+    static Stmt store_bounded(std::string frag, std::string array, Space space, Expr index,
+                              Expr stride, Expr rows, Expr cols);
+    static Stmt mma_shared(std::string d, std::string a, Expr row_a, Expr col_a, std::string b,
+                           Expr row_b, Expr col_b, uint32_t steps, uint32_t in_flight = 0);
     Matrix() : StmtNode(node_kind) {}
 };
 
@@ -522,16 +528,17 @@ const char* to_string(AsyncCopyOp op); // "copy", "commit", "wait"
 struct AsyncCopy final : StmtNode {
     static constexpr StmtKind node_kind = StmtKind::AsyncCopy;
     AsyncCopyOp op = AsyncCopyOp::Copy;
-    std::string array;       // Copy: the shared array written
-    Expr index;              // Copy: its first element written (an integer)
-    std::string buffer;      // Copy: the buffer parameter read
-    Expr src_index;          // Copy: its first element read (an integer)
-    uint32_t count = 0;      // Copy: elements copied
-    Expr valid;              // Copy: elements read (an integer, 0 .. count); the rest are 0
-    uint32_t pending = 0;    // Wait: committed groups that may still be in flight
-    static constexpr auto parts = std::tuple{&AsyncCopy::index, &AsyncCopy::src_index, &AsyncCopy::valid};
-    static Stmt copy(std::string array, Expr index, std::string buffer, Expr src_index, uint32_t count,
-                     Expr valid);
+    std::string array;    // Copy: the shared array written
+    Expr index;           // Copy: its first element written (an integer)
+    std::string buffer;   // Copy: the buffer parameter read
+    Expr src_index;       // Copy: its first element read (an integer)
+    uint32_t count = 0;   // Copy: elements copied
+    Expr valid;           // Copy: elements read (an integer, 0 .. count); the rest are 0
+    uint32_t pending = 0; // Wait: committed groups that may still be in flight
+    static constexpr auto parts =
+        std::tuple{&AsyncCopy::index, &AsyncCopy::src_index, &AsyncCopy::valid};
+    static Stmt copy(std::string array, Expr index, std::string buffer, Expr src_index,
+                     uint32_t count, Expr valid);
     static Stmt commit();
     static Stmt wait(uint32_t pending);
     AsyncCopy() : StmtNode(node_kind) {}
@@ -554,7 +561,7 @@ struct Param {
 struct ArrayDecl {
     std::string name;
     Type type = Scalar::F32;
-    uint32_t count = 0;         // elements, padding included
+    uint32_t count = 0;           // elements, padding included
     std::vector<uint32_t> dims{}; // empty: one-dimensional
     uint32_t pad = 0;
     // A 2-D shared array in the tensor cores' 128-byte swizzle (px::Swizzle128): columns in
@@ -621,8 +628,8 @@ struct KernelUses {
     std::vector<std::string> intrinsics; // sorted, unique catalog names
     bool fp64 = false;
     bool barrier = false;
-    bool subgroup = false; // a subgroup operation (collective: catalog class SUBGROUP)
-    bool matrix = false;   // a matrix-fragment operation (collective too)
+    bool subgroup = false;   // a subgroup operation (collective: catalog class SUBGROUP)
+    bool matrix = false;     // a matrix-fragment operation (collective too)
     bool async_copy = false; // an asynchronous copy, commit or wait
     std::vector<std::string> native_backends; // keys of native blocks
     bool native_blocks = false;
@@ -653,7 +660,7 @@ template <class Derived, class R = void> struct ExprVisitor {
     R dispatch(const Expr& e) {
         auto& self = static_cast<Derived&>(*this);
         switch (e->kind) {
-#define PLEXUS_X(name)                                                                         \
+#define PLEXUS_X(name)                                                                             \
     case ExprKind::name: return self.visit(static_cast<const name&>(*e));
             PLEXUS_IR_EXPRS(PLEXUS_X)
 #undef PLEXUS_X
@@ -665,7 +672,7 @@ template <class Derived, class R = void> struct StmtVisitor {
     R dispatch(const Stmt& s) {
         auto& self = static_cast<Derived&>(*this);
         switch (s->kind) {
-#define PLEXUS_X(name)                                                                         \
+#define PLEXUS_X(name)                                                                             \
     case StmtKind::name: return self.visit(static_cast<const name&>(*s));
             PLEXUS_IR_STMTS(PLEXUS_X)
 #undef PLEXUS_X
@@ -691,7 +698,7 @@ template <class FE, class FS> Stmt map_parts(const Stmt& s, FE&& on_expr, FS&& o
 
 // ---- passes and formats ------------------------------------------------------------------
 
-std::string print(const Kernel& k);         // readable text
+std::string print(const Kernel& k); // readable text
 std::string print(const Expr& e);
 // Whether the kernel needs schema "plexus-ir/2": a type or node "plexus-ir/1" lacks, a path, a
 // private or shaped array, a declared work-group size. The JSON writer emits the oldest schema
@@ -719,12 +726,19 @@ void check_replacement(const Expr& was, const Expr& now);
 void check_replacement(const Stmt& was, const Stmt& now);
 
 template <class M> struct MemberType;
-template <class C, class T> struct MemberType<T C::*> { using type = T; };
-template <class T> constexpr bool is_expr_part = std::is_same_v<T, Expr> || std::is_same_v<T, std::vector<Expr>>;
+template <class C, class T> struct MemberType<T C::*> {
+    using type = T;
+};
+template <class T>
+constexpr bool is_expr_part = std::is_same_v<T, Expr> || std::is_same_v<T, std::vector<Expr>>;
 // Whether every part of node N is an expression: for_each_child and map_children would skip a
 // statement part of an expression node without a word (checked for every kind below).
-template <class N> constexpr bool only_expr_parts = std::apply(
-    [](auto... member) { return (is_expr_part<typename MemberType<decltype(member)>::type> && ...); }, N::parts);
+template <class N>
+constexpr bool only_expr_parts = std::apply(
+    [](auto... member) {
+        return (is_expr_part<typename MemberType<decltype(member)>::type> && ...);
+    },
+    N::parts);
 
 // The walk and the rebuild over `parts`, one overload per kind of part. Static members of one
 // struct, so that each overload sees every other (a vector of MatchCase reaches the MatchCase
@@ -736,8 +750,10 @@ struct Parts {
     template <class FE, class FS> static void visit(const Stmt& s, FE&, FS& on_stmt) {
         if (s) on_stmt(s);
     }
-    template <class T, class FE, class FS> static void visit(const std::vector<T>& v, FE& on_expr, FS& on_stmt) {
-        for (auto& x : v) visit(x, on_expr, on_stmt);
+    template <class T, class FE, class FS>
+    static void visit(const std::vector<T>& v, FE& on_expr, FS& on_stmt) {
+        for (auto& x : v)
+            visit(x, on_expr, on_stmt);
     }
     // A node or a MatchCase: each part in the order of its list.
     template <class T, class FE, class FS>
@@ -793,7 +809,8 @@ struct Parts {
     }
 };
 
-#define PLEXUS_X(name) static_assert(only_expr_parts<name>, #name " lists a statement among its parts");
+#define PLEXUS_X(name)                                                                             \
+    static_assert(only_expr_parts<name>, #name " lists a statement among its parts");
 PLEXUS_IR_EXPRS(PLEXUS_X)
 #undef PLEXUS_X
 
@@ -802,7 +819,7 @@ PLEXUS_IR_EXPRS(PLEXUS_X)
 template <class F> void for_each_child(const ExprNode& e, F&& f) {
     auto no_stmt = [](const Stmt&) {};
     switch (e.kind) {
-#define PLEXUS_X(name)                                                                         \
+#define PLEXUS_X(name)                                                                             \
     case ExprKind::name: return parts_impl::Parts::visit(static_cast<const name&>(e), f, no_stmt);
         PLEXUS_IR_EXPRS(PLEXUS_X)
 #undef PLEXUS_X
@@ -811,8 +828,9 @@ template <class F> void for_each_child(const ExprNode& e, F&& f) {
 
 template <class FE, class FS> void for_each_part(const StmtNode& s, FE&& on_expr, FS&& on_stmt) {
     switch (s.kind) {
-#define PLEXUS_X(name)                                                                         \
-    case StmtKind::name: return parts_impl::Parts::visit(static_cast<const name&>(s), on_expr, on_stmt);
+#define PLEXUS_X(name)                                                                             \
+    case StmtKind::name:                                                                           \
+        return parts_impl::Parts::visit(static_cast<const name&>(s), on_expr, on_stmt);
         PLEXUS_IR_STMTS(PLEXUS_X)
 #undef PLEXUS_X
     }
@@ -822,8 +840,9 @@ template <class F> Expr map_children(const Expr& e, F&& f) {
     if (!e) return e;
     auto no_stmt = [](const Stmt& s) { return s; };
     switch (e->kind) {
-#define PLEXUS_X(name)                                                                         \
-    case ExprKind::name: return parts_impl::Parts::rebuild(e, static_cast<const name&>(*e), f, no_stmt);
+#define PLEXUS_X(name)                                                                             \
+    case ExprKind::name:                                                                           \
+        return parts_impl::Parts::rebuild(e, static_cast<const name&>(*e), f, no_stmt);
         PLEXUS_IR_EXPRS(PLEXUS_X)
 #undef PLEXUS_X
     }
@@ -833,8 +852,9 @@ template <class F> Expr map_children(const Expr& e, F&& f) {
 template <class FE, class FS> Stmt map_parts(const Stmt& s, FE&& on_expr, FS&& on_stmt) {
     if (!s) return s;
     switch (s->kind) {
-#define PLEXUS_X(name)                                                                         \
-    case StmtKind::name: return parts_impl::Parts::rebuild(s, static_cast<const name&>(*s), on_expr, on_stmt);
+#define PLEXUS_X(name)                                                                             \
+    case StmtKind::name:                                                                           \
+        return parts_impl::Parts::rebuild(s, static_cast<const name&>(*s), on_expr, on_stmt);
         PLEXUS_IR_STMTS(PLEXUS_X)
 #undef PLEXUS_X
     }

@@ -91,8 +91,10 @@ concept IsValue = requires { typename detail::vt<X>; };
 template <KernelType T> class Value {
     using element = typename detail::element_of<T>::type;
     static constexpr int lanes_of() {
-        if constexpr (is_vec_v<T>) return T::lanes;
-        else return 1;
+        if constexpr (is_vec_v<T>)
+            return T::lanes;
+        else
+            return 1;
     }
 
 public:
@@ -106,7 +108,8 @@ public:
     Value(U literal) : e_(detail::constant(static_cast<T>(literal))) {}
     // A value of another type that converts exactly (i8 to i32, f16 to f32, ...).
     template <KernelType U>
-        requires(!std::same_as<U, T> && KernelScalar<T> && KernelScalar<U> && ir::widens_exactly(scalar_v<U>, scalar_v<T>))
+        requires(!std::same_as<U, T> && KernelScalar<T> && KernelScalar<U> &&
+                 ir::widens_exactly(scalar_v<U>, scalar_v<T>))
     Value(const Value<U>& v) : e_(ir::Cast::make(scalar_v<T>, v.expr())) {}
     const ir::Expr& expr() const { return e_; }
 
@@ -116,19 +119,55 @@ public:
     auto swizzle() const {
         static_assert(((L >= 0 && L < lanes_of()) && ...), "a lane past the end of the vector");
         auto e = ir::Swizzle::make(e_, {uint8_t(L)...});
-        if constexpr (sizeof...(L) == 1) return Value<element>(e);
-        else return Value<Vec<element, int(sizeof...(L))>>(e);
+        if constexpr (sizeof...(L) == 1)
+            return Value<element>(e);
+        else
+            return Value<Vec<element, int(sizeof...(L))>>(e);
     }
-    Value<element> x() const requires is_vec_v<T> { return swizzle<0>(); }
-    Value<element> y() const requires is_vec_v<T> { return swizzle<1>(); }
-    Value<element> z() const requires(is_vec_v<T> && lanes_of() >= 3) { return swizzle<2>(); }
-    Value<element> w() const requires(is_vec_v<T> && lanes_of() >= 4) { return swizzle<3>(); }
-    auto xy() const requires is_vec_v<T> { return swizzle<0, 1>(); }
-    auto xyz() const requires(is_vec_v<T> && lanes_of() >= 3) { return swizzle<0, 1, 2>(); }
-    auto zyx() const requires(is_vec_v<T> && lanes_of() >= 3) { return swizzle<2, 1, 0>(); }
-    auto wzyx() const requires(is_vec_v<T> && lanes_of() >= 4) { return swizzle<3, 2, 1, 0>(); }
+    Value<element> x() const
+        requires is_vec_v<T>
+    {
+        return swizzle<0>();
+    }
+    Value<element> y() const
+        requires is_vec_v<T>
+    {
+        return swizzle<1>();
+    }
+    Value<element> z() const
+        requires(is_vec_v<T> && lanes_of() >= 3)
+    {
+        return swizzle<2>();
+    }
+    Value<element> w() const
+        requires(is_vec_v<T> && lanes_of() >= 4)
+    {
+        return swizzle<3>();
+    }
+    auto xy() const
+        requires is_vec_v<T>
+    {
+        return swizzle<0, 1>();
+    }
+    auto xyz() const
+        requires(is_vec_v<T> && lanes_of() >= 3)
+    {
+        return swizzle<0, 1, 2>();
+    }
+    auto zyx() const
+        requires(is_vec_v<T> && lanes_of() >= 3)
+    {
+        return swizzle<2, 1, 0>();
+    }
+    auto wzyx() const
+        requires(is_vec_v<T> && lanes_of() >= 4)
+    {
+        return swizzle<3, 2, 1, 0>();
+    }
     // Lane i (a C++ constant) of a vector.
-    Value<element> lane(int i) const requires is_vec_v<T> {
+    Value<element> lane(int i) const
+        requires is_vec_v<T>
+    {
         return Value<element>(ir::Swizzle::make(e_, {uint8_t(i)}));
     }
     // Records: v[&Particle::mass].
@@ -166,8 +205,10 @@ struct Place {
 template <KernelType T> class Part : public Value<T> {
     using element = typename detail::element_of<T>::type;
     static constexpr int lanes() {
-        if constexpr (is_vec_v<T>) return T::lanes;
-        else return 1;
+        if constexpr (is_vec_v<T>)
+            return T::lanes;
+        else
+            return 1;
     }
 
 public:
@@ -183,19 +224,40 @@ public:
     template <class U>
         requires(IsValue<U> || Literal<U> || std::same_as<U, T>) && (!std::derived_from<U, Part>)
     const Part& operator=(const U& v) const {
-        if constexpr (std::same_as<U, T>) return assign(Value<T>(v).expr());
-        else return assign(detail::lift<T>(v).expr());
+        if constexpr (std::same_as<U, T>)
+            return assign(Value<T>(v).expr());
+        else
+            return assign(detail::lift<T>(v).expr());
     }
     const detail::Place& place() const { return place_; }
 
     // The same sub-places as Value's, but assignable.
-    Part<element> x() const requires is_vec_v<T> { return lane(0); }
-    Part<element> y() const requires is_vec_v<T> { return lane(1); }
-    Part<element> z() const requires(is_vec_v<T> && lanes() >= 3) { return lane(2); }
-    Part<element> w() const requires(is_vec_v<T> && lanes() >= 4) { return lane(3); }
-    Part<element> lane(int i) const requires is_vec_v<T> {
+    Part<element> x() const
+        requires is_vec_v<T>
+    {
+        return lane(0);
+    }
+    Part<element> y() const
+        requires is_vec_v<T>
+    {
+        return lane(1);
+    }
+    Part<element> z() const
+        requires(is_vec_v<T> && lanes() >= 3)
+    {
+        return lane(2);
+    }
+    Part<element> w() const
+        requires(is_vec_v<T> && lanes() >= 4)
+    {
+        return lane(3);
+    }
+    Part<element> lane(int i) const
+        requires is_vec_v<T>
+    {
         if (i < 0 || i >= lanes())
-            detail::Tracer::current().fail("lane " + std::to_string(i) + " of a vector of " + std::to_string(lanes()));
+            detail::Tracer::current().fail("lane " + std::to_string(i) + " of a vector of " +
+                                           std::to_string(lanes()));
         return Part<element>(place_.step(uint32_t(i)));
     }
     template <class P>
@@ -218,13 +280,16 @@ template <KernelType T> using Ref = Part<T>;
 template <KernelType T> class Var : public Part<T> {
 public:
     Var() : Var(Value<T>(detail::zero(type_of<T>()))) {}
-    Var(const T& literal) requires(!is_variant_v<T>) : Var(Value<T>(literal)) {}
+    Var(const T& literal)
+        requires(!is_variant_v<T>)
+        : Var(Value<T>(literal)) {}
     template <Literal U>
         requires((KernelScalar<T> || is_vec_v<T>) && !std::same_as<U, T>)
     Var(U literal) : Var(detail::lift<T>(literal)) {}
     template <class U>
         requires IsValue<U>
-    Var(const U& init) : Part<T>(declare(detail::convert(init.expr(), type_of<T>(), "initialization"))) {}
+    Var(const U& init)
+        : Part<T>(declare(detail::convert(init.expr(), type_of<T>(), "initialization"))) {}
     Var(const Var& other) : Part<T>(declare(other.expr())) {}
     // Moving binds the same variable: how parameters and loop variables reach the lambda.
     Var(Var&& other) noexcept : Part<T>(std::move(other.place_)) {}
@@ -269,11 +334,14 @@ using Half = Var<half>;
 using BFloat16 = Var<bf16>;
 
 template <class I>
-concept IndexLike = std::integral<I> || (IsValue<I> && std::integral<detail::vt<I>> && !std::same_as<detail::vt<I>, bool>);
+concept IndexLike = std::integral<I> || (IsValue<I> && std::integral<detail::vt<I>> &&
+                                         !std::same_as<detail::vt<I>, bool>);
 namespace detail {
 template <IndexLike I> ir::Expr index_expr(const I& i) {
-    if constexpr (std::integral<I>) return ir::Const::make_int(ir::Scalar::I64, static_cast<int64_t>(i));
-    else return i.expr();
+    if constexpr (std::integral<I>)
+        return ir::Const::make_int(ir::Scalar::I64, static_cast<int64_t>(i));
+    else
+        return i.expr();
 }
 // row * pitch + col in i64 when either index is 64-bit, else in i32.
 ir::Expr flat_index(const ir::Expr& row, uint64_t pitch, const ir::Expr& col);
@@ -290,9 +358,12 @@ public:
     const std::string& name() const { return name_; }
 
     template <IndexLike I> auto operator[](const I& i) const {
-        detail::Place p = detail::element_place(name_, ir::Space::Global, type_of<T>(), detail::index_expr(i));
-        if constexpr (A == ir::Access::Read) return Value<T>(p.read());
-        else return Part<T>(std::move(p));
+        detail::Place p =
+            detail::element_place(name_, ir::Space::Global, type_of<T>(), detail::index_expr(i));
+        if constexpr (A == ir::Access::Read)
+            return Value<T>(p.read());
+        else
+            return Part<T>(std::move(p));
     }
 
 private:
@@ -308,12 +379,16 @@ template <Storable T> using InOut = BufferParam<T, ir::Access::ReadWrite>;
 template <Storable T, int Dims = 1> class LocalArray {
 public:
     using element = T;
-    LocalArray(std::string name, ir::Space space, std::array<uint32_t, 3> dims, uint32_t pad, bool swizzle = false)
+    LocalArray(std::string name, ir::Space space, std::array<uint32_t, 3> dims, uint32_t pad,
+               bool swizzle = false)
         : name_(std::move(name)), space_(space), dims_(dims), pad_(pad), swizzle_(swizzle) {}
     // 1-D: the element; 2-D: a row (tile[r][c]); 3-D: a plane.
     template <IndexLike I> auto operator[](const I& i) const {
-        if constexpr (Dims == 1) return Part<T>(detail::element_place(name_, space_, type_of<T>(), detail::index_expr(i)));
-        else return View<Dims - 1>{this, detail::index_expr(i)};
+        if constexpr (Dims == 1)
+            return Part<T>(
+                detail::element_place(name_, space_, type_of<T>(), detail::index_expr(i)));
+        else
+            return View<Dims - 1>{this, detail::index_expr(i)};
     }
     uint32_t size() const { return dims_[0]; } // elements (1-D) or rows
     const std::string& name() const { return name_; }
@@ -336,12 +411,17 @@ private:
         const LocalArray* a;
         ir::Expr base; // the index so far, in units of the remaining dimensions
         template <IndexLike I> auto operator[](const I& i) const {
-            const uint64_t extent = Left == 1 ? uint64_t(a->dims_[Dims - 1]) + a->pad_ : a->dims_[Dims - Left];
+            const uint64_t extent =
+                Left == 1 ? uint64_t(a->dims_[Dims - 1]) + a->pad_ : a->dims_[Dims - Left];
             ir::Expr flat;
-            if constexpr (Dims == 2) flat = a->index_of(base, detail::index_expr(i));
-            else flat = detail::flat_index(base, extent, detail::index_expr(i));
-            if constexpr (Left == 1) return Part<T>(detail::element_place(a->name_, a->space_, type_of<T>(), flat));
-            else return View<Left - 1>{a, flat};
+            if constexpr (Dims == 2)
+                flat = a->index_of(base, detail::index_expr(i));
+            else
+                flat = detail::flat_index(base, extent, detail::index_expr(i));
+            if constexpr (Left == 1)
+                return Part<T>(detail::element_place(a->name_, a->space_, type_of<T>(), flat));
+            else
+                return View<Left - 1>{a, flat};
         }
     };
     std::string name_;
@@ -363,18 +443,22 @@ struct Swizzle128 {};
 
 namespace detail {
 // Declares the array in the kernel being traced and returns its name.
-std::string declare_array(ir::Space space, const ir::Type& t, std::vector<uint32_t> dims, uint32_t pad,
-                          bool swizzle = false);
+std::string declare_array(ir::Space space, const ir::Type& t, std::vector<uint32_t> dims,
+                          uint32_t pad, bool swizzle = false);
 template <Storable T, int D>
-LocalArray<T, D> local_array(ir::Space space, std::vector<uint32_t> dims, uint32_t pad, bool swizzle = false) {
+LocalArray<T, D> local_array(ir::Space space, std::vector<uint32_t> dims, uint32_t pad,
+                             bool swizzle = false) {
     std::array<uint32_t, 3> d{1, 1, 1};
     std::copy(dims.begin(), dims.end(), d.begin());
-    return LocalArray<T, D>(declare_array(space, type_of<T>(), std::move(dims), pad, swizzle), space, d, pad, swizzle);
+    return LocalArray<T, D>(declare_array(space, type_of<T>(), std::move(dims), pad, swizzle),
+                            space, d, pad, swizzle);
 }
 } // namespace detail
 
 // px::shared<float>(256); px::shared<float>(16, 16, px::Pad{1}) is tile[r][c] with rows of 17.
-template <Storable T> Shared<T> shared(uint32_t count) { return detail::local_array<T, 1>(ir::Space::Local, {count}, 0); }
+template <Storable T> Shared<T> shared(uint32_t count) {
+    return detail::local_array<T, 1>(ir::Space::Local, {count}, 0);
+}
 template <Storable T> LocalArray<T, 2> shared(uint32_t rows, uint32_t cols, Pad pad = {}) {
     return detail::local_array<T, 2>(ir::Space::Local, {rows, cols}, pad.elements);
 }
@@ -408,14 +492,20 @@ template <Literal A, IsValue B> struct common<A, B> {
     using type = vt<B>;
 };
 template <class TA, class TB> consteval auto common_of() {
-    if constexpr (std::same_as<TA, TB>) return std::type_identity<TA>{};
+    if constexpr (std::same_as<TA, TB>)
+        return std::type_identity<TA>{};
     else if constexpr (KernelScalar<TA> && KernelScalar<TB>) {
-        if constexpr (ir::widens_exactly(scalar_v<TB>, scalar_v<TA>)) return std::type_identity<TA>{};
-        else if constexpr (ir::widens_exactly(scalar_v<TA>, scalar_v<TB>)) return std::type_identity<TB>{};
-        else return std::type_identity<void>{};
+        if constexpr (ir::widens_exactly(scalar_v<TB>, scalar_v<TA>))
+            return std::type_identity<TA>{};
+        else if constexpr (ir::widens_exactly(scalar_v<TA>, scalar_v<TB>))
+            return std::type_identity<TB>{};
+        else
+            return std::type_identity<void>{};
     } else if constexpr (is_vec_v<TA> && KernelScalar<TB>) {
-        if constexpr (ir::widens_exactly(scalar_v<TB>, scalar_v<typename TA::element>)) return std::type_identity<TA>{};
-        else return std::type_identity<void>{};
+        if constexpr (ir::widens_exactly(scalar_v<TB>, scalar_v<typename TA::element>))
+            return std::type_identity<TA>{};
+        else
+            return std::type_identity<void>{};
     } else if constexpr (KernelScalar<TA> && is_vec_v<TB>) {
         return common_of<TB, TA>();
     } else {
@@ -425,17 +515,21 @@ template <class TA, class TB> consteval auto common_of() {
 template <IsValue A, IsValue B> struct common<A, B> {
     using type = typename decltype(common_of<vt<A>, vt<B>>())::type;
 };
-template <class A, class B> using common_t = typename common<std::remove_cvref_t<A>, std::remove_cvref_t<B>>::type;
+template <class A, class B>
+using common_t = typename common<std::remove_cvref_t<A>, std::remove_cvref_t<B>>::type;
 
 // An operand as a Value<T>: numbers convert to T (a vector's element, broadcast), values
 // convert exactly (a scalar into a vector is broadcast).
 template <class T, class U> Value<T> lift(const U& u) {
     if constexpr (Literal<U>) {
         if constexpr (is_vec_v<T>)
-            return Value<T>(ir::Broadcast::make(constant(static_cast<typename T::element>(u)), T::lanes));
-        else return Value<T>(static_cast<T>(u));
+            return Value<T>(
+                ir::Broadcast::make(constant(static_cast<typename T::element>(u)), T::lanes));
+        else
+            return Value<T>(static_cast<T>(u));
     } else if constexpr (is_vec_v<T> && !is_vec_v<vt<U>>) {
-        return Value<T>(ir::Broadcast::make(convert(u.expr(), type_of<typename T::element>(), "operand"), T::lanes));
+        return Value<T>(ir::Broadcast::make(
+            convert(u.expr(), type_of<typename T::element>(), "operand"), T::lanes));
     } else {
         return Value<T>(convert(u.expr(), type_of<T>(), "operand"));
     }
@@ -445,18 +539,19 @@ template <class T, class U> Value<T> lift(const U& u) {
 
 // An operand pair: see detail::common. Two C++ numbers are not kernel values.
 template <class A, class B>
-concept Operands = !std::is_void_v<detail::common_t<A, B>> && (IsValue<std::remove_cvref_t<A>> || IsValue<std::remove_cvref_t<B>>);
+concept Operands = !std::is_void_v<detail::common_t<A, B>> &&
+                   (IsValue<std::remove_cvref_t<A>> || IsValue<std::remove_cvref_t<B>>);
 template <class A, class B>
 concept ScalarOperands = Operands<A, B> && KernelScalar<detail::common_t<A, B>>;
 
-#define PLEXUS_BINARY(op, irop, concept_, result)                                              \
-    template <class A, class B>                                                                \
-        requires concept_<A, B>                                                                \
-    auto operator op(const A& a, const B& b) {                                                 \
-        using T = detail::common_t<A, B>;                                                      \
-        using R = result;                                                                      \
-        return Value<R>(ir::Binary::make(ir::BinaryOp::irop, detail::lift<T>(a).expr(),        \
-                                         detail::lift<T>(b).expr()));                          \
+#define PLEXUS_BINARY(op, irop, concept_, result)                                                  \
+    template <class A, class B>                                                                    \
+        requires concept_<A, B>                                                                    \
+    auto operator op(const A& a, const B& b) {                                                     \
+        using T = detail::common_t<A, B>;                                                          \
+        using R = result;                                                                          \
+        return Value<R>(ir::Binary::make(ir::BinaryOp::irop, detail::lift<T>(a).expr(),            \
+                                         detail::lift<T>(b).expr()));                              \
     }
 PLEXUS_BINARY(+, Add, Operands, T)
 PLEXUS_BINARY(-, Sub, Operands, T)
@@ -489,16 +584,14 @@ template <IsValue A> Value<detail::vt<A>> operator~(const A& a) {
 }
 
 // Compound assignment on variables and writable places: a op= b is a = a op b.
-#define PLEXUS_COMPOUND(op, bop)                                                               \
-    template <KernelType T, class B>                                                           \
-    Var<T>& operator op(Var<T>& a, const B& b) {                                               \
-        a = static_cast<const Value<T>&>(a) bop b;                                             \
-        return a;                                                                              \
-    }                                                                                          \
-    template <KernelType T, class B>                                                           \
-    const Part<T>& operator op(const Part<T>& a, const B& b) {                                 \
-        a = static_cast<const Value<T>&>(a) bop b;                                             \
-        return a;                                                                              \
+#define PLEXUS_COMPOUND(op, bop)                                                                   \
+    template <KernelType T, class B> Var<T>& operator op(Var<T>& a, const B & b) {                 \
+        a = static_cast<const Value<T>&>(a) bop b;                                                 \
+        return a;                                                                                  \
+    }                                                                                              \
+    template <KernelType T, class B> const Part<T>& operator op(const Part<T>& a, const B & b) {   \
+        a = static_cast<const Value<T>&>(a) bop b;                                                 \
+        return a;                                                                                  \
     }
 PLEXUS_COMPOUND(+=, +)
 PLEXUS_COMPOUND(-=, -)
@@ -522,16 +615,23 @@ template <class A, class B>
     requires Operands<A, B>
 auto select(const Value<bool>& c, const A& a, const B& b) {
     using T = detail::common_t<A, B>;
-    return Value<T>(ir::Select::make(c.expr(), detail::lift<T>(a).expr(), detail::lift<T>(b).expr()));
+    return Value<T>(
+        ir::Select::make(c.expr(), detail::lift<T>(a).expr(), detail::lift<T>(b).expr()));
 }
 // min / max of two values (integers compare with their signedness; vectors lane by lane).
-template <class A, class B> requires Operands<A, B> auto min(const A& a, const B& b) {
+template <class A, class B>
+    requires Operands<A, B>
+auto min(const A& a, const B& b) {
     using T = detail::common_t<A, B>;
-    return Value<T>(ir::Binary::make(ir::BinaryOp::Min, detail::lift<T>(a).expr(), detail::lift<T>(b).expr()));
+    return Value<T>(
+        ir::Binary::make(ir::BinaryOp::Min, detail::lift<T>(a).expr(), detail::lift<T>(b).expr()));
 }
-template <class A, class B> requires Operands<A, B> auto max(const A& a, const B& b) {
+template <class A, class B>
+    requires Operands<A, B>
+auto max(const A& a, const B& b) {
     using T = detail::common_t<A, B>;
-    return Value<T>(ir::Binary::make(ir::BinaryOp::Max, detail::lift<T>(a).expr(), detail::lift<T>(b).expr()));
+    return Value<T>(
+        ir::Binary::make(ir::BinaryOp::Max, detail::lift<T>(a).expr(), detail::lift<T>(b).expr()));
 }
 
 // A vector from its lanes, or a record from its fields in declaration order:
@@ -541,11 +641,14 @@ template <KernelType T, class... A> Value<T> make(const A&... args) {
     std::vector<ir::Expr> e;
     size_t i = 0;
     auto add = [&](const auto& a) {
-        const ir::Type want = t.is_vector() ? ir::Type(t.scalar()) : t.is_record() && i < t.decl()->members.size()
-                                                                          ? t.decl()->members[i].type
-                                                                          : ir::Type();
-        if constexpr (IsValue<std::remove_cvref_t<decltype(a)>>) e.push_back(detail::convert(a.expr(), want, "constructor argument"));
-        else e.push_back(detail::convert(detail::constant(a), want, "constructor argument"));
+        const ir::Type want = t.is_vector() ? ir::Type(t.scalar())
+                              : t.is_record() && i < t.decl()->members.size()
+                                  ? t.decl()->members[i].type
+                                  : ir::Type();
+        if constexpr (IsValue<std::remove_cvref_t<decltype(a)>>)
+            e.push_back(detail::convert(a.expr(), want, "constructor argument"));
+        else
+            e.push_back(detail::convert(detail::constant(a), want, "constructor argument"));
         ++i;
     };
     (add(args), ...);
@@ -564,7 +667,8 @@ template <class V, FixedString C, class... P>
 Value<V> make_variant(const P&... payload) {
     constexpr uint32_t index = V::template index_of<C>();
     using Payload = typename V::template payload_of<C>;
-    static_assert(std::is_void_v<Payload> == (sizeof...(P) == 0), "this case takes exactly its payload (or none)");
+    static_assert(std::is_void_v<Payload> == (sizeof...(P) == 0),
+                  "this case takes exactly its payload (or none)");
     ir::Expr p;
     if constexpr (sizeof...(P) == 1) p = Value<Payload>(payload...).expr();
     return Value<V>(ir::MakeVariant::make(type_of<V>(), index, p));
@@ -575,11 +679,15 @@ Value<V> make_variant(const P&... payload) {
 template <FixedString C, class F> struct On {
     F f;
 };
-template <FixedString C, class F> On<C, F> on(F f) { return {std::move(f)}; }
+template <FixedString C, class F> On<C, F> on(F f) {
+    return {std::move(f)};
+}
 template <class F> struct Otherwise {
     F f;
 };
-template <class F> Otherwise<F> otherwise(F f) { return {std::move(f)}; }
+template <class F> Otherwise<F> otherwise(F f) {
+    return {std::move(f)};
+}
 
 namespace detail {
 template <class X> struct is_otherwise : std::false_type {};
@@ -596,7 +704,8 @@ template <class V, class... Arms> consteval bool arms_complete() {
     int seen[n] = {};
     ((arm_index<V, Arms>::value >= 0 ? ++seen[arm_index<V, Arms>::value] : 0), ...);
     bool twice = false, missing = false;
-    for (size_t i = 0; i < n; ++i) twice |= seen[i] > 1, missing |= seen[i] == 0;
+    for (size_t i = 0; i < n; ++i)
+        twice |= seen[i] > 1, missing |= seen[i] == 0;
     return !twice && (!missing || (is_otherwise<Arms>::value || ...));
 }
 } // namespace detail
@@ -608,7 +717,8 @@ template <class V, class... Arms>
     requires is_variant_v<V>
 void Match(const Value<V>& v, Arms... arms) {
     static_assert(detail::arms_complete<V, Arms...>(),
-                  "px::Match: every case of the variant needs exactly one px::on<\"case\"> arm, or add px::otherwise");
+                  "px::Match: every case of the variant needs exactly one px::on<\"case\"> arm, or "
+                  "add px::otherwise");
     auto& t = detail::Tracer::current();
     std::vector<ir::MatchCase> cases;
     ir::Stmt rest;
@@ -638,14 +748,30 @@ void Match(const Value<V>& v, Arms... arms) {
 namespace detail {
 ir::Expr index_call(const char* base, int dim);
 }
-inline Value<int32_t> local_id(int d) { return cast<int32_t>(Value<uint32_t>(detail::index_call("local_id", d))); }
-inline Value<int32_t> group_id(int d) { return cast<int32_t>(Value<uint32_t>(detail::index_call("group_id", d))); }
-inline Value<int32_t> local_size(int d) { return cast<int32_t>(Value<uint32_t>(detail::index_call("local_size", d))); }
-inline Value<int32_t> num_groups(int d) { return cast<int32_t>(Value<uint32_t>(detail::index_call("num_groups", d))); }
-inline Value<int32_t> global_id(int d) { return cast<int32_t>(Value<uint64_t>(detail::index_call("global_id", d))); }
-inline Value<int32_t> global_size(int d) { return cast<int32_t>(Value<uint64_t>(detail::index_call("global_size", d))); }
-inline Value<int64_t> global_id64(int d) { return cast<int64_t>(Value<uint64_t>(detail::index_call("global_id", d))); }
-inline Value<int64_t> global_size64(int d) { return cast<int64_t>(Value<uint64_t>(detail::index_call("global_size", d))); }
+inline Value<int32_t> local_id(int d) {
+    return cast<int32_t>(Value<uint32_t>(detail::index_call("local_id", d)));
+}
+inline Value<int32_t> group_id(int d) {
+    return cast<int32_t>(Value<uint32_t>(detail::index_call("group_id", d)));
+}
+inline Value<int32_t> local_size(int d) {
+    return cast<int32_t>(Value<uint32_t>(detail::index_call("local_size", d)));
+}
+inline Value<int32_t> num_groups(int d) {
+    return cast<int32_t>(Value<uint32_t>(detail::index_call("num_groups", d)));
+}
+inline Value<int32_t> global_id(int d) {
+    return cast<int32_t>(Value<uint64_t>(detail::index_call("global_id", d)));
+}
+inline Value<int32_t> global_size(int d) {
+    return cast<int32_t>(Value<uint64_t>(detail::index_call("global_size", d)));
+}
+inline Value<int64_t> global_id64(int d) {
+    return cast<int64_t>(Value<uint64_t>(detail::index_call("global_id", d)));
+}
+inline Value<int64_t> global_size64(int d) {
+    return cast<int64_t>(Value<uint64_t>(detail::index_call("global_size", d)));
+}
 
 // ---- control flow ------------------------------------------------------------------------
 
@@ -719,8 +845,9 @@ namespace detail {
 // The array element a Part names, for an atomic: a whole element of a global or local array,
 // of a type the atomic exists on.
 const Place& atomic_place(const Place& p, ir::AtomicOp op, ir::Scalar type);
-template <Number T> Value<T> atomic(ir::AtomicOp op, const Part<T>& r, const Value<T>& v,
-                                    const Value<T>* compare = nullptr) {
+template <Number T>
+Value<T> atomic(ir::AtomicOp op, const Part<T>& r, const Value<T>& v,
+                const Value<T>* compare = nullptr) {
     auto& t = Tracer::current();
     const Place& p = atomic_place(r.place(), op, scalar_v<T>);
     // Bound to a variable at once, so the update happens here even if the result is unused.
@@ -731,9 +858,9 @@ template <Number T> Value<T> atomic(ir::AtomicOp op, const Part<T>& r, const Val
 }
 } // namespace detail
 
-#define PLEXUS_ATOMIC(fn, op)                                                                  \
-    template <Number T, class V> Value<T> fn(const Part<T>& r, const V& v) {                   \
-        return detail::atomic(ir::AtomicOp::op, r, detail::lift<T>(v));                        \
+#define PLEXUS_ATOMIC(fn, op)                                                                      \
+    template <Number T, class V> Value<T> fn(const Part<T>& r, const V& v) {                       \
+        return detail::atomic(ir::AtomicOp::op, r, detail::lift<T>(v));                            \
     }
 PLEXUS_ATOMIC(atomic_add, Add)
 PLEXUS_ATOMIC(atomic_sub, Sub)
@@ -760,7 +887,9 @@ void native(std::map<std::string, std::string> code, const std::function<void()>
 namespace detail {
 template <class P> struct param_traits;
 template <Storable T, ir::Access A> struct param_traits<BufferParam<T, A>> {
-    static ir::Param describe(const std::string& name) { return {name, ir::Param::Kind::Buffer, type_of<T>(), A}; }
+    static ir::Param describe(const std::string& name) {
+        return {name, ir::Param::Kind::Buffer, type_of<T>(), A};
+    }
 };
 template <Number T> struct param_traits<Var<T>> {
     static ir::Param describe(const std::string& name) {
@@ -793,9 +922,9 @@ namespace detail {
 template <class F, class... P>
 Kernel<P...> trace(std::string name, std::vector<std::string> names, F& f, std::tuple<P...>*) {
     if (!names.empty() && names.size() != sizeof...(P))
-        throw Error(ErrorCode::InvalidKernel, "kernel '" + name + "': " + std::to_string(names.size()) +
-                                                  " parameter names for " + std::to_string(sizeof...(P)) +
-                                                  " parameters");
+        throw Error(ErrorCode::InvalidKernel,
+                    "kernel '" + name + "': " + std::to_string(names.size()) +
+                        " parameter names for " + std::to_string(sizeof...(P)) + " parameters");
     for (size_t i = names.size(); i < sizeof...(P); ++i) {
         std::string generated = "p";
         names.push_back(generated.append(std::to_string(i)));
@@ -803,12 +932,14 @@ Kernel<P...> trace(std::string name, std::vector<std::string> names, F& f, std::
     ir::Kernel k;
     k.name = std::move(name);
     k.params = {param_traits<P>::describe("")...};
-    for (size_t i = 0; i < k.params.size(); ++i) k.params[i].name = names[i];
+    for (size_t i = 0; i < k.params.size(); ++i)
+        k.params[i].name = names[i];
     {
         Tracer t(k);
         [&]<size_t... I>(std::index_sequence<I...>) {
             std::tuple<P...> args{P(ParamTag{}, names[I])...};
-            k.body = t.trace_block([&] { std::apply([&](auto&... a) { f(std::move(a)...); }, args); });
+            k.body =
+                t.trace_block([&] { std::apply([&](auto&... a) { f(std::move(a)...); }, args); });
         }(std::index_sequence_for<P...>{});
     }
     return Kernel<P...>(finish_kernel(std::move(k)));
@@ -821,23 +952,31 @@ template <class F> auto kernel(std::string name, std::vector<std::string> param_
     using Params = typename detail::lambda_params<F>::type;
     return detail::trace(std::move(name), std::move(param_names), f, static_cast<Params*>(nullptr));
 }
-template <class F> auto kernel(std::string name, F f) { return kernel(std::move(name), {}, std::move(f)); }
+template <class F> auto kernel(std::string name, F f) {
+    return kernel(std::move(name), {}, std::move(f));
+}
 
 // ---- inline definitions ------------------------------------------------------------------
 
 namespace detail {
 template <KernelType T> ir::Expr constant(const T& v) {
-    if constexpr (std::same_as<T, bool>) return ir::Const::make_bool(v);
-    else if constexpr (std::same_as<T, half> || std::same_as<T, bf16>) return ir::Const::make_float(scalar_v<T>, float(v));
-    else if constexpr (std::is_floating_point_v<T>) return ir::Const::make_float(scalar_v<T>, v);
-    else if constexpr (KernelScalar<T>) return ir::Const::make_int(scalar_v<T>, static_cast<int64_t>(v));
+    if constexpr (std::same_as<T, bool>)
+        return ir::Const::make_bool(v);
+    else if constexpr (std::same_as<T, half> || std::same_as<T, bf16>)
+        return ir::Const::make_float(scalar_v<T>, float(v));
+    else if constexpr (std::is_floating_point_v<T>)
+        return ir::Const::make_float(scalar_v<T>, v);
+    else if constexpr (KernelScalar<T>)
+        return ir::Const::make_int(scalar_v<T>, static_cast<int64_t>(v));
     else if constexpr (is_vec_v<T>) {
         std::vector<ir::Expr> lanes;
-        for (int i = 0; i < T::lanes; ++i) lanes.push_back(constant(v[i]));
+        for (int i = 0; i < T::lanes; ++i)
+            lanes.push_back(constant(v[i]));
         return ir::Construct::make(type_of<T>(), std::move(lanes));
     } else if constexpr (KernelRecord<T>) {
         std::vector<ir::Expr> fields;
-        std::apply([&](auto... m) { (fields.push_back(constant(v.*m)), ...); }, plexus_record_members(static_cast<const T*>(nullptr)));
+        std::apply([&](auto... m) { (fields.push_back(constant(v.*m)), ...); },
+                   plexus_record_members(static_cast<const T*>(nullptr)));
         return ir::Construct::make(type_of<T>(), std::move(fields));
     } else {
         static_assert(!is_variant_v<T>, "a variant constant: use px::make_variant");

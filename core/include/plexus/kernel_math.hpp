@@ -19,22 +19,26 @@ template <class T> ir::Expr math_call(const char* name, std::vector<ir::Expr> ar
         std::vector<ir::Expr> lanes;
         for (uint8_t l = 0; l < T::lanes; ++l) {
             std::vector<ir::Expr> a;
-            for (auto& x : args) a.push_back(ir::Swizzle::make(x, {l}));
+            for (auto& x : args)
+                a.push_back(ir::Swizzle::make(x, {l}));
             lanes.push_back(math_call<typename T::element>(name, std::move(a)));
         }
         return ir::Construct::make(type_of<T>(), std::move(lanes));
     } else if constexpr (FloatLike<T> && !std::is_floating_point_v<T>) {
-        for (auto& x : args) x = ir::Cast::make(ir::Scalar::F32, x);
+        for (auto& x : args)
+            x = ir::Cast::make(ir::Scalar::F32, x);
         return ir::Cast::make(scalar_v<T>, math_call<float>(name, std::move(args)));
     } else {
-        static_assert(std::is_floating_point_v<T>, "math functions take float, double, half, bf16 or vectors of them");
-        return ir::Call::make(std::string(name) + (std::same_as<T, float> ? "_f32" : "_f64"), std::move(args));
+        static_assert(std::is_floating_point_v<T>,
+                      "math functions take float, double, half, bf16 or vectors of them");
+        return ir::Call::make(std::string(name) + (std::same_as<T, float> ? "_f32" : "_f64"),
+                              std::move(args));
     }
 }
 } // namespace detail
-#define PLEXUS_MATH1(fn)                                                                       \
-    template <IsValue X> Value<detail::vt<X>> fn(const X& x) {                                 \
-        return Value<detail::vt<X>>(detail::math_call<detail::vt<X>>(#fn, {x.expr()}));         \
+#define PLEXUS_MATH1(fn)                                                                           \
+    template <IsValue X> Value<detail::vt<X>> fn(const X& x) {                                     \
+        return Value<detail::vt<X>>(detail::math_call<detail::vt<X>>(#fn, {x.expr()}));            \
     }
 PLEXUS_MATH1(sqrt)
 PLEXUS_MATH1(rsqrt)
@@ -49,10 +53,13 @@ PLEXUS_MATH1(fabs)
 PLEXUS_MATH1(floor)
 PLEXUS_MATH1(ceil)
 #define PLX_LIBM1(fn) PLEXUS_MATH1(fn)
-#define PLX_LIBM2(fn)                                                                          \
-    template <class A, class B> requires Operands<A, B> auto fn(const A& x, const B& y) {      \
-        using T = detail::common_t<A, B>;                                                      \
-        return Value<T>(detail::math_call<T>(#fn, {detail::lift<T>(x).expr(), detail::lift<T>(y).expr()})); \
+#define PLX_LIBM2(fn)                                                                              \
+    template <class A, class B>                                                                    \
+        requires Operands<A, B>                                                                    \
+    auto fn(const A& x, const B& y) {                                                              \
+        using T = detail::common_t<A, B>;                                                          \
+        return Value<T>(                                                                           \
+            detail::math_call<T>(#fn, {detail::lift<T>(x).expr(), detail::lift<T>(y).expr()}));    \
     }
 #include <plexus/libm.def>
 #undef PLX_LIBM1
@@ -67,28 +74,39 @@ template <IsValue X, class N> Value<detail::vt<X>> ldexp(const X& x, const N& n)
 }
 // Classification of a float or double: NaN, an infinity, and the sign bit (set for -0.0 and
 // for NaNs with the sign set, as in C).
-template <IsValue X> requires std::is_floating_point_v<detail::vt<X>> Value<bool> isnan(const X& x) {
+template <IsValue X>
+    requires std::is_floating_point_v<detail::vt<X>>
+Value<bool> isnan(const X& x) {
     return x != x;
 }
-template <IsValue X> requires std::is_floating_point_v<detail::vt<X>> Value<bool> isinf(const X& x) {
+template <IsValue X>
+    requires std::is_floating_point_v<detail::vt<X>>
+Value<bool> isinf(const X& x) {
     return fabs(x) == std::numeric_limits<detail::vt<X>>::infinity();
 }
-template <IsValue X> requires std::is_floating_point_v<detail::vt<X>> Value<bool> signbit(const X& x) {
+template <IsValue X>
+    requires std::is_floating_point_v<detail::vt<X>>
+Value<bool> signbit(const X& x) {
     using T = detail::vt<X>;
     return copysign(T(1), x) < T(0);
 }
-template <class A, class B> requires Operands<A, B> auto pow(const A& x, const B& y) {
+template <class A, class B>
+    requires Operands<A, B>
+auto pow(const A& x, const B& y) {
     using T = detail::common_t<A, B>;
-    return Value<T>(detail::math_call<T>("pow", {detail::lift<T>(x).expr(), detail::lift<T>(y).expr()}));
+    return Value<T>(
+        detail::math_call<T>("pow", {detail::lift<T>(x).expr(), detail::lift<T>(y).expr()}));
 }
 template <IsValue A, class B, class C> auto fma(const A& a, const B& b, const C& c) {
     using T = detail::vt<A>;
-    return Value<T>(detail::math_call<T>("fma", {a.expr(), detail::lift<T>(b).expr(), detail::lift<T>(c).expr()}));
+    return Value<T>(detail::math_call<T>(
+        "fma", {a.expr(), detail::lift<T>(b).expr(), detail::lift<T>(c).expr()}));
 }
 template <IsValue X, class L, class H> auto clamp(const X& x, const L& lo, const H& hi) {
     using T = detail::vt<X>;
     if constexpr (detail::FloatLike<detail::element_t<T>>)
-        return Value<T>(detail::math_call<T>("clamp", {x.expr(), detail::lift<T>(lo).expr(), detail::lift<T>(hi).expr()}));
+        return Value<T>(detail::math_call<T>(
+            "clamp", {x.expr(), detail::lift<T>(lo).expr(), detail::lift<T>(hi).expr()}));
     else
         return min(max(x, detail::lift<T>(lo)), detail::lift<T>(hi));
 }
@@ -118,7 +136,9 @@ template <class T> Value<int32_t> ilogb_of_regular(const Value<T>& x) {
 // The binary exponent of x, as C99's ilogb: floor(log2 |x|) for a finite nonzero x (denormals
 // included), and for 0, NaN and the infinities what the host's C library returns (FP_ILOGB0,
 // FP_ILOGBNAN, INT_MAX), so that every backend agrees with the host.
-template <IsValue X> requires std::is_floating_point_v<detail::vt<X>> Value<int32_t> ilogb(const X& x) {
+template <IsValue X>
+    requires std::is_floating_point_v<detail::vt<X>>
+Value<int32_t> ilogb(const X& x) {
     using T = detail::vt<X>;
     const Value<T> v = x;
     return select(v == T(0), int32_t(FP_ILOGB0),
@@ -134,7 +154,9 @@ template <class T> struct Frexp {
     Value<T> mantissa;
     Value<int32_t> exponent;
 };
-template <IsValue X> requires std::is_floating_point_v<detail::vt<X>> Frexp<detail::vt<X>> frexp(const X& x) {
+template <IsValue X>
+    requires std::is_floating_point_v<detail::vt<X>>
+Frexp<detail::vt<X>> frexp(const X& x) {
     using T = detail::vt<X>;
     const Value<T> v = x;
     const Value<int32_t> e = select(detail::regular(v), detail::ilogb_of_regular(v) + 1, 0);
@@ -145,20 +167,23 @@ template <IsValue X> requires std::is_floating_point_v<detail::vt<X>> Frexp<deta
 // special-function unit's approximations, elsewhere the precise function. Each has the error
 // bound and input range docs/kernel-language.md states; none is defined outside its range.
 namespace fast {
-#define PLEXUS_FAST_CHECK(fn)                                                                  \
-    static_assert(std::same_as<plexus::detail::element_t<T>, float>,                           \
-                  "px::fast::" #fn " takes float or a vector of float: the fast functions exist in f32 only")
-#define PLEXUS_FAST1(fn)                                                                       \
-    template <IsValue X> Value<plexus::detail::vt<X>> fn(const X& x) {                         \
-        using T = plexus::detail::vt<X>;                                                       \
-        PLEXUS_FAST_CHECK(fn);                                                                 \
-        return Value<T>(plexus::detail::math_call<T>("fast_" #fn, {x.expr()}));                \
+#define PLEXUS_FAST_CHECK(fn)                                                                      \
+    static_assert(std::same_as<plexus::detail::element_t<T>, float>,                               \
+                  "px::fast::" #fn                                                                 \
+                  " takes float or a vector of float: the fast functions exist in f32 only")
+#define PLEXUS_FAST1(fn)                                                                           \
+    template <IsValue X> Value<plexus::detail::vt<X>> fn(const X& x) {                             \
+        using T = plexus::detail::vt<X>;                                                           \
+        PLEXUS_FAST_CHECK(fn);                                                                     \
+        return Value<T>(plexus::detail::math_call<T>("fast_" #fn, {x.expr()}));                    \
     }
-#define PLEXUS_FAST2(fn)                                                                       \
-    template <class A, class B> requires Operands<A, B> auto fn(const A& x, const B& y) {      \
-        using T = plexus::detail::common_t<A, B>;                                              \
-        PLEXUS_FAST_CHECK(fn);                                                                 \
-        return Value<T>(plexus::detail::math_call<T>(                                          \
+#define PLEXUS_FAST2(fn)                                                                           \
+    template <class A, class B>                                                                    \
+        requires Operands<A, B>                                                                    \
+    auto fn(const A& x, const B& y) {                                                              \
+        using T = plexus::detail::common_t<A, B>;                                                  \
+        PLEXUS_FAST_CHECK(fn);                                                                     \
+        return Value<T>(plexus::detail::math_call<T>(                                              \
             "fast_" #fn, {plexus::detail::lift<T>(x).expr(), plexus::detail::lift<T>(y).expr()})); \
     }
 PLEXUS_FAST1(exp)

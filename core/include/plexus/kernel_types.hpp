@@ -24,9 +24,9 @@ namespace plexus {
 // ---- scalars ----------------------------------------------------------------------------
 
 template <class T> struct scalar_of;
-#define PLEXUS_SCALAR(T, S)                                                                    \
-    template <> struct scalar_of<T> {                                                          \
-        static constexpr ir::Scalar value = ir::Scalar::S;                                     \
+#define PLEXUS_SCALAR(T, S)                                                                        \
+    template <> struct scalar_of<T> {                                                              \
+        static constexpr ir::Scalar value = ir::Scalar::S;                                         \
     };
 PLEXUS_SCALAR(bool, Bool)
 PLEXUS_SCALAR(int8_t, I8)
@@ -103,12 +103,16 @@ template <class T> constexpr uint64_t layout_align();
 namespace detail {
 // A case's payload: nothing for void.
 template <class P> constexpr uint64_t payload_size() {
-    if constexpr (std::is_void_v<P>) return 0;
-    else return layout_size<P>();
+    if constexpr (std::is_void_v<P>)
+        return 0;
+    else
+        return layout_size<P>();
 }
 template <class P> constexpr uint64_t payload_align() {
-    if constexpr (std::is_void_v<P>) return 1;
-    else return layout_align<P>();
+    if constexpr (std::is_void_v<P>)
+        return 1;
+    else
+        return layout_align<P>();
 }
 } // namespace detail
 
@@ -119,8 +123,12 @@ template <FixedString Name, class... Cases>
 struct Variant {
     static constexpr std::string_view name = Name.view();
     using cases = std::tuple<Cases...>;
-    static constexpr uint64_t payload_align() { return std::max({uint64_t(1), detail::payload_align<typename Cases::payload>()...}); }
-    static constexpr uint64_t payload_size() { return std::max({uint64_t(0), detail::payload_size<typename Cases::payload>()...}); }
+    static constexpr uint64_t payload_align() {
+        return std::max({uint64_t(1), detail::payload_align<typename Cases::payload>()...});
+    }
+    static constexpr uint64_t payload_size() {
+        return std::max({uint64_t(0), detail::payload_size<typename Cases::payload>()...});
+    }
     // The index of the case named C; a name that is not a case does not compile.
     template <FixedString C> static constexpr uint32_t index_of() {
         constexpr std::string_view names[] = {Cases::name...};
@@ -128,19 +136,22 @@ struct Variant {
             if (names[i] == C.view()) return i;
         throw "not a case of this variant"; // a compile error when evaluated at compile time
     }
-    template <FixedString C> using payload_of = typename std::tuple_element_t<index_of<C>(), cases>::payload;
+    template <FixedString C>
+    using payload_of = typename std::tuple_element_t<index_of<C>(), cases>::payload;
 
     uint32_t tag = 0;
     [[no_unique_address]] detail::PayloadBytes<payload_size(), payload_align()> payload;
 
-    template <FixedString C> static Variant make()
+    template <FixedString C>
+    static Variant make()
         requires std::is_void_v<payload_of<C>>
     {
         Variant v{};
         v.tag = index_of<C>();
         return v;
     }
-    template <FixedString C> static Variant make(const payload_of<C>& p)
+    template <FixedString C>
+    static Variant make(const payload_of<C>& p)
         requires(!std::is_void_v<payload_of<C>>)
     {
         Variant v{};
@@ -149,11 +160,13 @@ struct Variant {
         return v;
     }
     template <FixedString C> bool holds() const { return tag == index_of<C>(); }
-    template <FixedString C> payload_of<C> get() const
+    template <FixedString C>
+    payload_of<C> get() const
         requires(!std::is_void_v<payload_of<C>>)
     {
         payload_of<C> p;
-        std::memcpy(static_cast<void*>(&p), &payload, sizeof p); // trivially copyable, checked by PLEXUS_RECORD
+        std::memcpy(static_cast<void*>(&p), &payload,
+                    sizeof p); // trivially copyable, checked by PLEXUS_RECORD
         return p;
     }
 };
@@ -197,8 +210,10 @@ template <class T> constexpr bool record_layout_matches() {
     std::apply(
         [&](auto... m) {
             auto step = [&]<class M>(std::type_identity<M>) {
-                static_assert(Storable<M>, "PLEXUS_RECORD: a field's type is not a kernel type that can live "
-                                           "in memory (a number other than bool, px::Vec, a record or a variant)");
+                static_assert(
+                    Storable<M>,
+                    "PLEXUS_RECORD: a field's type is not a kernel type that can live "
+                    "in memory (a number other than bool, px::Vec, a record or a variant)");
                 at = ir::align_up(at, layout_align<M>());
                 ok = ok && offsets[i++] == at;
                 at += layout_size<M>();
@@ -214,16 +229,24 @@ template <class T> constexpr bool record_layout_matches() {
 // ---- layout and IR type of a C++ type ---------------------------------------------------
 
 template <class T> constexpr uint64_t layout_size() {
-    if constexpr (KernelScalar<T>) return ir::size_of(scalar_v<T>);
-    else if constexpr (is_vec_v<T>) return ir::vector_size(scalar_v<typename T::element>, T::lanes);
-    else if constexpr (is_variant_v<T>) return ir::variant_size(T::payload_size(), T::payload_align());
-    else return sizeof(T); // a record: equal to the IR's size, which PLEXUS_RECORD checks
+    if constexpr (KernelScalar<T>)
+        return ir::size_of(scalar_v<T>);
+    else if constexpr (is_vec_v<T>)
+        return ir::vector_size(scalar_v<typename T::element>, T::lanes);
+    else if constexpr (is_variant_v<T>)
+        return ir::variant_size(T::payload_size(), T::payload_align());
+    else
+        return sizeof(T); // a record: equal to the IR's size, which PLEXUS_RECORD checks
 }
 template <class T> constexpr uint64_t layout_align() {
-    if constexpr (KernelScalar<T>) return ir::size_of(scalar_v<T>);
-    else if constexpr (is_vec_v<T>) return ir::vector_size(scalar_v<typename T::element>, T::lanes);
-    else if constexpr (is_variant_v<T>) return ir::variant_align(T::payload_align());
-    else return alignof(T);
+    if constexpr (KernelScalar<T>)
+        return ir::size_of(scalar_v<T>);
+    else if constexpr (is_vec_v<T>)
+        return ir::vector_size(scalar_v<typename T::element>, T::lanes);
+    else if constexpr (is_variant_v<T>)
+        return ir::variant_align(T::payload_align());
+    else
+        return alignof(T);
 }
 
 namespace detail {
@@ -246,8 +269,10 @@ template <KernelType T> ir::Type type_of() {
             std::apply(
                 [&](auto... c) {
                     auto add = [&]<class C>(std::type_identity<C>) {
-                        if constexpr (std::is_void_v<typename C::payload>) cases.push_back({std::string(C::name), {}});
-                        else cases.push_back({std::string(C::name), type_of<typename C::payload>()});
+                        if constexpr (std::is_void_v<typename C::payload>)
+                            cases.push_back({std::string(C::name), {}});
+                        else
+                            cases.push_back({std::string(C::name), type_of<typename C::payload>()});
                     };
                     (add(std::type_identity<decltype(c)>{}), ...);
                 },
@@ -259,10 +284,14 @@ template <KernelType T> ir::Type type_of() {
         static_assert(detail::record_layout_matches<T>());
         static const ir::Type t = [] {
             std::vector<ir::Member> fields;
-            std::apply([&](auto... m) { (fields.push_back({"", type_of<detail::member_t<decltype(m)>>()}), ...); },
-                       plexus_record_members(static_cast<const T*>(nullptr)));
+            std::apply(
+                [&](auto... m) {
+                    (fields.push_back({"", type_of<detail::member_t<decltype(m)>>()}), ...);
+                },
+                plexus_record_members(static_cast<const T*>(nullptr)));
             auto offsets = plexus_record_offsets(static_cast<const T*>(nullptr));
-            return detail::record_type(plexus_record_text(static_cast<const T*>(nullptr)), std::move(fields), sizeof(T),
+            return detail::record_type(plexus_record_text(static_cast<const T*>(nullptr)),
+                                       std::move(fields), sizeof(T),
                                        std::vector<uint64_t>(offsets.begin(), offsets.end()));
         }();
         return t;
@@ -270,7 +299,7 @@ template <KernelType T> ir::Type type_of() {
 }
 
 // The index of the field that a member pointer names, for records declared with PLEXUS_RECORD.
-template <KernelRecord T, class M> uint32_t field_index(M T::*member) {
+template <KernelRecord T, class M> uint32_t field_index(M T::* member) {
     uint32_t index = UINT32_MAX, i = 0;
     std::apply(
         [&](auto... m) {
@@ -292,8 +321,12 @@ template <KernelRecord T, class M> uint32_t field_index(M T::*member) {
 
 // ---- PLEXUS_RECORD -------------------------------------------------------------------------
 
-#define PLEXUS_PP_NARGS(...) PLEXUS_PP_NARGS_(__VA_ARGS__, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1)
-#define PLEXUS_PP_NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21, _22, _23, _24, N, ...) N
+#define PLEXUS_PP_NARGS(...)                                                                       \
+    PLEXUS_PP_NARGS_(__VA_ARGS__, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9,   \
+                     8, 7, 6, 5, 4, 3, 2, 1)
+#define PLEXUS_PP_NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16,    \
+                         _17, _18, _19, _20, _21, _22, _23, _24, N, ...)                           \
+    N
 #define PLEXUS_PP_MAP_1(m, c, x) m(c, x)
 #define PLEXUS_PP_MAP_2(m, c, x, ...) m(c, x), PLEXUS_PP_MAP_1(m, c, __VA_ARGS__)
 #define PLEXUS_PP_MAP_3(m, c, x, ...) m(c, x), PLEXUS_PP_MAP_2(m, c, __VA_ARGS__)
@@ -320,22 +353,26 @@ template <KernelRecord T, class M> uint32_t field_index(M T::*member) {
 #define PLEXUS_PP_MAP_24(m, c, x, ...) m(c, x), PLEXUS_PP_MAP_23(m, c, __VA_ARGS__)
 #define PLEXUS_PP_CAT(a, b) PLEXUS_PP_CAT_(a, b)
 #define PLEXUS_PP_CAT_(a, b) a##b
-#define PLEXUS_PP_MAP(m, c, ...) PLEXUS_PP_CAT(PLEXUS_PP_MAP_, PLEXUS_PP_NARGS(__VA_ARGS__))(m, c, __VA_ARGS__)
+#define PLEXUS_PP_MAP(m, c, ...)                                                                   \
+    PLEXUS_PP_CAT(PLEXUS_PP_MAP_, PLEXUS_PP_NARGS(__VA_ARGS__))(m, c, __VA_ARGS__)
 #define PLEXUS_RECORD_MEMBER_(T, f) &T::f
 #define PLEXUS_RECORD_OFFSET_(T, f) offsetof(T, f)
 
 // Declares the struct T (with fields f1, f2, ... in declaration order, up to 24) as a record
 // of the kernel language. Use it in T's own namespace, after T.
-#define PLEXUS_RECORD(T, ...)                                                                  \
-    [[maybe_unused]] constexpr auto plexus_record_members(const T*) {                          \
-        return std::make_tuple(PLEXUS_PP_MAP(PLEXUS_RECORD_MEMBER_, T, __VA_ARGS__));          \
-    }                                                                                          \
-    [[maybe_unused]] constexpr auto plexus_record_offsets(const T*) {                          \
-        return std::array<std::size_t, PLEXUS_PP_NARGS(__VA_ARGS__)>{                          \
-            PLEXUS_PP_MAP(PLEXUS_RECORD_OFFSET_, T, __VA_ARGS__)};                             \
-    }                                                                                          \
-    [[maybe_unused]] constexpr const char* plexus_record_text(const T*) { return #T ":" #__VA_ARGS__; } \
-    static_assert(::plexus::detail::record_layout_matches<T>(),                                \
-                  "PLEXUS_RECORD(" #T "): the struct's size, alignment or field offsets differ from "  \
-                  "the IR's layout (docs/ir.md, Memory layout): remove #pragma pack / alignas, or "    \
-                  "list every field in declaration order")
+#define PLEXUS_RECORD(T, ...)                                                                      \
+    [[maybe_unused]] constexpr auto plexus_record_members(const T*) {                              \
+        return std::make_tuple(PLEXUS_PP_MAP(PLEXUS_RECORD_MEMBER_, T, __VA_ARGS__));              \
+    }                                                                                              \
+    [[maybe_unused]] constexpr auto plexus_record_offsets(const T*) {                              \
+        return std::array<std::size_t, PLEXUS_PP_NARGS(__VA_ARGS__)>{                              \
+            PLEXUS_PP_MAP(PLEXUS_RECORD_OFFSET_, T, __VA_ARGS__)};                                 \
+    }                                                                                              \
+    [[maybe_unused]] constexpr const char* plexus_record_text(const T*) {                          \
+        return #T ":" #__VA_ARGS__;                                                                \
+    }                                                                                              \
+    static_assert(                                                                                 \
+        ::plexus::detail::record_layout_matches<T>(),                                              \
+        "PLEXUS_RECORD(" #T "): the struct's size, alignment or field offsets differ from "        \
+        "the IR's layout (docs/ir.md, Memory layout): remove #pragma pack / alignas, or "          \
+        "list every field in declaration order")

@@ -98,7 +98,8 @@ template <class P, class A> LaunchArg to_arg(A& a) {
 // The type-erased arguments of a launch of Kernel<P...>, checked at compile time; on the
 // caller's stack, since a launch copies what it needs from them.
 template <class... P, class... A> std::array<LaunchArg, sizeof...(P)> launch_args(A&... args) {
-    static_assert(sizeof...(P) == sizeof...(A), "plexus: the number of launch arguments is not the kernel's");
+    static_assert(sizeof...(P) == sizeof...(A),
+                  "plexus: the number of launch arguments is not the kernel's");
     static_assert((arg_ok<P, std::remove_cvref_t<A>>::value && ...),
                   "plexus: a launch argument does not fit its parameter "
                   "(In/Out/InOut<T> take a Buffer<T>, scalar parameters take a number)");

@@ -24,18 +24,22 @@ class Executor;
 class Queue {
 public:
     Queue() = default; // no queue: every call throws
-    Queue(detail::Executor* exec, std::shared_ptr<detail::Lane> lane) : exec_(exec), lane_(std::move(lane)) {}
+    Queue(detail::Executor* exec, std::shared_ptr<detail::Lane> lane)
+        : exec_(exec), lane_(std::move(lane)) {}
 
     // Launches on the queue's device (no other backend is tried); see Runtime::launch.
-    template <class... P, class... A> Event launch(const Kernel<P...>& kernel, const Grid& grid, A&&... args) {
+    template <class... P, class... A>
+    Event launch(const Kernel<P...>& kernel, const Grid& grid, A&&... args) {
         auto list = detail::launch_args<P...>(args...);
         return launch_ir(kernel.ir_ptr(), grid, list);
     }
-    Event launch_ir(const std::shared_ptr<const ir::Kernel>& kernel, const Grid& grid, std::span<const LaunchArg> args);
+    Event launch_ir(const std::shared_ptr<const ir::Kernel>& kernel, const Grid& grid,
+                    std::span<const LaunchArg> args);
 
     // Host -> buffer (on this queue's device), and buffer -> host. `data` / `out` must stay
     // valid, and `data` unchanged, until the Event has completed. Offsets in elements.
-    template <Storable T> Event write(Buffer<T>& buffer, std::span<const T> data, size_t offset = 0) {
+    template <Storable T>
+    Event write(Buffer<T>& buffer, std::span<const T> data, size_t offset = 0) {
         return write_bytes(buffer, data.data(), data.size_bytes(), offset * sizeof(T));
     }
     template <Storable T> Event read(const Buffer<T>& buffer, std::span<T> out, size_t offset = 0) {
@@ -43,7 +47,9 @@ public:
     }
     // The whole of src into dst on this queue's device (from another device of the backend
     // first where src is current there).
-    template <Storable T> Event copy(const Buffer<T>& src, Buffer<T>& dst) { return copy_bytes(src, dst); }
+    template <Storable T> Event copy(const Buffer<T>& src, Buffer<T>& dst) {
+        return copy_bytes(src, dst);
+    }
 
     // Makes the buffer current on this queue's device (device to device from another device of
     // the backend where it is current there, through the host otherwise); nothing when it is.

@@ -14,14 +14,14 @@ namespace plexus {
 
 // What a kernel (and its launch) needs from a backend and a device.
 struct KernelNeeds {
-    std::string kernel;                  // looks up kernels.NAME.prefer
-    std::set<std::string> intrinsics;    // catalog names
+    std::string kernel;               // looks up kernels.NAME.prefer
+    std::set<std::string> intrinsics; // catalog names
     bool fp64 = false;
-    uint64_t local_memory_bytes = 0;     // static + dynamic local memory per work-group
-    uint32_t work_group_size = 0;        // work-items per group; 0: no constraint
+    uint64_t local_memory_bytes = 0;       // static + dynamic local memory per work-group
+    uint32_t work_group_size = 0;          // work-items per group; 0: no constraint
     std::set<std::string> native_backends; // backends its native blocks have an entry for
     bool has_native_blocks = false;
-    bool native_fallback = false;        // the native blocks carry a portable fallback
+    bool native_fallback = false;               // the native blocks carry a portable fallback
     std::set<plx_language> languages_available; // what the core can generate; empty = all
     bool ir_v2 = false; // a Custom backend must read "plexus-ir/2" (ir::needs_ir_v2)
 };

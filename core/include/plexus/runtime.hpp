@@ -25,7 +25,8 @@ struct CompileReport {
     // host compile counts as `lower`; a C-like generator has only `lower`.
     double setup_ms = 0, lower_ms = 0, optimize_ms = 0, emit_ms = 0;
     double cache_ms = 0; // disk cache look-up, and the store after a miss
-    double load_ms = 0;  // the plugin's module_load: its compile of the source, or loading the binary
+    double load_ms =
+        0; // the plugin's module_load: its compile of the source, or loading the binary
     double total_ms = 0; // all of it, kernel_get included
     // Why the device rejected the kernel ("" when it compiled): a failure is reported once and
     // remembered, and a routed launch goes on to the next candidate without trying again.
@@ -43,7 +44,9 @@ public:
     void* data() const { return memory_.get(); }
     size_t bytes() const { return bytes_; }
     bool page_locked() const { return page_locked_; } // the backend allocated it
-    template <class T> std::span<T> as() const { return {static_cast<T*>(data()), bytes_ / sizeof(T)}; }
+    template <class T> std::span<T> as() const {
+        return {static_cast<T*>(data()), bytes_ / sizeof(T)};
+    }
 
 private:
     std::shared_ptr<void> memory_;
@@ -75,7 +78,8 @@ public:
     // kernel failed to compile in this Runtime is dropped with the failure as its reason; with
     // `compile`, the kernel is first compiled on every kept candidate (what `plexus explain
     // --compile` shows), which may take a while.
-    std::vector<Candidate> explain(const ir::Kernel& kernel, const Grid* grid = nullptr, bool compile = false) const;
+    std::vector<Candidate> explain(const ir::Kernel& kernel, const Grid* grid = nullptr,
+                                   bool compile = false) const;
 
     // Launches a kernel on the best backend (or on `target`): the arguments are checked
     // against the kernel's parameters at compile time (In/Out/InOut<T> take a Buffer<T>,

@@ -33,19 +33,21 @@ constexpr uint16_t kFormatVersion = 1;
 constexpr size_t kHeaderSize = 32;
 
 void put_le(unsigned char* p, uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+    for (int i = 0; i < bytes; ++i)
+        p[i] = static_cast<unsigned char>(v >> (8 * i));
 }
 
 uint64_t get_le(const unsigned char* p, int bytes) {
     uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+    for (int i = 0; i < bytes; ++i)
+        v |= static_cast<uint64_t>(p[i]) << (8 * i);
     return v;
 }
 
 // Why a file of `file_bytes` whose first `available` bytes are at `p` is not an entry (its
 // checksum aside), or nullptr with the key and payload lengths set.
-const char* header_problem(const unsigned char* p, size_t available, uint64_t file_bytes, uint64_t& key_len,
-                           uint64_t& payload_len) {
+const char* header_problem(const unsigned char* p, size_t available, uint64_t file_bytes,
+                           uint64_t& key_len, uint64_t& payload_len) {
     if (available < kHeaderSize || file_bytes < kHeaderSize) return "shorter than the header";
     if (std::memcmp(p, kMagic, sizeof kMagic) != 0) return "bad magic";
     if (get_le(p + 10, 2) != kFormatVersion) return "unknown format version";
@@ -53,7 +55,8 @@ const char* header_problem(const unsigned char* p, size_t available, uint64_t fi
     payload_len = get_le(p + 16, 8);
     // Compared by subtraction so a huge length in a corrupt header cannot overflow.
     const uint64_t body = file_bytes - kHeaderSize;
-    if (key_len > body || payload_len != body - key_len) return "lengths in the header do not match the file size";
+    if (key_len > body || payload_len != body - key_len)
+        return "lengths in the header do not match the file size";
     return nullptr;
 }
 
@@ -85,7 +88,8 @@ void append_field(std::string& out, const char* name, const std::string& value) 
 std::string hex16(uint64_t v) {
     static const char digits[] = "0123456789abcdef";
     std::string s(16, '0');
-    for (int i = 15; i >= 0; --i, v >>= 4) s[static_cast<size_t>(i)] = digits[v & 15];
+    for (int i = 15; i >= 0; --i, v >>= 4)
+        s[static_cast<size_t>(i)] = digits[v & 15];
     return s;
 }
 
@@ -161,7 +165,7 @@ std::optional<std::vector<unsigned char>> DiskCache::load(const CacheKey& key) c
                 log().warn("cache: cannot open '{}': {}", path, std::strerror(errno));
             return std::nullopt;
         }
-        struct stat st {};
+        struct stat st{};
         std::vector<unsigned char> file;
         bool read_ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
         if (read_ok) {
@@ -176,14 +180,17 @@ std::optional<std::vector<unsigned char>> DiskCache::load(const CacheKey& key) c
         }
 
         uint64_t key_len = 0, payload_len = 0;
-        const char* problem = header_problem(file.data(), file.size(), file.size(), key_len, payload_len);
-        if (!problem && fnv1a64(file.data() + kHeaderSize, file.size() - kHeaderSize) != get_le(file.data() + 24, 8))
+        const char* problem =
+            header_problem(file.data(), file.size(), file.size(), key_len, payload_len);
+        if (!problem && fnv1a64(file.data() + kHeaderSize, file.size() - kHeaderSize) !=
+                            get_le(file.data() + 24, 8))
             problem = "bad checksum";
         if (problem) {
             log().warn("cache: removing corrupt entry '{}': {}", path, problem);
             // Remove only the file we read: a writer may have renamed a good entry over it since.
-            struct stat now {};
-            if (::stat(path.c_str(), &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev)
+            struct stat now{};
+            if (::stat(path.c_str(), &now) == 0 && now.st_ino == st.st_ino &&
+                now.st_dev == st.st_dev)
                 ::unlink(path.c_str());
             return std::nullopt;
         }
@@ -195,7 +202,8 @@ std::optional<std::vector<unsigned char>> DiskCache::load(const CacheKey& key) c
             return std::nullopt;
         }
         const size_t start = kHeaderSize + static_cast<size_t>(key_len);
-        return std::vector<unsigned char>(file.begin() + static_cast<std::ptrdiff_t>(start), file.end());
+        return std::vector<unsigned char>(file.begin() + static_cast<std::ptrdiff_t>(start),
+                                          file.end());
     } catch (const std::exception& e) {
         // bad_alloc for a huge file, or a logging failure: a miss, never an exception.
         log().warn("cache: cannot load '{}': {}", path, e.what());
@@ -251,12 +259,12 @@ void DiskCache::store(const CacheKey& key, const void* data, size_t bytes) const
 const std::string& core_build_id() {
     static const std::string id = [] {
         Dl_info info{};
-        struct stat st {};
-        if (dladdr(reinterpret_cast<const void*>(&core_build_id), &info) == 0 || info.dli_fname == nullptr ||
-            stat(info.dli_fname, &st) != 0)
+        struct stat st{};
+        if (dladdr(reinterpret_cast<const void*>(&core_build_id), &info) == 0 ||
+            info.dli_fname == nullptr || stat(info.dli_fname, &st) != 0)
             return std::string();
-        return "libplexus " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
-               std::to_string(st.st_mtim.tv_nsec);
+        return "libplexus " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) +
+               "." + std::to_string(st.st_mtim.tv_nsec);
     }();
     return id;
 }
@@ -319,8 +327,12 @@ void read_entry_header(CacheEntry& e) {
     if (e.problem.empty()) read_key_fields(text, e);
 }
 
-bool is_entry(const std::filesystem::path& p) { return p.extension() == ".plxc"; }
-bool is_leftover(const std::filesystem::path& p) { return p.filename().string().find(".plxc.tmp.") != std::string::npos; }
+bool is_entry(const std::filesystem::path& p) {
+    return p.extension() == ".plxc";
+}
+bool is_leftover(const std::filesystem::path& p) {
+    return p.filename().string().find(".plxc.tmp.") != std::string::npos;
+}
 
 } // namespace
 
@@ -337,7 +349,7 @@ std::vector<CacheEntry> cache_entries(const std::string& dir) {
         if (!f.is_regular_file(ec) || !detail::is_entry(f.path())) continue;
         CacheEntry e;
         e.file = f.path().string();
-        struct stat st {};
+        struct stat st{};
         if (::stat(e.file.c_str(), &st) == 0) {
             e.bytes = static_cast<uint64_t>(st.st_size);
             e.modified = static_cast<int64_t>(st.st_mtim.tv_sec);
@@ -345,7 +357,8 @@ std::vector<CacheEntry> cache_entries(const std::string& dir) {
         detail::read_entry_header(e);
         entries.push_back(std::move(e));
     }
-    std::sort(entries.begin(), entries.end(), [](const CacheEntry& a, const CacheEntry& b) { return a.file < b.file; });
+    std::sort(entries.begin(), entries.end(),
+              [](const CacheEntry& a, const CacheEntry& b) { return a.file < b.file; });
     return entries;
 }
 
@@ -355,13 +368,16 @@ CacheCleared clear_cache(const std::string& dir) {
     std::error_code ec;
     if (dir.empty() || !fs::is_directory(dir, ec)) return done;
     for (const fs::directory_entry& f : fs::directory_iterator(dir, ec)) {
-        if (!f.is_regular_file(ec) || !(detail::is_entry(f.path()) || detail::is_leftover(f.path()))) continue;
+        if (!f.is_regular_file(ec) ||
+            !(detail::is_entry(f.path()) || detail::is_leftover(f.path())))
+            continue;
         const uint64_t bytes = f.file_size(ec);
         if (::unlink(f.path().c_str()) == 0) {
             ++done.files;
             done.bytes += ec ? 0 : bytes;
         } else {
-            done.problems.push_back("cannot remove " + f.path().string() + ": " + std::strerror(errno));
+            done.problems.push_back("cannot remove " + f.path().string() + ": " +
+                                    std::strerror(errno));
         }
     }
     return done;

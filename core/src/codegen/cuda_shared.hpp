@@ -14,9 +14,10 @@ namespace plexus::codegen {
 inline constexpr uint64_t cuda_static_shared_limit = 48 * 1024;
 
 struct CudaDynamicShared {
-    uint64_t bytes = 0;            // 0: the arrays stay static
-    std::vector<uint64_t> offsets; // per kernel.shared array, each 128-byte aligned (1024: swizzled)
-    uint64_t align = 128;          // the largest of those: what the extern array needs
+    uint64_t bytes = 0; // 0: the arrays stay static
+    std::vector<uint64_t>
+        offsets;          // per kernel.shared array, each 128-byte aligned (1024: swizzled)
+    uint64_t align = 128; // the largest of those: what the extern array needs
 };
 CudaDynamicShared cuda_dynamic_shared(const ir::Kernel& kernel);
 

@@ -14,14 +14,16 @@ void build_custom(Compiled& c, const ir::Kernel& k, const DeviceTarget& d, Compi
     // without min_groups, which only guides the CUDA generators: one written before
     // those existed still loads the kernel.
     ir::Kernel plain = ir::lower_matrix(k, /*only_warpgroup=*/true);
-    for (ir::ArrayDecl& a : plain.shared) a.swizzle = false;
+    for (ir::ArrayDecl& a : plain.shared)
+        a.swizzle = false;
     plain.work_group.min_groups = 0;
     // The oldest schema the kernel fits, under the language value the plugin lists for it.
     const bool v2 = ir::needs_ir_v2(plain);
     const auto& langs = b.languages();
-    const plx_language lang = v2 || std::find(langs.begin(), langs.end(), PLX_LANG_PLEXUS_IR_JSON) == langs.end()
-                                  ? PLX_LANG_PLEXUS_IR2_JSON
-                                  : PLX_LANG_PLEXUS_IR_JSON;
+    const plx_language lang =
+        v2 || std::find(langs.begin(), langs.end(), PLX_LANG_PLEXUS_IR_JSON) == langs.end()
+            ? PLX_LANG_PLEXUS_IR2_JSON
+            : PLX_LANG_PLEXUS_IR_JSON;
     report.language = to_string(lang);
     std::string json = ir::to_json(plain);
     report.lower_ms = ms_since(t_lower);

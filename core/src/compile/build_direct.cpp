@@ -24,7 +24,8 @@ namespace {
 // the rest of the process, and on a VM with its neighbours): docs/benchmarks.md measures the
 // crossover.
 uint64_t streaming_bytes(const Backend& b, const DeviceInfo& d, const Config& config) {
-    if (auto it = config.backends.find(b.name()); it != config.backends.end() && it->second.streaming_stores)
+    if (auto it = config.backends.find(b.name());
+        it != config.backends.end() && it->second.streaming_stores)
         return *it->second.streaming_stores;
     static const CacheShare llc = last_level_cache();
     if (llc.cpus == 0) return uint64_t(32) << 20;
@@ -33,14 +34,16 @@ uint64_t streaming_bytes(const Backend& b, const DeviceInfo& d, const Config& co
 
 // The object code from the disk cache, or compiled and then stored there. The key holds the
 // target triple, CPU and features the code was compiled for.
-std::unique_ptr<codegen::HostKernel> host_kernel(const ir::Kernel& k, uint64_t hash, const DeviceTarget& d,
-                                                 const Config& config, DiskCache& disk, CompileReport& report) {
+std::unique_ptr<codegen::HostKernel> host_kernel(const ir::Kernel& k, uint64_t hash,
+                                                 const DeviceTarget& d, const Config& config,
+                                                 DiskCache& disk, CompileReport& report) {
     const Backend& b = *d.backend;
     codegen::Options options = codegen_options(b, *d.info, config);
     auto t0 = std::chrono::steady_clock::now();
     std::optional<CacheKey> key;
     if (disk.enabled())
-        key = CacheKey{hash, "host_object", b.name(), b.version(), d.info->name, codegen::host_target_id(options),
+        key = CacheKey{hash,           "host_object", b.name(),
+                       b.version(),    d.info->name,  codegen::host_target_id(options),
                        core_build_id()};
     if (key) {
         if (auto entry = disk.load(*key); entry && !entry->empty()) {
@@ -53,7 +56,8 @@ std::unique_ptr<codegen::HostKernel> host_kernel(const ir::Kernel& k, uint64_t h
                 report.from_disk_cache = true;
                 return loaded;
             } catch (const Error& e) {
-                spdlog::warn("plexus: the cached object code of kernel '{}' did not link on {} ({}); compiling it again",
+                spdlog::warn("plexus: the cached object code of kernel '{}' did not link on {} "
+                             "({}); compiling it again",
                              k.name, d.label, e.what());
             }
         }
@@ -72,10 +76,11 @@ std::unique_ptr<codegen::HostKernel> host_kernel(const ir::Kernel& k, uint64_t h
 
 } // namespace
 
-void build_direct(Compiled& c, const ir::Kernel& k, uint64_t hash, const DeviceTarget& d, const Config& config,
-                  DiskCache& disk, CompileReport& report) {
+void build_direct(Compiled& c, const ir::Kernel& k, uint64_t hash, const DeviceTarget& d,
+                  const Config& config, DiskCache& disk, CompileReport& report) {
     c.host = host_kernel(k, hash, d, config, disk, report);
-    if (c.host->streaming_function()) c.streaming_from = streaming_bytes(*d.backend, *d.info, config);
+    if (c.host->streaming_function())
+        c.streaming_from = streaming_bytes(*d.backend, *d.info, config);
 }
 
 } // namespace plexus::detail

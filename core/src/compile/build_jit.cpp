@@ -18,7 +18,8 @@ const codegen::Language* pick_language(const Backend& b, const Config& config) {
     const bool nvrtc = it != config.backends.end() && it->second.compiler == "nvrtc";
     std::vector<plx_language> order = b.languages();
     if (nvrtc)
-        std::stable_partition(order.begin(), order.end(), [](plx_language l) { return l == PLX_LANG_CUDA_C; });
+        std::stable_partition(order.begin(), order.end(),
+                              [](plx_language l) { return l == PLX_LANG_CUDA_C; });
     for (plx_language l : order)
         if (const codegen::Language* row = codegen::find_language(l); row && row->make) return row;
     return nullptr;
@@ -26,11 +27,12 @@ const codegen::Language* pick_language(const Backend& b, const Config& config) {
 
 // A cache entry is one byte naming the plx_language of what follows (a binary the plugin can
 // load again, or the generated source when it returns none), then that text or binary.
-plx_module load_module(const ir::Kernel& k, uint64_t hash, const DeviceTarget& d, const codegen::Language& lang,
-                       const codegen::SourceGenerator& gen, const Config& config, DiskCache& disk,
-                       CompileReport& report) {
+plx_module load_module(const ir::Kernel& k, uint64_t hash, const DeviceTarget& d,
+                       const codegen::Language& lang, const codegen::SourceGenerator& gen,
+                       const Config& config, DiskCache& disk, CompileReport& report) {
     const Backend& b = *d.backend;
-    CacheKey key{hash, lang.name, b.name(), b.version(), d.info->name, d.info->arch, core_build_id()};
+    CacheKey key{hash,         lang.name,    b.name(),       b.version(),
+                 d.info->name, d.info->arch, core_build_id()};
     plx_module module = nullptr;
     auto t_cache = std::chrono::steady_clock::now();
     if (auto entry = disk.load(key); entry && entry->size() > 1) {
@@ -42,11 +44,13 @@ plx_module load_module(const ir::Kernel& k, uint64_t hash, const DeviceTarget& d
             report.load_ms = ms_since(t_load);
             report.language = to_string(stored);
             report.from_disk_cache = true;
-            spdlog::debug("plexus: kernel '{}' for {} from the disk cache ({})", k.name, d.label, to_string(stored));
+            spdlog::debug("plexus: kernel '{}' for {} from the disk cache ({})", k.name, d.label,
+                          to_string(stored));
             return module;
         }
-        spdlog::warn("plexus: the cached {} of kernel '{}' did not load on {} ({}); compiling it again",
-                     to_string(stored), k.name, d.label, b.last_error());
+        spdlog::warn(
+            "plexus: the cached {} of kernel '{}' did not load on {} ({}); compiling it again",
+            to_string(stored), k.name, d.label, b.last_error());
     } else {
         report.cache_ms = ms_since(t_cache);
     }
@@ -63,7 +67,8 @@ plx_module load_module(const ir::Kernel& k, uint64_t hash, const DeviceTarget& d
     // A generator without phases (the C-like ones) counts wholly as lowering.
     report.lower_ms = gen_ms - report.setup_ms - report.optimize_ms - report.emit_ms;
     auto t_load = std::chrono::steady_clock::now();
-    plx_status s = b.api().module_load(d.device, lang.id, source.data(), source.size(), "", &module);
+    plx_status s =
+        b.api().module_load(d.device, lang.id, source.data(), source.size(), "", &module);
     report.load_ms = ms_since(t_load);
     b.check(s, (std::string("module_load of the ") + lang.name).c_str(), d.label, k.name);
     if (disk.enabled()) {
@@ -72,10 +77,12 @@ plx_module load_module(const ir::Kernel& k, uint64_t hash, const DeviceTarget& d
         entry.insert(entry.end(), source.begin(), source.end());
         plx_language binary_lang = PLX_LANG_UNSET;
         size_t bytes = 0;
-        if (b.api().module_get_binary && b.api().module_get_binary(module, &binary_lang, nullptr, &bytes) == PLX_OK &&
+        if (b.api().module_get_binary &&
+            b.api().module_get_binary(module, &binary_lang, nullptr, &bytes) == PLX_OK &&
             bytes > 0) {
             std::vector<unsigned char> binary(bytes + 1);
-            if (b.api().module_get_binary(module, &binary_lang, binary.data() + 1, &bytes) == PLX_OK) {
+            if (b.api().module_get_binary(module, &binary_lang, binary.data() + 1, &bytes) ==
+                PLX_OK) {
                 binary[0] = static_cast<unsigned char>(binary_lang);
                 binary.resize(bytes + 1);
                 entry = std::move(binary);
@@ -89,8 +96,8 @@ plx_module load_module(const ir::Kernel& k, uint64_t hash, const DeviceTarget& d
 
 } // namespace
 
-void build_jit(Compiled& c, const ir::Kernel& k, uint64_t hash, const DeviceTarget& d, const Config& config,
-               DiskCache& disk, CompileReport& report) {
+void build_jit(Compiled& c, const ir::Kernel& k, uint64_t hash, const DeviceTarget& d,
+               const Config& config, DiskCache& disk, CompileReport& report) {
     const codegen::Language* lang = pick_language(*d.backend, config);
     if (!lang)
         throw Error(ErrorCode::Unsupported, "plexus generates none of the backend's languages",
@@ -98,7 +105,8 @@ void build_jit(Compiled& c, const ir::Kernel& k, uint64_t hash, const DeviceTarg
     const std::unique_ptr<codegen::SourceGenerator> gen = lang->make();
     c.module = load_module(k, hash, d, *lang, *gen, config, disk, report);
     c.dynamic_local_bytes = gen->dynamic_local_bytes(k);
-    d.backend->check(d.backend->api().kernel_get(c.module, k.name.c_str(), &c.kernel), "kernel_get", d.label, k.name);
+    d.backend->check(d.backend->api().kernel_get(c.module, k.name.c_str(), &c.kernel), "kernel_get",
+                     d.label, k.name);
 }
 
 } // namespace plexus::detail

@@ -35,9 +35,11 @@ namespace {
 // (disk cache look-up and store as one bar, set-up, lowering, optimization, emission, module
 // load): their durations are measured, their places within the span approximate. A failed
 // compile is one span that says why.
-void trace_compile(Trace& trace, const std::string& track, const CompileReport& r, Trace::Clock::time_point start) {
+void trace_compile(Trace& trace, const std::string& track, const CompileReport& r,
+                   Trace::Clock::time_point start) {
     auto at = [&](double ms) {
-        return start + std::chrono::duration_cast<Trace::Clock::duration>(std::chrono::duration<double, std::milli>(ms));
+        return start + std::chrono::duration_cast<Trace::Clock::duration>(
+                           std::chrono::duration<double, std::milli>(ms));
     };
     if (!r.error.empty()) {
         trace.span(track, "compile " + r.kernel + " failed", "compile", start, at(r.total_ms),
@@ -47,8 +49,12 @@ void trace_compile(Trace& trace, const std::string& track, const CompileReport& 
     trace.span(track, "compile " + r.kernel, "compile", start, at(r.total_ms),
                {{"language", r.language}, {"from_disk_cache", r.from_disk_cache}});
     double t = 0;
-    for (auto [name, ms] : {std::pair{"disk cache", r.cache_ms}, {"set-up", r.setup_ms}, {"lower", r.lower_ms},
-                            {"optimize", r.optimize_ms}, {"emit", r.emit_ms}, {"module load", r.load_ms}}) {
+    for (auto [name, ms] : {std::pair{"disk cache", r.cache_ms},
+                            {"set-up", r.setup_ms},
+                            {"lower", r.lower_ms},
+                            {"optimize", r.optimize_ms},
+                            {"emit", r.emit_ms},
+                            {"module load", r.load_ms}}) {
         if (ms <= 0) continue;
         trace.span(track, name, "compile", at(t), at(t + ms));
         t += ms;
@@ -57,9 +63,12 @@ void trace_compile(Trace& trace, const std::string& track, const CompileReport& 
 
 } // namespace
 
-Compiler::Compiler(const Config& config, Trace* trace) : config_(config), trace_(trace), disk_(config.cache_dir) {}
+Compiler::Compiler(const Config& config, Trace* trace)
+    : config_(config), trace_(trace), disk_(config.cache_dir) {}
 
-Compiler::~Compiler() { clear(); }
+Compiler::~Compiler() {
+    clear();
+}
 
 void Compiler::clear() {
     std::lock_guard lock(mutex_);
@@ -109,8 +118,8 @@ Compiled* Compiler::compile(const ir::Kernel& k, uint64_t hash, const DeviceTarg
     }
 }
 
-Compiled* Compiler::build(const ir::Kernel& k, uint64_t hash, const DeviceTarget& d, CompileReport& report,
-                          std::chrono::steady_clock::time_point t0) {
+Compiled* Compiler::build(const ir::Kernel& k, uint64_t hash, const DeviceTarget& d,
+                          CompileReport& report, std::chrono::steady_clock::time_point t0) {
     auto c = std::make_unique<Compiled>();
     c->backend = d.backend;
     c->cooperative = k.shared_bytes() > 0 || ir::collect_uses(k).barrier;

@@ -40,7 +40,7 @@ struct Compiled {
     std::unique_ptr<codegen::HostKernel> host;
     // A launch whose buffers take at least this many bytes runs host->streaming_function().
     uint64_t streaming_from = BackendConfig::never;
-    bool cooperative = false;        // barriers or shared arrays: see the runtime's choose_local
+    bool cooperative = false;         // barriers or shared arrays: see the runtime's choose_local
     uint32_t dynamic_local_bytes = 0; // what every launch asks for on top of the code's own
     ~Compiled();
 };
@@ -68,8 +68,8 @@ public:
 
 private:
     using Key = std::tuple<uint64_t, const Backend*, uint32_t>;
-    Compiled* build(const ir::Kernel& k, uint64_t hash, const DeviceTarget& d, CompileReport& report,
-                    std::chrono::steady_clock::time_point t0);
+    Compiled* build(const ir::Kernel& k, uint64_t hash, const DeviceTarget& d,
+                    CompileReport& report, std::chrono::steady_clock::time_point t0);
 
     const Config& config_;
     Trace* trace_;
@@ -89,12 +89,12 @@ codegen::Options codegen_options(const Backend& b, const DeviceInfo& d, const Co
 
 // Direct: the host code from the disk cache, or compiled through LLVM and stored there; sets
 // host and streaming_from.
-void build_direct(Compiled& c, const ir::Kernel& k, uint64_t hash, const DeviceTarget& d, const Config& config,
-                  DiskCache& disk, CompileReport& report);
+void build_direct(Compiled& c, const ir::Kernel& k, uint64_t hash, const DeviceTarget& d,
+                  const Config& config, DiskCache& disk, CompileReport& report);
 // JIT: source in the first language of the plugin's that plexus generates, loaded by the
 // plugin (or its binary from the disk cache); sets module, kernel and dynamic_local_bytes.
-void build_jit(Compiled& c, const ir::Kernel& k, uint64_t hash, const DeviceTarget& d, const Config& config,
-               DiskCache& disk, CompileReport& report);
+void build_jit(Compiled& c, const ir::Kernel& k, uint64_t hash, const DeviceTarget& d,
+               const Config& config, DiskCache& disk, CompileReport& report);
 // Custom: the IR as JSON in the oldest schema the kernel fits; sets module and kernel.
 void build_custom(Compiled& c, const ir::Kernel& k, const DeviceTarget& d, CompileReport& report);
 

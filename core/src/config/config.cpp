@@ -63,8 +63,7 @@ public:
                 ok = ok || key == k;
                 list += list.empty() ? k : std::string(", ") + k;
             }
-            if (!ok)
-                fail(join(path, key), "unknown key '" + key + "'; expected one of: " + list);
+            if (!ok) fail(join(path, key), "unknown key '" + key + "'; expected one of: " + list);
         }
     }
 
@@ -83,7 +82,8 @@ public:
     long long integer(const json& v, const std::string& path, long long lo, long long hi,
                       const std::string& what) const {
         if (!v.is_number_integer()) expected(path, what, v);
-        if (v.is_number_unsigned() && v.get<unsigned long long>() > static_cast<unsigned long long>(hi))
+        if (v.is_number_unsigned() &&
+            v.get<unsigned long long>() > static_cast<unsigned long long>(hi))
             expected(path, what, v);
         long long x = v.get<long long>();
         if (x < lo || x > hi) expected(path, what, v);
@@ -92,8 +92,8 @@ public:
     std::string one_of(const json& v, const std::string& path,
                        std::initializer_list<const char*> values) const {
         std::string list;
-        for (const char* s : values) list += list.empty() ? std::string("\"") + s + "\""
-                                                          : std::string(", \"") + s + "\"";
+        for (const char* s : values)
+            list += list.empty() ? std::string("\"") + s + "\"" : std::string(", \"") + s + "\"";
         if (!v.is_string()) expected(path, "one of " + list, v);
         std::string s = v.get<std::string>();
         for (const char* candidate : values)
@@ -118,8 +118,9 @@ private:
 
 BackendConfig parse_backend(const Reader& r, const json& v, const std::string& path) {
     r.object(v, path);
-    r.check_keys(v, path, {"enabled", "priority", "devices", "threads", "compiler", "cpu", "features",
-                                 "streaming_stores", "options"});
+    r.check_keys(v, path,
+                 {"enabled", "priority", "devices", "threads", "compiler", "cpu", "features",
+                  "streaming_stores", "options"});
     BackendConfig b;
     b.section = v;
     for (const auto& [key, value] : v.items()) {
@@ -143,8 +144,11 @@ BackendConfig parse_backend(const Reader& r, const json& v, const std::string& p
             (key == "cpu" ? b.cpu : b.features) = r.string(value, at);
         } else if (key == "streaming_stores") {
             const char* what = "a byte count (an integer >= 0) or false";
-            if (value.is_boolean() && !value.get<bool>()) b.streaming_stores = BackendConfig::never;
-            else b.streaming_stores = static_cast<uint64_t>(r.integer(value, at, 0, std::numeric_limits<long long>::max(), what));
+            if (value.is_boolean() && !value.get<bool>())
+                b.streaming_stores = BackendConfig::never;
+            else
+                b.streaming_stores = static_cast<uint64_t>(
+                    r.integer(value, at, 0, std::numeric_limits<long long>::max(), what));
         } else if (key == "options") {
             r.object(value, at);
         }
@@ -193,8 +197,9 @@ Config Config::parse(std::string_view json_text, const std::string& origin) {
         r.fail("", detail::json_error_text(e));
     }
     r.object(doc, "(top level)");
-    r.check_keys(doc, "", {"plugin_dirs", "backends", "kernels", "fallback", "profiling", "cache_dir", "log_level",
-                           "validate_plugins", "plugin_init_timeout_ms", "trace"});
+    r.check_keys(doc, "",
+                 {"plugin_dirs", "backends", "kernels", "fallback", "profiling", "cache_dir",
+                  "log_level", "validate_plugins", "plugin_init_timeout_ms", "trace"});
 
     Config c;
     c.source = origin;
@@ -217,7 +222,8 @@ Config Config::parse(std::string_view json_text, const std::string& origin) {
                 r.object(section, at);
                 r.check_keys(section, at, {"prefer"});
                 KernelConfig k;
-                if (section.contains("prefer")) k.prefer = r.strings(section["prefer"], at + ".prefer");
+                if (section.contains("prefer"))
+                    k.prefer = r.strings(section["prefer"], at + ".prefer");
                 c.kernels[name] = std::move(k);
             }
         } else if (key == "fallback") {
@@ -240,8 +246,8 @@ Config Config::parse(std::string_view json_text, const std::string& origin) {
                                  : v == "never" ? PluginValidation::Never
                                                 : PluginValidation::FirstLoad;
         } else if (key == "plugin_init_timeout_ms") {
-            c.plugin_init_timeout_ms = static_cast<unsigned>(
-                r.integer(value, key, 100, 3'600'000, "an integer between 100 and 3600000 (milliseconds)"));
+            c.plugin_init_timeout_ms = static_cast<unsigned>(r.integer(
+                value, key, 100, 3'600'000, "an integer between 100 and 3600000 (milliseconds)"));
         }
     }
     return c;
@@ -272,7 +278,8 @@ Config Config::load() {
     if (auto explicit_path = detail::get_env("PLEXUS_CONFIG")) {
         c = from_file(*explicit_path);
     } else {
-        std::string base = detail::get_env("XDG_CONFIG_HOME").value_or(detail::home_dir() + "/.config");
+        std::string base =
+            detail::get_env("XDG_CONFIG_HOME").value_or(detail::home_dir() + "/.config");
         std::string path = base + "/plexus/config.json";
         std::error_code ec;
         if (std::filesystem::exists(path, ec)) c = from_file(path);
@@ -280,14 +287,16 @@ Config Config::load() {
     if (auto level = detail::get_env("PLEXUS_LOG")) {
         static const char* const levels[] = {"trace", "debug", "info", "warn", "error", "off"};
         bool ok = false;
-        for (const char* l : levels) ok = ok || *level == l;
+        for (const char* l : levels)
+            ok = ok || *level == l;
         if (!ok) {
             ErrorContext ctx;
             ctx.file = "environment";
             ctx.json_path = "PLEXUS_LOG";
             throw Error(ErrorCode::InvalidConfig,
                         "expected one of \"trace\", \"debug\", \"info\", \"warn\", \"error\", "
-                        "\"off\", found \"" + *level + "\"",
+                        "\"off\", found \"" +
+                            *level + "\"",
                         ctx);
         }
         c.log_level = *level;

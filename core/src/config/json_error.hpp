@@ -12,7 +12,8 @@ namespace plexus::detail {
 // ("1e999") is reported the same way, never as an exception of another type.
 inline std::string json_error_text(const nlohmann::json::exception& e) {
     std::string what = e.what();
-    if (auto pos = what.find("] "); what.rfind("[json.exception", 0) == 0 && pos != std::string::npos)
+    if (auto pos = what.find("] ");
+        what.rfind("[json.exception", 0) == 0 && pos != std::string::npos)
         what = what.substr(pos + 2);
     return "not valid JSON: " + what;
 }

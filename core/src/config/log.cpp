@@ -37,8 +37,8 @@ void set_log_level(const std::string& level) {
             return;
         }
     }
-    throw Error(ErrorCode::InvalidConfig,
-                "unknown log level '" + level + "'; expected trace, debug, info, warn, error or off");
+    throw Error(ErrorCode::InvalidConfig, "unknown log level '" + level +
+                                              "'; expected trace, debug, info, warn, error or off");
 }
 
 } // namespace plexus

@@ -11,8 +11,8 @@ namespace {
 ir::Scalar parse_type(std::string_view t, const std::string& name) {
     if (t == "void") return ir::Scalar::Void;
     if (auto s = ir::scalar_from_string(t)) return *s;
-    throw Error(ErrorCode::Internal, "intrinsic catalog: bad type '" + std::string(t) +
-                                         "' in the signature of " + name);
+    throw Error(ErrorCode::Internal,
+                "intrinsic catalog: bad type '" + std::string(t) + "' in the signature of " + name);
 }
 
 IntrinsicInfo make_info(const char* name, const char* sig, Convergence conv, const char* ocl,
@@ -27,8 +27,8 @@ IntrinsicInfo make_info(const char* name, const char* sig, Convergence conv, con
         std::string_view arg = rest.substr(0, comma);
         auto star = arg.find('*');
         info.arg_is_pointer.push_back(star != std::string_view::npos);
-        info.args.push_back(parse_type(star == std::string_view::npos ? arg : arg.substr(star + 1),
-                                       info.name));
+        info.args.push_back(
+            parse_type(star == std::string_view::npos ? arg : arg.substr(star + 1), info.name));
         rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     }
     return info;
@@ -45,8 +45,8 @@ const std::vector<IntrinsicInfo>& intrinsic_catalog() {
         uint32_t klass = 0;
 #define PLX_CATALOG_CLASSES PLX_CLASS_ALL
 #define PLX_INTRINSIC_SECTION(cls) klass = PLX_CLASS_##cls;
-#define PLX_INTRINSIC(name, sig, conv, ocl, cuda, nvvm)                                        \
-    v.push_back(make_info(#name, sig, conv, ocl, cuda, nvvm));                                 \
+#define PLX_INTRINSIC(name, sig, conv, ocl, cuda, nvvm)                                            \
+    v.push_back(make_info(#name, sig, conv, ocl, cuda, nvvm));                                     \
     v.back().capability_class = klass;
 #include "plexus/intrinsics.def"
 #undef PLX_INTRINSIC
@@ -60,7 +60,8 @@ const std::vector<IntrinsicInfo>& intrinsic_catalog() {
 const IntrinsicInfo* find_intrinsic(std::string_view name) {
     static const std::map<std::string, const IntrinsicInfo*, std::less<>> index = [] {
         std::map<std::string, const IntrinsicInfo*, std::less<>> m;
-        for (const auto& info : intrinsic_catalog()) m.emplace(info.name, &info);
+        for (const auto& info : intrinsic_catalog())
+            m.emplace(info.name, &info);
         return m;
     }();
     auto it = index.find(name);
@@ -106,7 +107,8 @@ const char* subgroup_feature_name(uint32_t feature) {
     switch (feature) {
     case PLX_SUBGROUP_BASIC: return "subgroups (cl_khr_subgroups)";
     case PLX_SUBGROUP_SHUFFLE: return "subgroup shuffles (cl_khr_subgroup_shuffle)";
-    case PLX_SUBGROUP_SHUFFLE_RELATIVE: return "subgroup shuffle_up/down (cl_khr_subgroup_shuffle_relative)";
+    case PLX_SUBGROUP_SHUFFLE_RELATIVE:
+        return "subgroup shuffle_up/down (cl_khr_subgroup_shuffle_relative)";
     case PLX_SUBGROUP_BALLOT: return "subgroup ballot (cl_khr_subgroup_ballot)";
     default: return "subgroup operations";
     }
@@ -127,7 +129,8 @@ std::string matrix_feature_name(uint32_t feature) {
     if (feature & PLX_MATRIX_F16) s += "f16";
     if (feature & PLX_MATRIX_BF16) s += s.empty() ? "bf16" : " or bf16";
     if (feature & PLX_MATRIX_TF32) s += s.empty() ? "tf32" : " or tf32";
-    if (feature == PLX_MATRIX_WARPGROUP) return "warpgroup matrix operations (m64 accumulators, mma_shared)";
+    if (feature == PLX_MATRIX_WARPGROUP)
+        return "warpgroup matrix operations (m64 accumulators, mma_shared)";
     return "matrix fragments of " + s;
 }
 

@@ -1,8 +1,8 @@
 // Node factories: construction is the first validator, so every make() checks its operands.
+#include "plexus/ir.hpp"
 #include "plexus/catalog.hpp"
 #include "plexus/error.hpp"
 #include "plexus/half.hpp"
-#include "plexus/ir.hpp"
 
 #include <algorithm>
 #include <set>
@@ -10,7 +10,9 @@
 namespace plexus::ir {
 namespace {
 
-[[noreturn]] void fail(const std::string& what) { throw Error(ErrorCode::InvalidKernel, what); }
+[[noreturn]] void fail(const std::string& what) {
+    throw Error(ErrorCode::InvalidKernel, what);
+}
 
 void require(const Expr& e, const char* role) {
     if (!e) fail(std::string("missing ") + role + " expression");
@@ -42,7 +44,8 @@ const char* to_string(Access a) {
 }
 const char* to_string(ExprKind k) {
     switch (k) {
-#define PLEXUS_X(name) case ExprKind::name: return #name;
+#define PLEXUS_X(name)                                                                             \
+    case ExprKind::name: return #name;
         PLEXUS_IR_EXPRS(PLEXUS_X)
 #undef PLEXUS_X
     }
@@ -50,7 +53,8 @@ const char* to_string(ExprKind k) {
 }
 const char* to_string(StmtKind k) {
     switch (k) {
-#define PLEXUS_X(name) case StmtKind::name: return #name;
+#define PLEXUS_X(name)                                                                             \
+    case StmtKind::name: return #name;
         PLEXUS_IR_STMTS(PLEXUS_X)
 #undef PLEXUS_X
     }
@@ -65,9 +69,11 @@ const char* to_string(UnaryOp op) {
     return "?";
 }
 static constexpr const char* binary_names[] = {
-    "add", "sub", "mul", "div", "rem", "min", "max", "bitand", "bitor", "bitxor", "shl", "shr",
-    "and", "or", "eq", "ne", "lt", "le", "gt", "ge"};
-const char* to_string(BinaryOp op) { return binary_names[static_cast<int>(op)]; }
+    "add", "sub", "mul", "div", "rem", "min", "max", "bitand", "bitor", "bitxor",
+    "shl", "shr", "and", "or",  "eq",  "ne",  "lt",  "le",     "gt",    "ge"};
+const char* to_string(BinaryOp op) {
+    return binary_names[static_cast<int>(op)];
+}
 std::optional<BinaryOp> binary_op_from_string(std::string_view s) {
     for (int i = 0; i < int(std::size(binary_names)); ++i)
         if (s == binary_names[i]) return static_cast<BinaryOp>(i);
@@ -93,17 +99,20 @@ const char* c_symbol(BinaryOp op) {
     case BinaryOp::Le: return "<=";
     case BinaryOp::Gt: return ">";
     case BinaryOp::Ge: return ">=";
-    case BinaryOp::Min: case BinaryOp::Max: return nullptr;
+    case BinaryOp::Min:
+    case BinaryOp::Max: return nullptr;
     }
     return nullptr;
 }
 
 const char* to_string(AtomicOp op) {
-    static constexpr const char* names[] = {"add", "sub", "min", "max", "and",
+    static constexpr const char* names[] = {"add", "sub", "min",  "max",    "and",
                                             "or",  "xor", "xchg", "cmpxchg"};
     return names[static_cast<int>(op)];
 }
-const char* to_string(FenceScope s) { return s == FenceScope::WorkGroup ? "workgroup" : "device"; }
+const char* to_string(FenceScope s) {
+    return s == FenceScope::WorkGroup ? "workgroup" : "device";
+}
 
 // ---- expressions ---------------------------------------------------------------------------
 
@@ -136,7 +145,9 @@ Expr Const::make_float(Scalar t, double v) {
     }
     return c;
 }
-Expr Const::make_bool(bool v) { return make_int(Scalar::Bool, v); }
+Expr Const::make_bool(bool v) {
+    return make_int(Scalar::Bool, v);
+}
 
 Expr Var::make(std::string name, Type t) {
     require_name(name, "variable");
@@ -149,7 +160,8 @@ Expr Var::make(std::string name, Type t) {
 Expr Unary::make(UnaryOp op, Expr a) {
     require(a, "operand");
     if (op == UnaryOp::Not) require_bool(a, "operand of !");
-    if (op == UnaryOp::Neg && !elem_arithmetic(a->type)) fail(std::string("negation of ") + to_string(a->type));
+    if (op == UnaryOp::Neg && !elem_arithmetic(a->type))
+        fail(std::string("negation of ") + to_string(a->type));
     if (op == UnaryOp::BitNot && !elem_integer(a->type))
         fail(std::string("~ of ") + to_string(a->type));
     auto u = std::make_shared<Unary>(a->type);
@@ -168,22 +180,37 @@ Expr Binary::make(BinaryOp op, Expr a, Expr b) {
     const Type t = a->type;
     Type result = t;
     switch (op) {
-    case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::Div:
-    case BinaryOp::Min: case BinaryOp::Max:
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+    case BinaryOp::Mul:
+    case BinaryOp::Div:
+    case BinaryOp::Min:
+    case BinaryOp::Max:
         if (!elem_arithmetic(t)) fail(std::string(name) + " of " + to_string(t));
         break;
-    case BinaryOp::Rem: case BinaryOp::BitAnd: case BinaryOp::BitOr: case BinaryOp::BitXor:
-    case BinaryOp::Shl: case BinaryOp::Shr:
+    case BinaryOp::Rem:
+    case BinaryOp::BitAnd:
+    case BinaryOp::BitOr:
+    case BinaryOp::BitXor:
+    case BinaryOp::Shl:
+    case BinaryOp::Shr:
         if (!elem_integer(t)) fail(std::string(name) + " needs integers, not " + to_string(t));
         break;
-    case BinaryOp::LogicalAnd: case BinaryOp::LogicalOr:
+    case BinaryOp::LogicalAnd:
+    case BinaryOp::LogicalOr:
         if (!(t == Scalar::Bool)) fail(std::string(name) + " needs bool, not " + to_string(t));
         break;
-    case BinaryOp::Eq: case BinaryOp::Ne:
-        if (!t.is_scalar()) fail(std::string(name) + " of " + to_string(t) + " (compare scalars, e.g. lane by lane)");
+    case BinaryOp::Eq:
+    case BinaryOp::Ne:
+        if (!t.is_scalar())
+            fail(std::string(name) + " of " + to_string(t) +
+                 " (compare scalars, e.g. lane by lane)");
         result = Scalar::Bool;
         break;
-    case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge:
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
         if (!is_arithmetic(t)) fail(std::string(name) + " of " + to_string(t));
         result = Scalar::Bool;
         break;
@@ -239,7 +266,8 @@ Expr Call::make(std::string name, std::vector<Expr> args) {
     if (!info) fail("unknown intrinsic '" + name + "'");
     if (info->convergence == Convergence::Barrier || name.rfind("atomic_", 0) == 0 ||
         name.rfind("fence_", 0) == 0 || name.rfind("matrix_", 0) == 0)
-        fail("intrinsic '" + name + "' is a statement (Barrier, Fence, Atomic or Matrix), not a call");
+        fail("intrinsic '" + name +
+             "' is a statement (Barrier, Fence, Atomic or Matrix), not a call");
     if (args.size() != info->args.size())
         fail("intrinsic '" + name + "' takes " + std::to_string(info->args.size()) +
              " arguments, got " + std::to_string(args.size()));
@@ -264,9 +292,11 @@ Expr Atomic::make(AtomicOp op, std::string array, Space space, Scalar elem, Expr
     require_name(array, "array");
     require_integer(index, ("index into " + array).c_str());
     require(value, "atomic operand");
-    if (space == Space::Private) fail("atomic on the private array '" + array + "' (only one work-item sees it)");
+    if (space == Space::Private)
+        fail("atomic on the private array '" + array + "' (only one work-item sees it)");
     if (!(value->type == elem))
-        fail("atomic operand of type " + to_string(value->type) + " on '" + array + "' of " + to_string(elem));
+        fail("atomic operand of type " + to_string(value->type) + " on '" + array + "' of " +
+             to_string(elem));
     if ((op == AtomicOp::CmpXchg) != bool(compare))
         fail(op == AtomicOp::CmpXchg ? "compare-exchange needs a compare value"
                                      : "only compare-exchange takes a compare value");
@@ -279,16 +309,20 @@ Expr Atomic::make(AtomicOp op, std::string array, Space space, Scalar elem, Expr
     n->value = std::move(value);
     n->compare = std::move(compare);
     if (!find_intrinsic(n->intrinsic()))
-        fail("atomic " + std::string(to_string(op)) + " on " + to_string(elem) + " is not in the catalog");
+        fail("atomic " + std::string(to_string(op)) + " on " + to_string(elem) +
+             " is not in the catalog");
     return n;
 }
 
 Expr Field::make(Expr base, uint32_t index) {
     require(base, "record");
-    if (!base->type.is_record()) fail("field " + std::to_string(index) + " of " + to_string(base->type) + ", which is not a record");
+    if (!base->type.is_record())
+        fail("field " + std::to_string(index) + " of " + to_string(base->type) +
+             ", which is not a record");
     const TypeDecl& d = *base->type.decl();
     if (index >= d.members.size())
-        fail("record '" + d.name + "' has " + std::to_string(d.members.size()) + " fields, not field " + std::to_string(index));
+        fail("record '" + d.name + "' has " + std::to_string(d.members.size()) +
+             " fields, not field " + std::to_string(index));
     auto n = std::make_shared<Field>(d.members[index].type);
     n->base = std::move(base);
     n->index = index;
@@ -297,14 +331,16 @@ Expr Field::make(Expr base, uint32_t index) {
 
 Expr Swizzle::make(Expr base, std::vector<uint8_t> lanes) {
     require(base, "vector");
-    if (!base->type.is_vector()) fail("lanes of " + to_string(base->type) + ", which is not a vector");
+    if (!base->type.is_vector())
+        fail("lanes of " + to_string(base->type) + ", which is not a vector");
     if (lanes.size() != 1 && !valid_lanes(uint32_t(lanes.size())))
         fail("a swizzle of " + std::to_string(lanes.size()) + " lanes (1, 2, 3, 4 or 8)");
     for (uint8_t l : lanes)
         if (l >= base->type.lanes())
             fail("lane " + std::to_string(l) + " of " + to_string(base->type) + ", which has " +
                  std::to_string(base->type.lanes()));
-    Type t = lanes.size() == 1 ? Type(base->type.scalar()) : Type::vector(base->type.scalar(), uint32_t(lanes.size()));
+    Type t = lanes.size() == 1 ? Type(base->type.scalar())
+                               : Type::vector(base->type.scalar(), uint32_t(lanes.size()));
     auto n = std::make_shared<Swizzle>(t);
     n->base = std::move(base);
     n->lanes = std::move(lanes);
@@ -313,29 +349,33 @@ Expr Swizzle::make(Expr base, std::vector<uint8_t> lanes) {
 
 Expr Broadcast::make(Expr value, uint32_t lanes) {
     require(value, "broadcast value");
-    if (!value->type.is_scalar()) fail("broadcast of " + to_string(value->type) + ", which is not a scalar");
+    if (!value->type.is_scalar())
+        fail("broadcast of " + to_string(value->type) + ", which is not a scalar");
     auto n = std::make_shared<Broadcast>(Type::vector(value->type.scalar(), lanes));
     n->value = std::move(value);
     return n;
 }
 
 Expr Construct::make(Type t, std::vector<Expr> args) {
-    for (auto& a : args) require(a, "constructor argument");
+    for (auto& a : args)
+        require(a, "constructor argument");
     if (t.is_vector()) {
         if (args.size() != t.lanes())
-            fail(to_string(t) + " built from " + std::to_string(args.size()) + " values, not " + std::to_string(t.lanes()));
+            fail(to_string(t) + " built from " + std::to_string(args.size()) + " values, not " +
+                 std::to_string(t.lanes()));
         for (size_t i = 0; i < args.size(); ++i)
             if (!(args[i]->type == t.scalar()))
-                fail("lane " + std::to_string(i) + " of " + to_string(t) + " given a " + to_string(args[i]->type));
+                fail("lane " + std::to_string(i) + " of " + to_string(t) + " given a " +
+                     to_string(args[i]->type));
     } else if (t.is_record()) {
         const TypeDecl& d = *t.decl();
         if (args.size() != d.members.size())
-            fail("record '" + d.name + "' built from " + std::to_string(args.size()) + " values, it has " +
-                 std::to_string(d.members.size()) + " fields");
+            fail("record '" + d.name + "' built from " + std::to_string(args.size()) +
+                 " values, it has " + std::to_string(d.members.size()) + " fields");
         for (size_t i = 0; i < args.size(); ++i)
             if (!(args[i]->type == d.members[i].type))
-                fail("field '" + d.members[i].name + "' of '" + d.name + "' is " + to_string(d.members[i].type) +
-                     ", given a " + to_string(args[i]->type));
+                fail("field '" + d.members[i].name + "' of '" + d.name + "' is " +
+                     to_string(d.members[i].type) + ", given a " + to_string(args[i]->type));
     } else {
         fail("a constructor of " + to_string(t) + " (vectors and records are constructed)");
     }
@@ -348,12 +388,15 @@ Expr MakeVariant::make(Type t, uint32_t index, Expr payload) {
     if (!t.is_variant()) fail("a variant value of " + to_string(t) + ", which is not a variant");
     const TypeDecl& d = *t.decl();
     if (index >= d.members.size())
-        fail("variant '" + d.name + "' has " + std::to_string(d.members.size()) + " cases, not case " + std::to_string(index));
+        fail("variant '" + d.name + "' has " + std::to_string(d.members.size()) +
+             " cases, not case " + std::to_string(index));
     const Member& c = d.members[index];
     if (c.type.is_void() != !payload)
-        fail("case '" + c.name + "' of '" + d.name + "' " + (payload ? "has no payload" : "needs a payload of " + to_string(c.type)));
+        fail("case '" + c.name + "' of '" + d.name + "' " +
+             (payload ? "has no payload" : "needs a payload of " + to_string(c.type)));
     if (payload && !(payload->type == c.type))
-        fail("case '" + c.name + "' of '" + d.name + "' holds " + to_string(c.type) + ", given a " + to_string(payload->type));
+        fail("case '" + c.name + "' of '" + d.name + "' holds " + to_string(c.type) + ", given a " +
+             to_string(payload->type));
     auto n = std::make_shared<MakeVariant>(t);
     n->index = index;
     n->payload = std::move(payload);
@@ -363,7 +406,8 @@ Expr MakeVariant::make(Type t, uint32_t index, Expr payload) {
 // ---- statements --------------------------------------------------------------------------
 
 Stmt Block::make(std::vector<Stmt> body) {
-    for (auto& s : body) require(s, "block element");
+    for (auto& s : body)
+        require(s, "block element");
     auto n = std::make_shared<Block>();
     n->body = std::move(body);
     return n;
@@ -381,9 +425,12 @@ Stmt Let::make(std::string name, Expr init) {
 std::optional<Type> path_type(const Type& root, const Path& path) {
     Type t = root;
     for (uint32_t step : path) {
-        if (t.is_record() && step < t.decl()->members.size()) t = t.decl()->members[step].type;
-        else if (t.is_vector() && step < t.lanes()) t = t.scalar();
-        else return std::nullopt;
+        if (t.is_record() && step < t.decl()->members.size())
+            t = t.decl()->members[step].type;
+        else if (t.is_vector() && step < t.lanes())
+            t = t.scalar();
+        else
+            return std::nullopt;
     }
     return t;
 }
@@ -443,10 +490,18 @@ Stmt While::make(Expr cond, Stmt body) {
     n->body = std::move(body);
     return n;
 }
-Stmt Break::make() { return std::make_shared<Break>(); }
-Stmt Continue::make() { return std::make_shared<Continue>(); }
-Stmt Return::make() { return std::make_shared<Return>(); }
-Stmt Barrier::make() { return std::make_shared<Barrier>(); }
+Stmt Break::make() {
+    return std::make_shared<Break>();
+}
+Stmt Continue::make() {
+    return std::make_shared<Continue>();
+}
+Stmt Return::make() {
+    return std::make_shared<Return>();
+}
+Stmt Barrier::make() {
+    return std::make_shared<Barrier>();
+}
 Stmt Fence::make(FenceScope scope) {
     auto n = std::make_shared<Fence>();
     n->scope = scope;
@@ -463,7 +518,8 @@ Stmt Eval::make(Expr value) {
 }
 Stmt Native::make(std::map<std::string, std::string> code, Stmt fallback) {
     if (code.empty()) fail("native block without any backend code");
-    for (auto& [backend, text] : code) require_name(backend, "native block backend");
+    for (auto& [backend, text] : code)
+        require_name(backend, "native block backend");
     auto n = std::make_shared<Native>();
     n->code = std::move(code);
     n->fallback = std::move(fallback);
@@ -472,14 +528,17 @@ Stmt Native::make(std::map<std::string, std::string> code, Stmt fallback) {
 
 Stmt Match::make(Expr value, std::vector<MatchCase> cases, Stmt otherwise) {
     require(value, "matched value");
-    if (!value->type.is_variant()) fail("match on " + to_string(value->type) + ", which is not a variant");
+    if (!value->type.is_variant())
+        fail("match on " + to_string(value->type) + ", which is not a variant");
     const TypeDecl& d = *value->type.decl();
     for (auto& c : cases) {
         require(c.body, "match case");
         if (c.index >= d.members.size())
-            fail("variant '" + d.name + "' has " + std::to_string(d.members.size()) + " cases, not case " + std::to_string(c.index));
+            fail("variant '" + d.name + "' has " + std::to_string(d.members.size()) +
+                 " cases, not case " + std::to_string(c.index));
         if (!c.var.empty() && d.members[c.index].type.is_void())
-            fail("case '" + d.members[c.index].name + "' of '" + d.name + "' has no payload to bind to '" + c.var + "'");
+            fail("case '" + d.members[c.index].name + "' of '" + d.name +
+                 "' has no payload to bind to '" + c.var + "'");
     }
     auto n = std::make_shared<Match>();
     n->value = std::move(value);
@@ -490,8 +549,12 @@ Stmt Match::make(Expr value, std::vector<MatchCase> cases, Stmt otherwise) {
 
 // ---- matrix fragments ----------------------------------------------------------------------
 
-const char* to_string(MatrixUse u) { return u == MatrixUse::A ? "a" : u == MatrixUse::B ? "b" : "acc"; }
-const char* to_string(MatrixLayout l) { return l == MatrixLayout::Row ? "row" : "col"; }
+const char* to_string(MatrixUse u) {
+    return u == MatrixUse::A ? "a" : u == MatrixUse::B ? "b" : "acc";
+}
+const char* to_string(MatrixLayout l) {
+    return l == MatrixLayout::Row ? "row" : "col";
+}
 const char* to_string(MatrixOp op) {
     switch (op) {
     case MatrixOp::Fill: return "fill";
@@ -508,16 +571,19 @@ const char* to_string(MatrixOp op) {
 void parts_impl::check_replacement(const Expr& was, const Expr& now) {
     if (!now)
         throw Error(ErrorCode::Internal, "a rewrite replaced the " + to_string(was->type) + " " +
-                                             to_string(was->kind) + " operand of a node with nothing");
+                                             to_string(was->kind) +
+                                             " operand of a node with nothing");
     if (!(now->type == was->type))
-        throw Error(ErrorCode::Internal, "a rewrite replaced a " + to_string(was->type) + " operand with a " +
-                                             to_string(now->type) + " " + to_string(now->kind) +
-                                             " (the node keeps its type: rebuild it through make())");
+        throw Error(ErrorCode::Internal,
+                    "a rewrite replaced a " + to_string(was->type) + " operand with a " +
+                        to_string(now->type) + " " + to_string(now->kind) +
+                        " (the node keeps its type: rebuild it through make())");
 }
 void parts_impl::check_replacement(const Stmt& was, const Stmt& now) {
     if (!now)
-        throw Error(ErrorCode::Internal, std::string("a rewrite replaced the ") + to_string(was->kind) +
-                                             " statement held by a node with nothing (an empty Block stands for none)");
+        throw Error(ErrorCode::Internal,
+                    std::string("a rewrite replaced the ") + to_string(was->kind) +
+                        " statement held by a node with nothing (an empty Block stands for none)");
 }
 
 uint64_t swizzled_index(uint32_t rows, uint32_t elem_size, uint64_t row, uint64_t col) {
@@ -528,12 +594,17 @@ Expr swizzled_index(uint32_t rows, uint32_t elem_size, const Expr& row, const Ex
     // In u32: the divisions and remainders by powers of two become shifts and masks, and
     // (r + 8 j) % 8 is seen to be r % 8 (indices are not negative).
     const int64_t e = 128 / elem_size, v = 16 / elem_size;
-    auto u32 = [](const Expr& x) { return x->type == Scalar::U32 ? x : Cast::make(Scalar::U32, x); };
+    auto u32 = [](const Expr& x) {
+        return x->type == Scalar::U32 ? x : Cast::make(Scalar::U32, x);
+    };
     auto k = [](int64_t c) { return Const::make_int(Scalar::U32, c); };
-    auto op = [](BinaryOp o, Expr a, Expr b) { return Binary::make(o, std::move(a), std::move(b)); };
+    auto op = [](BinaryOp o, Expr a, Expr b) {
+        return Binary::make(o, std::move(a), std::move(b));
+    };
     const Expr r = u32(row), c = u32(col);
     Expr panel = op(BinaryOp::Mul, op(BinaryOp::Div, c, k(e)), k(int64_t(rows) * e));
-    Expr chunk = op(BinaryOp::BitXor, op(BinaryOp::Div, op(BinaryOp::Rem, c, k(e)), k(v)), op(BinaryOp::Rem, r, k(8)));
+    Expr chunk = op(BinaryOp::BitXor, op(BinaryOp::Div, op(BinaryOp::Rem, c, k(e)), k(v)),
+                    op(BinaryOp::Rem, r, k(8)));
     return op(BinaryOp::Add, op(BinaryOp::Add, panel, op(BinaryOp::Mul, r, k(e))),
               op(BinaryOp::Add, op(BinaryOp::Mul, chunk, k(v)), op(BinaryOp::Rem, c, k(v))));
 }
@@ -556,16 +627,20 @@ std::string FragmentDecl::check() const {
     const bool k16 = m == 16 && n == 16 && k == 16, k8 = m == 16 && n == 16 && k == 8;
     if (warpgroup()) {
         if (k != 16 || n == 0 || n % 64 != 0 || n > 256)
-            return "shape " + shape() + " (warpgroup accumulators are m64nNk16 with N 64, 128, 192 or 256)";
+            return "shape " + shape() +
+                   " (warpgroup accumulators are m64nNk16 with N 64, 128, 192 or 256)";
         if (use != MatrixUse::Acc || type != Scalar::F32)
-            return std::string(use == MatrixUse::Acc ? "an accumulator" : "an A or B fragment") + " of " +
-                   ir::to_string(type) + " at " + shape() +
+            return std::string(use == MatrixUse::Acc ? "an accumulator" : "an A or B fragment") +
+                   " of " + ir::to_string(type) + " at " + shape() +
                    " (m64 shapes are f32 accumulators; their A and B are swizzled shared arrays)";
         return {};
     }
-    if (!k16 && !k8) return "shape " + shape() + " (fragments are m16n16k16 or m16n16k8, or m64nNk16 accumulators)";
-    const std::string what = std::string(use == MatrixUse::Acc ? "an accumulator" : "an A or B fragment") +
-                             " of " + ir::to_string(type) + " at " + shape();
+    if (!k16 && !k8)
+        return "shape " + shape() +
+               " (fragments are m16n16k16 or m16n16k8, or m64nNk16 accumulators)";
+    const std::string what =
+        std::string(use == MatrixUse::Acc ? "an accumulator" : "an A or B fragment") + " of " +
+        ir::to_string(type) + " at " + shape();
     if (use == MatrixUse::Acc) {
         if (type == Scalar::F32 || (type == Scalar::F16 && k16)) return {};
         return what + " (accumulators are f32, or f16 at m16n16k16)";
@@ -578,7 +653,8 @@ std::string FragmentDecl::check() const {
 Stmt Matrix::fill(std::string frag, Expr value) {
     require_name(frag, "fragment");
     require(value, "fill value");
-    if (!is_arithmetic(value->type)) fail("a fragment is filled with a number, not " + to_string(value->type));
+    if (!is_arithmetic(value->type))
+        fail("a fragment is filled with a number, not " + to_string(value->type));
     auto n = std::make_shared<Matrix>();
     n->op = MatrixOp::Fill;
     n->frag = std::move(frag);
@@ -586,13 +662,17 @@ Stmt Matrix::fill(std::string frag, Expr value) {
     return n;
 }
 namespace {
-Stmt matrix_memory(MatrixOp op, std::string frag, std::string array, Space space, Expr index, Expr stride,
-                   MatrixLayout layout) {
+Stmt matrix_memory(MatrixOp op, std::string frag, std::string array, Space space, Expr index,
+                   Expr stride, MatrixLayout layout) {
     require_name(frag, "fragment");
     require_name(array, "array");
     require_integer(index, "fragment index");
     require_integer(stride, "fragment stride");
-    if (space == Space::Private) fail("fragment " + frag + ": a fragment loads from and stores to a buffer or a shared array, not the private array '" + array + "'");
+    if (space == Space::Private)
+        fail("fragment " + frag +
+             ": a fragment loads from and stores to a buffer or a shared array, not the private "
+             "array '" +
+             array + "'");
     auto n = std::make_shared<Matrix>();
     n->op = op;
     n->frag = std::move(frag);
@@ -604,24 +684,29 @@ Stmt matrix_memory(MatrixOp op, std::string frag, std::string array, Space space
     return n;
 }
 } // namespace
-Stmt Matrix::load(std::string frag, std::string array, Space space, Expr index, Expr stride, MatrixLayout layout) {
-    return matrix_memory(MatrixOp::Load, std::move(frag), std::move(array), space, std::move(index), std::move(stride), layout);
+Stmt Matrix::load(std::string frag, std::string array, Space space, Expr index, Expr stride,
+                  MatrixLayout layout) {
+    return matrix_memory(MatrixOp::Load, std::move(frag), std::move(array), space, std::move(index),
+                         std::move(stride), layout);
 }
-Stmt Matrix::store(std::string frag, std::string array, Space space, Expr index, Expr stride, MatrixLayout layout) {
-    return matrix_memory(MatrixOp::Store, std::move(frag), std::move(array), space, std::move(index), std::move(stride), layout);
+Stmt Matrix::store(std::string frag, std::string array, Space space, Expr index, Expr stride,
+                   MatrixLayout layout) {
+    return matrix_memory(MatrixOp::Store, std::move(frag), std::move(array), space,
+                         std::move(index), std::move(stride), layout);
 }
-Stmt Matrix::store_bounded(std::string frag, std::string array, Space space, Expr index, Expr stride, Expr rows,
-                           Expr cols) {
+Stmt Matrix::store_bounded(std::string frag, std::string array, Space space, Expr index,
+                           Expr stride, Expr rows, Expr cols) {
     require_integer(rows, "fragment store row bound");
     require_integer(cols, "fragment store column bound");
-    auto n = std::make_shared<Matrix>(static_cast<const Matrix&>(*matrix_memory(
-        MatrixOp::Store, std::move(frag), std::move(array), space, std::move(index), std::move(stride), MatrixLayout::Row)));
+    auto n = std::make_shared<Matrix>(static_cast<const Matrix&>(
+        *matrix_memory(MatrixOp::Store, std::move(frag), std::move(array), space, std::move(index),
+                       std::move(stride), MatrixLayout::Row)));
     n->rows = std::move(rows);
     n->cols = std::move(cols);
     return n;
 }
-Stmt Matrix::mma_shared(std::string d, std::string a, Expr row_a, Expr col_a, std::string b, Expr row_b, Expr col_b,
-                        uint32_t steps, uint32_t in_flight) {
+Stmt Matrix::mma_shared(std::string d, std::string a, Expr row_a, Expr col_a, std::string b,
+                        Expr row_b, Expr col_b, uint32_t steps, uint32_t in_flight) {
     require_name(d, "mma_shared accumulator");
     require_name(a, "mma_shared A array");
     require_name(b, "mma_shared B array");
@@ -629,8 +714,10 @@ Stmt Matrix::mma_shared(std::string d, std::string a, Expr row_a, Expr col_a, st
     require_integer(col_a, "mma_shared A column");
     require_integer(row_b, "mma_shared B row");
     require_integer(col_b, "mma_shared B column");
-    if (steps == 0 || steps > 64) fail("mma_shared of " + std::to_string(steps) + " steps of k = 16 (1 to 64)");
-    if (in_flight > 7) fail("mma_shared leaving " + std::to_string(in_flight) + " in flight (0 to 7)");
+    if (steps == 0 || steps > 64)
+        fail("mma_shared of " + std::to_string(steps) + " steps of k = 16 (1 to 64)");
+    if (in_flight > 7)
+        fail("mma_shared leaving " + std::to_string(in_flight) + " in flight (0 to 7)");
     auto n = std::make_shared<Matrix>();
     n->op = MatrixOp::MmaShared;
     n->frag = std::move(d);
@@ -668,7 +755,8 @@ const char* to_string(AsyncCopyOp op) {
     return "?";
 }
 
-Stmt AsyncCopy::copy(std::string array, Expr index, std::string buffer, Expr src_index, uint32_t count, Expr valid) {
+Stmt AsyncCopy::copy(std::string array, Expr index, std::string buffer, Expr src_index,
+                     uint32_t count, Expr valid) {
     require_name(array, "async copy destination array");
     require_name(buffer, "async copy source buffer");
     require_integer(index, "async copy destination index");
@@ -707,12 +795,21 @@ template <class V> auto find_named(V& v, std::string_view n) -> decltype(&v[0]) 
 }
 } // namespace
 
-const Param* Kernel::param(std::string_view n) const { return find_named(params, n); }
-const ArrayDecl* Kernel::shared_array(std::string_view n) const { return find_named(shared, n); }
-const ArrayDecl* Kernel::private_array(std::string_view n) const { return find_named(privates, n); }
-const FragmentDecl* Kernel::fragment(std::string_view n) const { return find_named(fragments, n); }
+const Param* Kernel::param(std::string_view n) const {
+    return find_named(params, n);
+}
+const ArrayDecl* Kernel::shared_array(std::string_view n) const {
+    return find_named(shared, n);
+}
+const ArrayDecl* Kernel::private_array(std::string_view n) const {
+    return find_named(privates, n);
+}
+const FragmentDecl* Kernel::fragment(std::string_view n) const {
+    return find_named(fragments, n);
+}
 bool Kernel::has_warpgroup() const {
-    return std::any_of(fragments.begin(), fragments.end(), [](const FragmentDecl& f) { return f.warpgroup(); });
+    return std::any_of(fragments.begin(), fragments.end(),
+                       [](const FragmentDecl& f) { return f.warpgroup(); });
 }
 const TypeDecl* Kernel::type_decl(std::string_view n) const {
     for (auto& d : types)
@@ -721,12 +818,14 @@ const TypeDecl* Kernel::type_decl(std::string_view n) const {
 }
 uint64_t Kernel::shared_bytes() const {
     uint64_t total = 0;
-    for (auto& s : shared) total += uint64_t(s.count) * size_of(s.type);
+    for (auto& s : shared)
+        total += uint64_t(s.count) * size_of(s.type);
     return total;
 }
 uint64_t Kernel::hash() const {
     uint64_t h = 0xcbf29ce484222325ull;
-    for (unsigned char c : canonical_json(*this)) h = (h ^ c) * 0x100000001b3ull;
+    for (unsigned char c : canonical_json(*this))
+        h = (h ^ c) * 0x100000001b3ull;
     return h;
 }
 
@@ -740,7 +839,9 @@ template <class FE, class FS> void walk(const Stmt& s, FE& on_expr, FS& on_stmt)
         on_expr(*e);
         for_each_child(*e, [&](const Expr& c) { self(c, self); });
     };
-    for_each_part(*s, [&](const Expr& e) { expr(e, expr); }, [&](const Stmt& c) { walk(c, on_expr, on_stmt); });
+    for_each_part(
+        *s, [&](const Expr& e) { expr(e, expr); },
+        [&](const Stmt& c) { walk(c, on_expr, on_stmt); });
 }
 
 } // namespace
@@ -752,17 +853,22 @@ void collect_types(Kernel& k) {
         for (auto& d : found) {
             if (d->name != t.decl()->name) continue;
             if (!(*d == *t.decl()))
-                throw Error(ErrorCode::InvalidKernel, "kernel '" + k.name + "': two different types are named '" +
+                throw Error(ErrorCode::InvalidKernel, "kernel '" + k.name +
+                                                          "': two different types are named '" +
                                                           d->name + "'");
             return;
         }
-        for (auto& m : t.decl()->members) self(m.type, self); // contained types first
+        for (auto& m : t.decl()->members)
+            self(m.type, self); // contained types first
         found.push_back(t.decl_ptr());
     };
     auto type = [&](const Type& t) { add(t, add); };
-    for (auto& p : k.params) type(p.type);
-    for (auto& a : k.shared) type(a.type);
-    for (auto& a : k.privates) type(a.type);
+    for (auto& p : k.params)
+        type(p.type);
+    for (auto& a : k.shared)
+        type(a.type);
+    for (auto& a : k.privates)
+        type(a.type);
     auto on_expr = [&](const ExprNode& e) { type(e.type); };
     auto on_stmt = [&](const StmtNode& s) {
         if (s.kind == StmtKind::Let) type(static_cast<const Let&>(s).type);
@@ -773,15 +879,21 @@ void collect_types(Kernel& k) {
 
 bool needs_ir_v2(const Kernel& k) {
     auto v1_type = [](const Type& t) {
-        static constexpr Scalar v1[] = {Scalar::Void, Scalar::Bool, Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64, Scalar::F32, Scalar::F64};
-        return !t.is_aggregate() && !t.is_vector() && std::find(std::begin(v1), std::end(v1), t.scalar()) != std::end(v1);
+        static constexpr Scalar v1[] = {Scalar::Void, Scalar::Bool, Scalar::I32, Scalar::U32,
+                                        Scalar::I64,  Scalar::U64,  Scalar::F32, Scalar::F64};
+        return !t.is_aggregate() && !t.is_vector() &&
+               std::find(std::begin(v1), std::end(v1), t.scalar()) != std::end(v1);
     };
-    bool v2 = !k.types.empty() || !k.privates.empty() || k.work_group.declared() || !k.fragments.empty();
-    for (auto& p : k.params) v2 = v2 || !v1_type(p.type);
-    for (auto& a : k.shared) v2 = v2 || !v1_type(a.type) || !a.dims.empty() || a.pad;
+    bool v2 =
+        !k.types.empty() || !k.privates.empty() || k.work_group.declared() || !k.fragments.empty();
+    for (auto& p : k.params)
+        v2 = v2 || !v1_type(p.type);
+    for (auto& a : k.shared)
+        v2 = v2 || !v1_type(a.type) || !a.dims.empty() || a.pad;
     auto on_expr = [&](const ExprNode& e) {
-        const bool added = e.kind == ExprKind::Field || e.kind == ExprKind::Swizzle || e.kind == ExprKind::Broadcast ||
-                           e.kind == ExprKind::Construct || e.kind == ExprKind::MakeVariant;
+        const bool added = e.kind == ExprKind::Field || e.kind == ExprKind::Swizzle ||
+                           e.kind == ExprKind::Broadcast || e.kind == ExprKind::Construct ||
+                           e.kind == ExprKind::MakeVariant;
         v2 = v2 || added || !v1_type(e.type);
     };
     auto on_stmt = [&](const StmtNode& s) {
@@ -789,7 +901,8 @@ bool needs_ir_v2(const Kernel& k) {
         case StmtKind::Assign: v2 = v2 || !static_cast<const Assign&>(s).path.empty(); break;
         case StmtKind::Store: v2 = v2 || !static_cast<const Store&>(s).path.empty(); break;
         case StmtKind::Let: v2 = v2 || !v1_type(static_cast<const Let&>(s).type); break;
-        case StmtKind::Match: case StmtKind::AsyncCopy: v2 = true; break;
+        case StmtKind::Match:
+        case StmtKind::AsyncCopy: v2 = true; break;
         default: break;
         }
     };
@@ -801,11 +914,15 @@ KernelUses collect_uses(const Kernel& k) {
     std::set<std::string> intrinsics, natives;
     KernelUses uses;
     auto type = [&](const Type& t) { uses.fp64 |= t.scalar() == Scalar::F64; };
-    for (auto& p : k.params) type(p.type);
-    for (auto& s : k.shared) type(s.type);
-    for (auto& s : k.privates) type(s.type);
+    for (auto& p : k.params)
+        type(p.type);
+    for (auto& s : k.shared)
+        type(s.type);
+    for (auto& s : k.privates)
+        type(s.type);
     for (auto& d : k.types)
-        for (auto& m : d->members) type(m.type);
+        for (auto& m : d->members)
+            type(m.type);
     for (auto& f : k.fragments) {
         intrinsics.insert(f.intrinsic());
         // Where it runs as plain arithmetic, each subgroup works on its rows by subgroup_id.
@@ -819,7 +936,8 @@ KernelUses collect_uses(const Kernel& k) {
             const IntrinsicInfo* info = find_intrinsic(name);
             uses.subgroup |= info && info->convergence == Convergence::Subgroup;
         }
-        if (e.kind == ExprKind::Atomic) intrinsics.insert(static_cast<const Atomic&>(e).intrinsic());
+        if (e.kind == ExprKind::Atomic)
+            intrinsics.insert(static_cast<const Atomic&>(e).intrinsic());
     };
     auto on_stmt = [&](const StmtNode& s) {
         if (s.kind == StmtKind::Barrier) {
@@ -831,7 +949,8 @@ KernelUses collect_uses(const Kernel& k) {
             auto& n = static_cast<const Native&>(s);
             uses.native_blocks = true;
             if (!n.fallback) uses.native_fallback = false;
-            for (auto& [backend, code] : n.code) natives.insert(backend);
+            for (auto& [backend, code] : n.code)
+                natives.insert(backend);
         } else if (s.kind == StmtKind::Matrix) {
             uses.matrix = true;
         } else if (s.kind == StmtKind::AsyncCopy) {

@@ -24,7 +24,8 @@ json float_value(double v) {
 
 json path_json(const Path& p) {
     json j = json::array();
-    for (uint32_t step : p) j.push_back(step);
+    for (uint32_t step : p)
+        j.push_back(step);
     return j;
 }
 
@@ -60,8 +61,11 @@ struct Writer : ExprVisitor<Writer, json>, StmtVisitor<Writer, json> {
     }
     json visit(const Call& n) { return {{"name", n.name}, {"args", exprs(n.args)}}; }
     json visit(const Atomic& n) {
-        json j = {{"op", to_string(n.op)}, {"array", n.array}, {"space", to_string(n.space)},
-                  {"index", expr(n.index)}, {"value", expr(n.value)}};
+        json j = {{"op", to_string(n.op)},
+                  {"array", n.array},
+                  {"space", to_string(n.space)},
+                  {"index", expr(n.index)},
+                  {"value", expr(n.value)}};
         if (n.compare) j["compare"] = expr(n.compare);
         return j;
     }
@@ -70,7 +74,8 @@ struct Writer : ExprVisitor<Writer, json>, StmtVisitor<Writer, json> {
     }
     json visit(const Swizzle& n) {
         json lanes = json::array();
-        for (uint8_t l : n.lanes) lanes.push_back(l);
+        for (uint8_t l : n.lanes)
+            lanes.push_back(l);
         return {{"base", expr(n.base)}, {"lanes", lanes}};
     }
     json visit(const Broadcast& n) { return {{"value", expr(n.value)}}; }
@@ -82,13 +87,15 @@ struct Writer : ExprVisitor<Writer, json>, StmtVisitor<Writer, json> {
     }
     json exprs(const std::vector<Expr>& v) {
         json a = json::array();
-        for (auto& e : v) a.push_back(expr(e));
+        for (auto& e : v)
+            a.push_back(expr(e));
         return a;
     }
 
     json visit(const Block& n) {
         json body = json::array();
-        for (auto& s : n.body) body.push_back(stmt(s));
+        for (auto& s : n.body)
+            body.push_back(stmt(s));
         return {{"body", body}};
     }
     json visit(const Let& n) {
@@ -100,7 +107,9 @@ struct Writer : ExprVisitor<Writer, json>, StmtVisitor<Writer, json> {
         return j;
     }
     json visit(const Store& n) {
-        json j = {{"array", n.array}, {"space", to_string(n.space)}, {"index", expr(n.index)},
+        json j = {{"array", n.array},
+                  {"space", to_string(n.space)},
+                  {"index", expr(n.index)},
                   {"value", expr(n.value)}};
         if (!n.path.empty()) j["path"] = path_json(n.path);
         return j;
@@ -111,8 +120,8 @@ struct Writer : ExprVisitor<Writer, json>, StmtVisitor<Writer, json> {
         return j;
     }
     json visit(const For& n) {
-        return {{"var", n.var},           {"type", to_string(n.type)}, {"begin", expr(n.begin)},
-                {"end", expr(n.end)},     {"step", expr(n.step)},      {"body", stmt(n.body)}};
+        return {{"var", n.var},       {"type", to_string(n.type)}, {"begin", expr(n.begin)},
+                {"end", expr(n.end)}, {"step", expr(n.step)},      {"body", stmt(n.body)}};
     }
     json visit(const While& n) { return {{"cond", expr(n.cond)}, {"body", stmt(n.body)}}; }
     json visit(const Break&) { return json::object(); }
@@ -130,7 +139,8 @@ struct Writer : ExprVisitor<Writer, json>, StmtVisitor<Writer, json> {
         json j = {{"op", to_string(n.op)}, {"fragment", n.frag}};
         switch (n.op) {
         case MatrixOp::Fill: j["value"] = expr(n.value); break;
-        case MatrixOp::Load: case MatrixOp::Store:
+        case MatrixOp::Load:
+        case MatrixOp::Store:
             j["array"] = n.array;
             j["space"] = to_string(n.space);
             j["index"] = expr(n.index);
@@ -182,10 +192,15 @@ json type_decl_json(const TypeDecl& d) {
         if (!m.type.is_void()) jm["type"] = to_string(m.type);
         members.push_back(jm);
     }
-    json j = {{"name", d.name}, {"kind", record ? "record" : "variant"}, {record ? "fields" : "cases", members},
-              {"size", d.size}, {"align", d.align}};
-    if (record) j["offsets"] = d.offsets;
-    else j["payload_offset"] = d.payload_offset;
+    json j = {{"name", d.name},
+              {"kind", record ? "record" : "variant"},
+              {record ? "fields" : "cases", members},
+              {"size", d.size},
+              {"align", d.align}};
+    if (record)
+        j["offsets"] = d.offsets;
+    else
+        j["payload_offset"] = d.payload_offset;
     return j;
 }
 
@@ -211,9 +226,13 @@ json kernel_json(const Kernel& k) {
         params.push_back(jp);
     }
     json types = json::array();
-    for (auto& d : k.types) types.push_back(type_decl_json(*d));
+    for (auto& d : k.types)
+        types.push_back(type_decl_json(*d));
     Writer w;
-    json j = {{"schema", schema_v1}, {"name", k.name}, {"params", params}, {"shared", arrays_json(k.shared)},
+    json j = {{"schema", schema_v1},
+              {"name", k.name},
+              {"params", params},
+              {"shared", arrays_json(k.shared)},
               {"body", k.body ? w.stmt(k.body) : json(nullptr)}};
     if (!needs_ir_v2(k)) return j;
     j["schema"] = schema_name;
@@ -222,8 +241,8 @@ json kernel_json(const Kernel& k) {
     if (!k.fragments.empty()) {
         json frags = json::array();
         for (auto& f : k.fragments) {
-            json jf = {{"name", f.name}, {"use", to_string(f.use)}, {"m", f.m}, {"n", f.n}, {"k", f.k},
-                       {"type", to_string(f.type)}};
+            json jf = {{"name", f.name}, {"use", to_string(f.use)},  {"m", f.m}, {"n", f.n},
+                       {"k", f.k},       {"type", to_string(f.type)}};
             if (f.use != MatrixUse::Acc) jf["layout"] = to_string(f.layout);
             frags.push_back(jf);
         }
@@ -241,7 +260,9 @@ json kernel_json(const Kernel& k) {
 
 } // namespace
 
-std::string to_json(const Kernel& k) { return kernel_json(k).dump(1); }
+std::string to_json(const Kernel& k) {
+    return kernel_json(k).dump(1);
+}
 
 // ---- reading -----------------------------------------------------------------------------
 
@@ -268,7 +289,8 @@ struct Reader {
     struct Nesting {
         Reader& r;
         Nesting(Reader& reader, const std::string& path) : r(reader) {
-            if (++r.depth > kMaxDepth) r.fail(path, "nested deeper than " + std::to_string(kMaxDepth) + " levels");
+            if (++r.depth > kMaxDepth)
+                r.fail(path, "nested deeper than " + std::to_string(kMaxDepth) + " levels");
         }
         ~Nesting() { --r.depth; }
     };
@@ -287,15 +309,18 @@ struct Reader {
     uint64_t count(const json& obj, const std::string& path, const char* key, uint64_t max) const {
         const json& v = field(obj, path, key);
         if (!v.is_number_unsigned() || v.get<uint64_t>() > max)
-            fail(path + "." + key, "expected an integer from 0 to " + std::to_string(max) + ", found " + v.dump());
+            fail(path + "." + key,
+                 "expected an integer from 0 to " + std::to_string(max) + ", found " + v.dump());
         return v.get<uint64_t>();
     }
     Type type(const json& obj, const std::string& path, const char* key = "type") const {
         std::string s = str(obj, path, key);
         auto t = type_from_string(s, decls);
         if (!t || (!v2 && !t->is_scalar() && !t->is_void()))
-            fail(path + "." + key, "unknown type \"" + s + "\" (expected a scalar such as f32, i8, bf16, "
-                                   "a vector such as f32x4, or a record or variant of \"types\")");
+            fail(path + "." + key,
+                 "unknown type \"" + s +
+                     "\" (expected a scalar such as f32, i8, bf16, "
+                     "a vector such as f32x4, or a record or variant of \"types\")");
         return *t;
     }
     Space space(const json& obj, const std::string& path) const {
@@ -305,10 +330,12 @@ struct Reader {
         if (s == "private" && v2) return Space::Private;
         fail(path + ".space", "unknown space \"" + s + "\" (expected global, local or private)");
     }
-    void keys(const json& obj, const std::string& path, std::initializer_list<const char*> allowed) const {
+    void keys(const json& obj, const std::string& path,
+              std::initializer_list<const char*> allowed) const {
         for (auto& [k, v] : obj.items()) {
             bool known = false;
-            for (auto* a : allowed) known |= k == a;
+            for (auto* a : allowed)
+                known |= k == a;
             if (!known) fail(path + "." + k, "unknown key \"" + k + "\"");
         }
     }
@@ -318,11 +345,14 @@ struct Reader {
         return v;
     }
     // A member (field, case) of an aggregate type, by name.
-    uint32_t member(const Type& t, const json& obj, const std::string& path, const char* key) const {
+    uint32_t member(const Type& t, const json& obj, const std::string& path,
+                    const char* key) const {
         std::string name = str(obj, path, key);
         int i = t.decl()->index_of(name);
-        if (i < 0) fail(path + "." + key, "'" + t.decl()->name + "' has no " + (t.is_record() ? "field" : "case") +
-                                              " named \"" + name + "\"");
+        if (i < 0)
+            fail(path + "." + key, "'" + t.decl()->name + "' has no " +
+                                       (t.is_record() ? "field" : "case") + " named \"" + name +
+                                       "\"");
         return uint32_t(i);
     }
     Path path_of(const json& j, const std::string& path) const {
@@ -331,7 +361,8 @@ struct Reader {
         const json& a = array(j, path, "path");
         for (size_t i = 0; i < a.size(); ++i) {
             if (!a[i].is_number_unsigned() || a[i].get<uint64_t>() > 255)
-                fail(path + ".path[" + std::to_string(i) + "]", "expected a field or lane index, found " + a[i].dump());
+                fail(path + ".path[" + std::to_string(i) + "]",
+                     "expected a field or lane index, found " + a[i].dump());
             p.push_back(a[i].get<uint32_t>());
         }
         return p;
@@ -352,7 +383,8 @@ struct Reader {
         Type t = type(j, path);
         Expr e = expr_of_kind(kind, t, j, path);
         if (!(e->type == t))
-            fail(path + ".type", "declared " + to_string(t) + " but the " + kind + " has type " + to_string(e->type));
+            fail(path + ".type", "declared " + to_string(t) + " but the " + kind + " has type " +
+                                     to_string(e->type));
         return e;
     }
     Expr opt_expr(const json& j, const std::string& path, const char* key) {
@@ -361,14 +393,16 @@ struct Reader {
     std::vector<Expr> exprs(const json& j, const std::string& path, const char* key) {
         const json& a = array(j, path, key);
         std::vector<Expr> v;
-        for (size_t i = 0; i < a.size(); ++i) v.push_back(expr(a[i], path + "." + key + "[" + std::to_string(i) + "]"));
+        for (size_t i = 0; i < a.size(); ++i)
+            v.push_back(expr(a[i], path + "." + key + "[" + std::to_string(i) + "]"));
         return v;
     }
 
     Expr constant(const Type& type, const json& j, const std::string& path) const {
         keys(j, path, {"expr", "type", "value"});
         const json& v = field(j, path, "value");
-        if (!type.is_scalar()) fail(path + ".type", "a constant of " + to_string(type) + " (constants are scalars)");
+        if (!type.is_scalar())
+            fail(path + ".type", "a constant of " + to_string(type) + " (constants are scalars)");
         const Scalar t = type.scalar();
         return checked(path, [&] {
             if (is_float(t)) {
@@ -382,13 +416,16 @@ struct Reader {
                 if (!v.is_boolean()) fail(path + ".value", "expected true or false");
                 return Const::make_bool(v.get<bool>());
             }
-            if (!v.is_number_integer()) fail(path + ".value", "expected an integer, found " + kind_of(v));
-            if (t == Scalar::U64) return Const::make_int(t, static_cast<int64_t>(v.get<uint64_t>()));
+            if (!v.is_number_integer())
+                fail(path + ".value", "expected an integer, found " + kind_of(v));
+            if (t == Scalar::U64)
+                return Const::make_int(t, static_cast<int64_t>(v.get<uint64_t>()));
             return Const::make_int(t, v.get<int64_t>());
         });
     }
 
-    Expr expr_of_kind(const std::string& kind, const Type& type, const json& j, const std::string& path) {
+    Expr expr_of_kind(const std::string& kind, const Type& type, const json& j,
+                      const std::string& path) {
         auto sub = [&](const char* key) { return expr(field(j, path, key), path + "." + key); };
         if (kind == "Const") return constant(type, j, path);
         if (kind == "Var") {
@@ -399,7 +436,8 @@ struct Reader {
             keys(j, path, {"expr", "type", "op", "a"});
             std::string op = str(j, path, "op");
             for (auto o : {UnaryOp::Neg, UnaryOp::Not, UnaryOp::BitNot})
-                if (op == to_string(o)) return checked(path, [&] { return Unary::make(o, sub("a")); });
+                if (op == to_string(o))
+                    return checked(path, [&] { return Unary::make(o, sub("a")); });
             fail(path + ".op", "unknown unary op \"" + op + "\"");
         }
         if (kind == "Binary") {
@@ -421,7 +459,9 @@ struct Reader {
         }
         if (kind == "Load") {
             keys(j, path, {"expr", "type", "array", "space", "index"});
-            return checked(path, [&] { return Load::make(str(j, path, "array"), space(j, path), type, sub("index")); });
+            return checked(path, [&] {
+                return Load::make(str(j, path, "array"), space(j, path), type, sub("index"));
+            });
         }
         if (kind == "Call") {
             keys(j, path, {"expr", "type", "name", "args"});
@@ -435,19 +475,26 @@ struct Reader {
             for (int i = 0; i <= int(AtomicOp::CmpXchg); ++i) {
                 auto o = static_cast<AtomicOp>(i);
                 if (op != to_string(o)) continue;
-                Expr index = sub("index"), value = sub("value"), compare = opt_expr(j, path, "compare");
+                Expr index = sub("index"), value = sub("value"),
+                     compare = opt_expr(j, path, "compare");
                 return checked(path, [&] {
-                    return Atomic::make(o, str(j, path, "array"), space(j, path), type.scalar(), index, value, compare);
+                    return Atomic::make(o, str(j, path, "array"), space(j, path), type.scalar(),
+                                        index, value, compare);
                 });
             }
             fail(path + ".op", "unknown atomic op \"" + op + "\"");
         }
-        if (!v2) fail(path + ".expr", "unknown expression kind \"" + kind + "\" (in schema " + schema_v1 + ")");
+        if (!v2)
+            fail(path + ".expr",
+                 "unknown expression kind \"" + kind + "\" (in schema " + schema_v1 + ")");
         if (kind == "Field") {
             keys(j, path, {"expr", "type", "base", "field"});
             Expr base = sub("base");
-            if (!base->type.is_record()) fail(path + ".base", "a field of " + to_string(base->type) + ", which is not a record");
-            return checked(path, [&] { return Field::make(base, member(base->type, j, path, "field")); });
+            if (!base->type.is_record())
+                fail(path + ".base",
+                     "a field of " + to_string(base->type) + ", which is not a record");
+            return checked(path,
+                           [&] { return Field::make(base, member(base->type, j, path, "field")); });
         }
         if (kind == "Swizzle") {
             keys(j, path, {"expr", "type", "base", "lanes"});
@@ -456,14 +503,17 @@ struct Reader {
             const json& a = array(j, path, "lanes");
             for (size_t i = 0; i < a.size(); ++i) {
                 if (!a[i].is_number_unsigned() || a[i].get<uint64_t>() > 7)
-                    fail(path + ".lanes[" + std::to_string(i) + "]", "expected a lane from 0 to 7, found " + a[i].dump());
+                    fail(path + ".lanes[" + std::to_string(i) + "]",
+                         "expected a lane from 0 to 7, found " + a[i].dump());
                 lanes.push_back(a[i].get<uint8_t>());
             }
             return checked(path, [&] { return Swizzle::make(base, lanes); });
         }
         if (kind == "Broadcast") {
             keys(j, path, {"expr", "type", "value"});
-            if (!type.is_vector()) fail(path + ".type", "a broadcast to " + to_string(type) + ", which is not a vector");
+            if (!type.is_vector())
+                fail(path + ".type",
+                     "a broadcast to " + to_string(type) + ", which is not a vector");
             return checked(path, [&] { return Broadcast::make(sub("value"), type.lanes()); });
         }
         if (kind == "Construct") {
@@ -486,12 +536,15 @@ struct Reader {
         std::string kind = str(j, path, "stmt");
         auto sub = [&](const char* key) { return expr(field(j, path, key), path + "." + key); };
         auto body = [&](const char* key) { return stmt(field(j, path, key), path + "." + key); };
-        auto opt_body = [&](const char* key) { return j.contains(key) ? stmt(j[key], path + "." + key) : nullptr; };
+        auto opt_body = [&](const char* key) {
+            return j.contains(key) ? stmt(j[key], path + "." + key) : nullptr;
+        };
         if (kind == "Block") {
             keys(j, path, {"stmt", "body"});
             const json& b = array(j, path, "body");
             std::vector<Stmt> v;
-            for (size_t i = 0; i < b.size(); ++i) v.push_back(stmt(b[i], path + ".body[" + std::to_string(i) + "]"));
+            for (size_t i = 0; i < b.size(); ++i)
+                v.push_back(stmt(b[i], path + ".body[" + std::to_string(i) + "]"));
             return Block::make(std::move(v));
         }
         if (kind == "Let") {
@@ -499,21 +552,28 @@ struct Reader {
             Type t = type(j, path);
             Expr init = sub("init");
             if (!(init->type == t))
-                fail(path + ".type", "declared " + to_string(t) + " but the initializer has type " + to_string(init->type));
+                fail(path + ".type", "declared " + to_string(t) + " but the initializer has type " +
+                                         to_string(init->type));
             return checked(path, [&] { return Let::make(str(j, path, "name"), init); });
         }
         if (kind == "Assign") {
-            keys(j, path, v2 ? std::initializer_list<const char*>{"stmt", "name", "value", "path"}
-                             : std::initializer_list<const char*>{"stmt", "name", "value"});
+            keys(j, path,
+                 v2 ? std::initializer_list<const char*>{"stmt", "name", "value", "path"}
+                    : std::initializer_list<const char*>{"stmt", "name", "value"});
             Expr value = sub("value");
-            return checked(path, [&] { return Assign::make(str(j, path, "name"), value, path_of(j, path)); });
+            return checked(
+                path, [&] { return Assign::make(str(j, path, "name"), value, path_of(j, path)); });
         }
         if (kind == "Store") {
-            keys(j, path, v2 ? std::initializer_list<const char*>{"stmt", "array", "space", "index", "value", "path"}
-                             : std::initializer_list<const char*>{"stmt", "array", "space", "index", "value"});
+            keys(j, path,
+                 v2 ? std::initializer_list<const char*>{"stmt", "array", "space", "index", "value",
+                                                         "path"}
+                    : std::initializer_list<const char*>{"stmt", "array", "space", "index",
+                                                         "value"});
             Expr index = sub("index"), value = sub("value");
             return checked(path, [&] {
-                return Store::make(str(j, path, "array"), space(j, path), index, value, path_of(j, path));
+                return Store::make(str(j, path, "array"), space(j, path), index, value,
+                                   path_of(j, path));
             });
         }
         if (kind == "If") {
@@ -527,8 +587,10 @@ struct Reader {
             Type t = type(j, path);
             Expr begin = sub("begin"), end = sub("end"), step = sub("step");
             Stmt b = body("body");
-            Stmt s = checked(path, [&] { return For::make(str(j, path, "var"), begin, end, step, b); });
-            if (!(Type(as<For>(s)->type) == t)) fail(path + ".type", "does not match the loop bounds' type");
+            Stmt s =
+                checked(path, [&] { return For::make(str(j, path, "var"), begin, end, step, b); });
+            if (!(Type(as<For>(s)->type) == t))
+                fail(path + ".type", "does not match the loop bounds' type");
             return s;
         }
         if (kind == "While") {
@@ -548,7 +610,8 @@ struct Reader {
             std::string s = str(j, path, "scope");
             if (s == "workgroup") return Fence::make(FenceScope::WorkGroup);
             if (s == "device") return Fence::make(FenceScope::Device);
-            fail(path + ".scope", "unknown fence scope \"" + s + "\" (expected workgroup or device)");
+            fail(path + ".scope",
+                 "unknown fence scope \"" + s + "\" (expected workgroup or device)");
         }
         if (kind == "Eval") {
             keys(j, path, {"stmt", "value"});
@@ -587,51 +650,69 @@ struct Reader {
             return checked(path, [&] { return Matrix::fill(frag, v); });
         }
         if (op == "load" || op == "store") {
-            keys(j, path, {"stmt", "op", "fragment", "array", "space", "index", "stride", "layout", "rows", "cols"});
+            keys(j, path,
+                 {"stmt", "op", "fragment", "array", "space", "index", "stride", "layout", "rows",
+                  "cols"});
             Expr index = expr(field(j, path, "index"), path + ".index");
             Expr stride = expr(field(j, path, "stride"), path + ".stride");
             const MatrixLayout l = layout(j, path);
             if (j.contains("rows") || j.contains("cols")) {
-                if (op == "load") fail(path + ".rows", "a fragment load has no bounds (only a warpgroup store does)");
+                if (op == "load")
+                    fail(path + ".rows",
+                         "a fragment load has no bounds (only a warpgroup store does)");
                 if (l != MatrixLayout::Row) fail(path + ".layout", "a bounded store is row-major");
                 Expr rows = expr(field(j, path, "rows"), path + ".rows");
                 Expr cols = expr(field(j, path, "cols"), path + ".cols");
                 return checked(path, [&] {
-                    return Matrix::store_bounded(frag, str(j, path, "array"), space(j, path), index, stride, rows, cols);
+                    return Matrix::store_bounded(frag, str(j, path, "array"), space(j, path), index,
+                                                 stride, rows, cols);
                 });
             }
             return checked(path, [&] {
-                return op == "load" ? Matrix::load(frag, str(j, path, "array"), space(j, path), index, stride, l)
-                                    : Matrix::store(frag, str(j, path, "array"), space(j, path), index, stride, l);
+                return op == "load" ? Matrix::load(frag, str(j, path, "array"), space(j, path),
+                                                   index, stride, l)
+                                    : Matrix::store(frag, str(j, path, "array"), space(j, path),
+                                                    index, stride, l);
             });
         }
         if (op == "mma") {
             keys(j, path, {"stmt", "op", "fragment", "a", "b", "c"});
-            return checked(path, [&] { return Matrix::mma(frag, str(j, path, "a"), str(j, path, "b"), str(j, path, "c")); });
-        }
-        if (op == "mma_shared") {
-            keys(j, path, {"stmt", "op", "fragment", "a", "row_a", "col_a", "b", "row_b", "col_b", "steps", "in_flight"});
-            Expr ra = expr(field(j, path, "row_a"), path + ".row_a"), ca = expr(field(j, path, "col_a"), path + ".col_a");
-            Expr rb = expr(field(j, path, "row_b"), path + ".row_b"), cb = expr(field(j, path, "col_b"), path + ".col_b");
-            const auto steps = uint32_t(count(j, path, "steps", 64));
-            const auto in_flight = j.contains("in_flight") ? uint32_t(count(j, path, "in_flight", 7)) : 0u;
             return checked(path, [&] {
-                return Matrix::mma_shared(frag, str(j, path, "a"), ra, ca, str(j, path, "b"), rb, cb, steps, in_flight);
+                return Matrix::mma(frag, str(j, path, "a"), str(j, path, "b"), str(j, path, "c"));
             });
         }
-        fail(path + ".op", "unknown matrix op \"" + op + "\" (expected fill, load, store, mma or mma_shared)");
+        if (op == "mma_shared") {
+            keys(j, path,
+                 {"stmt", "op", "fragment", "a", "row_a", "col_a", "b", "row_b", "col_b", "steps",
+                  "in_flight"});
+            Expr ra = expr(field(j, path, "row_a"), path + ".row_a"),
+                 ca = expr(field(j, path, "col_a"), path + ".col_a");
+            Expr rb = expr(field(j, path, "row_b"), path + ".row_b"),
+                 cb = expr(field(j, path, "col_b"), path + ".col_b");
+            const auto steps = uint32_t(count(j, path, "steps", 64));
+            const auto in_flight =
+                j.contains("in_flight") ? uint32_t(count(j, path, "in_flight", 7)) : 0u;
+            return checked(path, [&] {
+                return Matrix::mma_shared(frag, str(j, path, "a"), ra, ca, str(j, path, "b"), rb,
+                                          cb, steps, in_flight);
+            });
+        }
+        fail(path + ".op",
+             "unknown matrix op \"" + op + "\" (expected fill, load, store, mma or mma_shared)");
     }
 
     Stmt async_copy(const json& j, const std::string& path) {
         const std::string op = str(j, path, "op");
         if (op == "copy") {
-            keys(j, path, {"stmt", "op", "array", "index", "buffer", "src_index", "count", "valid"});
+            keys(j, path,
+                 {"stmt", "op", "array", "index", "buffer", "src_index", "count", "valid"});
             Expr index = expr(field(j, path, "index"), path + ".index");
             Expr src = expr(field(j, path, "src_index"), path + ".src_index");
             Expr valid = expr(field(j, path, "valid"), path + ".valid");
             const auto n = uint32_t(count(j, path, "count", 16));
             return checked(path, [&] {
-                return AsyncCopy::copy(str(j, path, "array"), index, str(j, path, "buffer"), src, n, valid);
+                return AsyncCopy::copy(str(j, path, "array"), index, str(j, path, "buffer"), src, n,
+                                       valid);
             });
         }
         if (op == "commit") {
@@ -655,18 +736,26 @@ struct Reader {
             FragmentDecl f;
             f.name = str(a[i], p, "name");
             const std::string use = str(a[i], p, "use");
-            if (use == "a") f.use = MatrixUse::A;
-            else if (use == "b") f.use = MatrixUse::B;
-            else if (use == "acc") f.use = MatrixUse::Acc;
-            else fail(p + ".use", "unknown fragment use \"" + use + "\" (expected a, b or acc)");
+            if (use == "a")
+                f.use = MatrixUse::A;
+            else if (use == "b")
+                f.use = MatrixUse::B;
+            else if (use == "acc")
+                f.use = MatrixUse::Acc;
+            else
+                fail(p + ".use", "unknown fragment use \"" + use + "\" (expected a, b or acc)");
             f.m = uint32_t(count(a[i], p, "m", 64));
             f.n = uint32_t(count(a[i], p, "n", 256));
             f.k = uint32_t(count(a[i], p, "k", 64));
             Type t = type(a[i], p);
-            if (!t.is_scalar()) fail(p + ".type", "a fragment of " + to_string(t) + " (fragments hold numbers)");
+            if (!t.is_scalar())
+                fail(p + ".type", "a fragment of " + to_string(t) + " (fragments hold numbers)");
             f.type = t.scalar();
-            if (f.use != MatrixUse::Acc) f.layout = layout(a[i], p);
-            else if (a[i].contains("layout")) fail(p + ".layout", "an accumulator has no declared layout (its loads and stores name one)");
+            if (f.use != MatrixUse::Acc)
+                f.layout = layout(a[i], p);
+            else if (a[i].contains("layout"))
+                fail(p + ".layout",
+                     "an accumulator has no declared layout (its loads and stores name one)");
             out.push_back(std::move(f));
         }
         return out;
@@ -675,7 +764,9 @@ struct Reader {
     Stmt match(const json& j, const std::string& path) {
         keys(j, path, {"stmt", "value", "cases", "otherwise"});
         Expr value = expr(field(j, path, "value"), path + ".value");
-        if (!value->type.is_variant()) fail(path + ".value", "a match on " + to_string(value->type) + ", which is not a variant");
+        if (!value->type.is_variant())
+            fail(path + ".value",
+                 "a match on " + to_string(value->type) + ", which is not a variant");
         const json& cases = array(j, path, "cases");
         std::vector<MatchCase> out;
         for (size_t i = 0; i < cases.size(); ++i) {
@@ -687,7 +778,8 @@ struct Reader {
             c.body = stmt(field(cases[i], at, "body"), at + ".body");
             out.push_back(std::move(c));
         }
-        Stmt otherwise = j.contains("otherwise") ? stmt(j["otherwise"], path + ".otherwise") : nullptr;
+        Stmt otherwise =
+            j.contains("otherwise") ? stmt(j["otherwise"], path + ".otherwise") : nullptr;
         return checked(path, [&] { return Match::make(value, std::move(out), otherwise); });
     }
 
@@ -695,9 +787,11 @@ struct Reader {
     void type_decl(const json& j, const std::string& path) {
         std::string kind = str(j, path, "kind");
         const bool record = kind == "record";
-        if (!record && kind != "variant") fail(path + ".kind", "unknown kind \"" + kind + "\" (expected record or variant)");
+        if (!record && kind != "variant")
+            fail(path + ".kind", "unknown kind \"" + kind + "\" (expected record or variant)");
         const char* list = record ? "fields" : "cases";
-        keys(j, path, {"name", "kind", list, "size", "align", record ? "offsets" : "payload_offset"});
+        keys(j, path,
+             {"name", "kind", list, "size", "align", record ? "offsets" : "payload_offset"});
         const json& members = array(j, path, list);
         std::vector<Member> ms;
         for (size_t i = 0; i < members.size(); ++i) {
@@ -709,26 +803,31 @@ struct Reader {
         }
         std::string name = str(j, path, "name");
         for (auto& d : decls)
-            if (d->name == name) fail(path + ".name", "the type \"" + name + "\" is declared twice");
+            if (d->name == name)
+                fail(path + ".name", "the type \"" + name + "\" is declared twice");
         auto d = checked(path, [&] {
-            return record ? TypeDecl::make_record(name, std::move(ms)) : TypeDecl::make_variant(name, std::move(ms));
+            return record ? TypeDecl::make_record(name, std::move(ms))
+                          : TypeDecl::make_variant(name, std::move(ms));
         });
         auto expect = [&](const char* key, uint64_t computed) {
             if (j.contains(key) && count(j, path, key, UINT64_MAX) != computed)
-                fail(path + "." + key, "layout mismatch: plexus computes " + std::string(key) + " " +
-                                           std::to_string(computed) + " for \"" + name + "\" (docs/ir.md, Memory layout)");
+                fail(path + "." + key, "layout mismatch: plexus computes " + std::string(key) +
+                                           " " + std::to_string(computed) + " for \"" + name +
+                                           "\" (docs/ir.md, Memory layout)");
         };
         expect("size", d->size);
         expect("align", d->align);
         if (!record) expect("payload_offset", d->payload_offset);
         if (record && j.contains("offsets")) {
             const json& offsets = array(j, path, "offsets");
-            if (offsets.size() != d->offsets.size()) fail(path + ".offsets", "expected one offset per field");
+            if (offsets.size() != d->offsets.size())
+                fail(path + ".offsets", "expected one offset per field");
             for (size_t i = 0; i < offsets.size(); ++i)
                 if (!offsets[i].is_number_unsigned() || offsets[i].get<uint64_t>() != d->offsets[i])
                     fail(path + ".offsets[" + std::to_string(i) + "]",
-                         "layout mismatch: plexus puts field \"" + d->members[i].name + "\" at byte " +
-                             std::to_string(d->offsets[i]) + ", found " + offsets[i].dump());
+                         "layout mismatch: plexus puts field \"" + d->members[i].name +
+                             "\" at byte " + std::to_string(d->offsets[i]) + ", found " +
+                             offsets[i].dump());
         }
         decls.push_back(std::move(d));
     }
@@ -739,13 +838,20 @@ struct Reader {
         const json& a = array(j, "", key);
         for (size_t i = 0; i < a.size(); ++i) {
             std::string p = std::string(key) + "[" + std::to_string(i) + "]";
-            keys(a[i], p, v2 ? std::initializer_list<const char*>{"name", "type", "count", "dims", "pad", "swizzle"}
-                             : std::initializer_list<const char*>{"name", "type", "count"});
-            ArrayDecl d{str(a[i], p, "name"), type(a[i], p), uint32_t(count(a[i], p, "count", UINT32_MAX)), {}, 0};
+            keys(a[i], p,
+                 v2 ? std::initializer_list<const char*>{"name", "type", "count", "dims", "pad",
+                                                         "swizzle"}
+                    : std::initializer_list<const char*>{"name", "type", "count"});
+            ArrayDecl d{str(a[i], p, "name"),
+                        type(a[i], p),
+                        uint32_t(count(a[i], p, "count", UINT32_MAX)),
+                        {},
+                        0};
             if (d.count == 0) fail(p + ".count", "expected a positive integer below 2^32");
             if (a[i].contains("dims"))
                 for (auto& x : array(a[i], p, "dims")) {
-                    if (!x.is_number_unsigned() || x.get<uint64_t>() > UINT32_MAX) fail(p + ".dims", "expected integers below 2^32");
+                    if (!x.is_number_unsigned() || x.get<uint64_t>() > UINT32_MAX)
+                        fail(p + ".dims", "expected integers below 2^32");
                     d.dims.push_back(x.get<uint32_t>());
                 }
             if (a[i].contains("pad")) d.pad = uint32_t(count(a[i], p, "pad", UINT32_MAX));
@@ -762,17 +868,22 @@ struct Reader {
         if (!j.is_object()) fail("", "expected a JSON object, found " + kind_of(j));
         std::string schema = str(j, "", "schema");
         if (schema != schema_name && schema != schema_v1)
-            fail("schema", "unsupported schema \"" + schema + "\" (this plexus reads " + schema_name + " and " +
-                               schema_v1 + ")");
+            fail("schema", "unsupported schema \"" + schema + "\" (this plexus reads " +
+                               schema_name + " and " + schema_v1 + ")");
         v2 = schema == schema_name;
-        if (v2) keys(j, "", {"schema", "name", "types", "params", "shared", "private", "work_group", "fragments", "body"});
-        else keys(j, "", {"schema", "name", "params", "shared", "body"});
+        if (v2)
+            keys(j, "",
+                 {"schema", "name", "types", "params", "shared", "private", "work_group",
+                  "fragments", "body"});
+        else
+            keys(j, "", {"schema", "name", "params", "shared", "body"});
         Kernel k;
         k.name = str(j, "", "name");
         kernel = k.name;
         if (v2 && j.contains("types")) {
             const json& types = array(j, "", "types");
-            for (size_t i = 0; i < types.size(); ++i) type_decl(types[i], "types[" + std::to_string(i) + "]");
+            for (size_t i = 0; i < types.size(); ++i)
+                type_decl(types[i], "types[" + std::to_string(i) + "]");
             k.types = decls;
         }
         const json& params = array(j, "", "params");
@@ -787,14 +898,20 @@ struct Reader {
                 keys(jp, p, {"name", "kind", "type", "access"});
                 param.kind = Param::Kind::Buffer;
                 std::string a = str(jp, p, "access");
-                if (a == "read") param.access = Access::Read;
-                else if (a == "write") param.access = Access::Write;
-                else if (a == "readwrite") param.access = Access::ReadWrite;
-                else fail(p + ".access", "unknown access \"" + a + "\" (expected read, write or readwrite)");
+                if (a == "read")
+                    param.access = Access::Read;
+                else if (a == "write")
+                    param.access = Access::Write;
+                else if (a == "readwrite")
+                    param.access = Access::ReadWrite;
+                else
+                    fail(p + ".access",
+                         "unknown access \"" + a + "\" (expected read, write or readwrite)");
             } else if (kind == "scalar") {
                 keys(jp, p, {"name", "kind", "type"});
             } else {
-                fail(p + ".kind", "unknown parameter kind \"" + kind + "\" (expected buffer or scalar)");
+                fail(p + ".kind",
+                     "unknown parameter kind \"" + kind + "\" (expected buffer or scalar)");
             }
             k.params.push_back(param);
         }
@@ -806,13 +923,16 @@ struct Reader {
                 if (r.size() != 3) fail("work_group.required", "expected three sizes [x, y, z]");
                 for (size_t d = 0; d < 3; ++d) {
                     if (!r[d].is_number_unsigned() || r[d].get<uint64_t>() > UINT32_MAX)
-                        fail("work_group.required[" + std::to_string(d) + "]", "expected a size, found " + r[d].dump());
+                        fail("work_group.required[" + std::to_string(d) + "]",
+                             "expected a size, found " + r[d].dump());
                     k.work_group.required[d] = r[d].get<uint32_t>();
                 }
             }
-            if (wg.contains("max")) k.work_group.max = uint32_t(count(wg, "work_group", "max", UINT32_MAX));
+            if (wg.contains("max"))
+                k.work_group.max = uint32_t(count(wg, "work_group", "max", UINT32_MAX));
             if (wg.contains("min_groups"))
-                k.work_group.min_groups = uint32_t(count(wg, "work_group", "min_groups", UINT32_MAX));
+                k.work_group.min_groups =
+                    uint32_t(count(wg, "work_group", "min_groups", UINT32_MAX));
         }
         field(j, "", "shared");
         k.shared = arrays(j, "shared");
@@ -842,6 +962,8 @@ Kernel from_json(std::string_view text, const std::string& origin) {
 }
 
 // The hash covers the compact canonical form, so formatting never changes it.
-std::string canonical_json(const Kernel& k) { return kernel_json(k).dump(); }
+std::string canonical_json(const Kernel& k) {
+    return kernel_json(k).dump();
+}
 
 } // namespace plexus::ir

@@ -10,14 +10,18 @@ using namespace build;
 
 class Lowerer {
 public:
-    Lowerer(const Kernel& k, bool only_warpgroup) : k_(k), only_warpgroup_(only_warpgroup), fresh(k, "mx") {}
+    Lowerer(const Kernel& k, bool only_warpgroup)
+        : k_(k), only_warpgroup_(only_warpgroup), fresh(k, "mx") {}
 
     Kernel run() {
         Kernel out = k_;
         out.fragments.clear();
         for (const FragmentDecl& f : k_.fragments) {
-            if (only_warpgroup_ && !f.warpgroup()) out.fragments.push_back(f);
-            else out.privates.push_back(ArrayDecl{f.name, f.type, f.subgroup_rows() * f.cols(), {}, 0});
+            if (only_warpgroup_ && !f.warpgroup())
+                out.fragments.push_back(f);
+            else
+                out.privates.push_back(
+                    ArrayDecl{f.name, f.type, f.subgroup_rows() * f.cols(), {}, 0});
         }
         out.body = replace_stmts(k_.body, StmtKind::Matrix, [&](const StmtNode& s) -> Stmt {
             const auto& m = static_cast<const Matrix&>(s);
@@ -39,7 +43,8 @@ private:
     // Element [row][col] of a swizzled shared array.
     Expr swizzled(const std::string& array, const Expr& row, const Expr& col) const {
         const ArrayDecl& a = *k_.shared_array(array);
-        return Load::make(array, Space::Local, a.type, swizzled_index(a.dims[0], size_of(a.type.scalar()), row, col));
+        return Load::make(array, Space::Local, a.type,
+                          swizzled_index(a.dims[0], size_of(a.type.scalar()), row, col));
     }
     // for (i32 v = 0; v < n; v += 1) body(v)
     Stmt loop(uint32_t n, const char* what, const std::function<Stmt(const Expr&)>& body) {
@@ -47,11 +52,15 @@ private:
         return For::make(v, i32(0), i32(n), i32(1), body(var(v)));
     }
     const FragmentDecl& frag(const std::string& name) const { return *k_.fragment(name); }
-    static Expr element(const FragmentDecl& f, const Expr& flat) { return Load::make(f.name, Space::Private, f.type, flat); }
+    static Expr element(const FragmentDecl& f, const Expr& flat) {
+        return Load::make(f.name, Space::Private, f.type, flat);
+    }
     static Stmt set(const FragmentDecl& f, const Expr& flat, const Expr& v) {
         return Store::make(f.name, Space::Private, flat, v);
     }
-    static Expr f32(const Expr& e) { return e->type == Scalar::F32 ? e : Cast::make(Scalar::F32, e); }
+    static Expr f32(const Expr& e) {
+        return e->type == Scalar::F32 ? e : Cast::make(Scalar::F32, e);
+    }
 
     // Element (r, c) of the tile in memory: index + r * stride + c, or + c * stride + r.
     static Expr address(const Matrix& n, MatrixLayout layout, const Expr& r, const Expr& c) {
@@ -67,8 +76,11 @@ private:
         switch (n.op) {
         case MatrixOp::Fill: {
             std::string v = fresh("fill");
-            Stmt init = Let::make(v, n.value->type == f.type ? n.value : Cast::make(f.type, n.value));
-            return Block::make({init, loop(f.subgroup_rows() * cols, "e", [&](const Expr& e) { return set(f, e, var(v, f.type)); })});
+            Stmt init =
+                Let::make(v, n.value->type == f.type ? n.value : Cast::make(f.type, n.value));
+            return Block::make({init, loop(f.subgroup_rows() * cols, "e", [&](const Expr& e) {
+                                    return set(f, e, var(v, f.type));
+                                })});
         }
         case MatrixOp::Store:
             if (f.warpgroup()) return warpgroup_store(n, f);
@@ -78,7 +90,8 @@ private:
             return loop(f.rows(), "r", [&](const Expr& r) {
                 return loop(cols, "c", [&](const Expr& c) {
                     Expr at = address(n, layout, r, c);
-                    if (n.op == MatrixOp::Load) return set(f, flat(r, c), Load::make(n.array, n.space, f.type, at));
+                    if (n.op == MatrixOp::Load)
+                        return set(f, flat(r, c), Load::make(n.array, n.space, f.type, at));
                     return Store::make(n.array, n.space, at, element(f, flat(r, c)));
                 });
             });
@@ -100,7 +113,8 @@ private:
                 Expr at = add(i64(n.index), add(mul(i64(r), i64(n.stride)), i64(c)));
                 Stmt st = Store::make(n.array, n.space, at, element(f, add(mul(i, i32(f.n)), c)));
                 if (!n.rows) return st;
-                Expr inside = Binary::make(BinaryOp::LogicalAnd, Binary::make(BinaryOp::Lt, i64(r), i64(n.rows)),
+                Expr inside = Binary::make(BinaryOp::LogicalAnd,
+                                           Binary::make(BinaryOp::Lt, i64(r), i64(n.rows)),
                                            Binary::make(BinaryOp::Lt, i64(c), i64(n.cols)));
                 return If::make(inside, st);
             });
@@ -124,15 +138,18 @@ private:
         Stmt body = loop(16, "i", [&](const Expr& i) {
             return loop(16 * n.steps, "k", [&](const Expr& kk) {
                 std::string av = fresh("a");
-                Stmt a = Let::make(av, f32(swizzled(n.array, add(var(q), i), add(i32v(n.col_a), kk))));
+                Stmt a =
+                    Let::make(av, f32(swizzled(n.array, add(var(q), i), add(i32v(n.col_a), kk))));
                 Stmt row = loop(d.n / v, "run", [&](const Expr& r) {
                     Expr first = mul(r, i32(v));
                     std::string b0 = fresh("b0");
-                    Stmt at_run = Let::make(b0, swizzled_index(bd.dims[0], size_of(bd.type.scalar()),
-                                                               add(i32v(n.row_b), kk), add(i32v(n.col_b), first)));
+                    Stmt at_run = Let::make(
+                        b0, swizzled_index(bd.dims[0], size_of(bd.type.scalar()),
+                                           add(i32v(n.row_b), kk), add(i32v(n.col_b), first)));
                     Stmt elements = loop(v, "j", [&](const Expr& j) {
-                        Expr b = f32(Load::make(n.array_b, Space::Local, bd.type,
-                                                add(var(b0, Scalar::U32), Cast::make(Scalar::U32, j))));
+                        Expr b =
+                            f32(Load::make(n.array_b, Space::Local, bd.type,
+                                           add(var(b0, Scalar::U32), Cast::make(Scalar::U32, j))));
                         Expr at = add(mul(i, i32(d.n)), add(first, j));
                         return set(d, at, add(element(d, at), mul(var(av, Scalar::F32), b)));
                     });
@@ -143,7 +160,9 @@ private:
         });
         return Block::make({let, body});
     }
-    static Expr i32v(const Expr& e) { return e->type == Scalar::I32 ? e : Cast::make(Scalar::I32, e); }
+    static Expr i32v(const Expr& e) {
+        return e->type == Scalar::I32 ? e : Cast::make(Scalar::I32, e);
+    }
 
     // d = a x b + c in f32, in the order kk = 0 .. K-1 for every element. An f32 accumulator
     // sums in place with j innermost, so the loop over a row vectorizes; an f16 one sums each
@@ -151,11 +170,14 @@ private:
     Stmt mma(const Matrix& n, const FragmentDecl& d) {
         const FragmentDecl &a = frag(n.a), &b = frag(n.b), &c = frag(n.c);
         const uint32_t M = d.m, N = d.n, K = d.k;
-        auto at = [](const Expr& row, uint32_t width, const Expr& col) { return add(mul(row, i32(width)), col); };
+        auto at = [](const Expr& row, uint32_t width, const Expr& col) {
+            return add(mul(row, i32(width)), col);
+        };
         std::vector<Stmt> out;
         if (d.type == Scalar::F32) {
             if (n.c != n.frag)
-                out.push_back(loop(M * N, "e", [&](const Expr& e) { return set(d, e, element(c, e)); }));
+                out.push_back(
+                    loop(M * N, "e", [&](const Expr& e) { return set(d, e, element(c, e)); }));
             out.push_back(loop(M, "i", [&](const Expr& i) {
                 return loop(K, "k", [&](const Expr& kk) {
                     std::string av = fresh("a");
@@ -177,7 +199,8 @@ private:
                     Expr prod = mul(f32(element(a, at(i, K, kk))), f32(element(b, at(kk, N, j))));
                     return Assign::make(s, add(var(s, Scalar::F32), prod));
                 });
-                return Block::make({let, sum, set(d, at(i, N, j), Cast::make(d.type, var(s, Scalar::F32)))});
+                return Block::make(
+                    {let, sum, set(d, at(i, N, j), Cast::make(d.type, var(s, Scalar::F32)))});
             });
         });
     }

@@ -9,7 +9,6 @@
 namespace plexus::ir {
 namespace {
 
-
 struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
     std::ostringstream out;
     int depth = 0;
@@ -23,7 +22,8 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
     void nested(const Stmt& s) {
         ++depth;
         if (auto b = as<Block>(s))
-            for (auto& x : b->body) StmtVisitor::dispatch(x);
+            for (auto& x : b->body)
+                StmtVisitor::dispatch(x);
         else
             StmtVisitor::dispatch(s);
         --depth;
@@ -37,7 +37,10 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
             std::string s = buf;
             if (std::isfinite(n.f) && s.find_first_of(".en") == std::string::npos) s += ".0";
             if (!std::isfinite(n.f)) return s;
-            return s + (n.type == Scalar::F32 ? "f" : n.type == Scalar::F16 ? "h" : n.type == Scalar::BF16 ? "bf" : "");
+            return s + (n.type == Scalar::F32    ? "f"
+                        : n.type == Scalar::F16  ? "h"
+                        : n.type == Scalar::BF16 ? "bf"
+                                                 : "");
         }
         if (n.type == Scalar::U64) return std::to_string(static_cast<uint64_t>(n.i)) + "ul";
         if (n.type == Scalar::U32) return std::to_string(n.i) + "u";
@@ -53,17 +56,32 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
     }
     std::string visit(const Binary& n) {
         if (const char* sym = c_symbol(n.op))
-            return std::string("(").append(expr(n.a)).append(" ").append(sym).append(" ").append(expr(n.b)).append(")");
+            return std::string("(")
+                .append(expr(n.a))
+                .append(" ")
+                .append(sym)
+                .append(" ")
+                .append(expr(n.b))
+                .append(")");
         return std::string(to_string(n.op)) + "(" + expr(n.a) + ", " + expr(n.b) + ")";
     }
     std::string visit(const Select& n) {
-        return std::string("(").append(expr(n.cond)).append(" ? ").append(expr(n.a)).append(" : ").append(expr(n.b)).append(")");
+        return std::string("(")
+            .append(expr(n.cond))
+            .append(" ? ")
+            .append(expr(n.a))
+            .append(" : ")
+            .append(expr(n.b))
+            .append(")");
     }
-    std::string visit(const Cast& n) { return std::string(to_string(n.type)) + "(" + expr(n.a) + ")"; }
+    std::string visit(const Cast& n) {
+        return std::string(to_string(n.type)) + "(" + expr(n.a) + ")";
+    }
     std::string visit(const Load& n) { return n.array + "[" + expr(n.index) + "]"; }
     std::string visit(const Call& n) {
         std::string s = n.name + "(";
-        for (size_t i = 0; i < n.args.size(); ++i) s += (i ? ", " : "") + expr(n.args[i]);
+        for (size_t i = 0; i < n.args.size(); ++i)
+            s += (i ? ", " : "") + expr(n.args[i]);
         return s + ")";
     }
     std::string visit(const Atomic& n) {
@@ -71,11 +89,14 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
         if (n.compare) s += expr(n.compare) + ", ";
         return s + expr(n.value) + ")";
     }
-    std::string visit(const Field& n) { return expr(n.base) + "." + n.base->type.decl()->members[n.index].name; }
+    std::string visit(const Field& n) {
+        return expr(n.base) + "." + n.base->type.decl()->members[n.index].name;
+    }
     std::string visit(const Swizzle& n) {
         static const char names[] = "xyzwabcd"; // lanes 4..7 of an 8-lane vector print as a..d
         std::string s = expr(n.base) + ".";
-        for (uint8_t l : n.lanes) s += names[l];
+        for (uint8_t l : n.lanes)
+            s += names[l];
         return s;
     }
     std::string visit(const Broadcast& n) { return to_string(n.type) + "(" + expr(n.value) + ")"; }
@@ -86,7 +107,8 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
     }
     std::string list(const std::vector<Expr>& v) {
         std::string s;
-        for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + expr(v[i]);
+        for (size_t i = 0; i < v.size(); ++i)
+            s += (i ? ", " : "") + expr(v[i]);
         return s;
     }
     // ".pos.x": field names of records, x y z w (a b c d) for lanes.
@@ -108,7 +130,8 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
     Type array_type(const std::string& name, Space space) const {
         if (!kernel) return {};
         if (space == Space::Global) return kernel->param(name) ? kernel->param(name)->type : Type();
-        const ArrayDecl* a = space == Space::Local ? kernel->shared_array(name) : kernel->private_array(name);
+        const ArrayDecl* a =
+            space == Space::Local ? kernel->shared_array(name) : kernel->private_array(name);
         return a ? a->type : Type();
     }
 
@@ -121,9 +144,12 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
         types[n.name] = n.type;
         line(std::string(to_string(n.type)) + " " + n.name + " = " + expr(n.init) + ";");
     }
-    void visit(const Assign& n) { line(n.name + path(types[n.name], n.path) + " = " + expr(n.value) + ";"); }
+    void visit(const Assign& n) {
+        line(n.name + path(types[n.name], n.path) + " = " + expr(n.value) + ";");
+    }
     void visit(const Store& n) {
-        line(n.array + "[" + expr(n.index) + "]" + path(array_type(n.array, n.space), n.path) + " = " + expr(n.value) + ";");
+        line(n.array + "[" + expr(n.index) + "]" + path(array_type(n.array, n.space), n.path) +
+             " = " + expr(n.value) + ";");
     }
     void visit(const If& n) {
         line("if " + expr(n.cond) + " {");
@@ -156,14 +182,18 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
         case MatrixOp::Fill: line("fill_fragment(" + n.frag + ", " + expr(n.value) + ");"); break;
         case MatrixOp::Load:
         case MatrixOp::Store:
-            line(std::string(n.op == MatrixOp::Load ? "load" : "store") + "_fragment(" + n.frag + ", " +
-                 to_string(n.space) + " " + n.array + "[" + expr(n.index) + "], stride " + expr(n.stride) + ", " +
-                 to_string(n.layout) + (n.rows ? ", bounds " + expr(n.rows) + " x " + expr(n.cols) : "") + ");");
+            line(std::string(n.op == MatrixOp::Load ? "load" : "store") + "_fragment(" + n.frag +
+                 ", " + to_string(n.space) + " " + n.array + "[" + expr(n.index) + "], stride " +
+                 expr(n.stride) + ", " + to_string(n.layout) +
+                 (n.rows ? ", bounds " + expr(n.rows) + " x " + expr(n.cols) : "") + ");");
             break;
-        case MatrixOp::Mma: line("mma(" + n.frag + ", " + n.a + ", " + n.b + ", " + n.c + ");"); break;
+        case MatrixOp::Mma:
+            line("mma(" + n.frag + ", " + n.a + ", " + n.b + ", " + n.c + ");");
+            break;
         case MatrixOp::MmaShared:
-            line("mma_shared(" + n.frag + ", " + n.array + "[" + expr(n.row_a) + "][" + expr(n.col_a) + "], " +
-                 n.array_b + "[" + expr(n.row_b) + "][" + expr(n.col_b) + "], k " + std::to_string(16 * n.steps) +
+            line("mma_shared(" + n.frag + ", " + n.array + "[" + expr(n.row_a) + "][" +
+                 expr(n.col_a) + "], " + n.array_b + "[" + expr(n.row_b) + "][" + expr(n.col_b) +
+                 "], k " + std::to_string(16 * n.steps) +
                  (n.in_flight ? ", in flight " + std::to_string(n.in_flight) : "") + ");");
             break;
         }
@@ -171,8 +201,9 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
     void visit(const AsyncCopy& n) {
         switch (n.op) {
         case AsyncCopyOp::Copy:
-            line("copy_async<" + std::to_string(n.count) + ">(local " + n.array + "[" + expr(n.index) + "], global " +
-                 n.buffer + "[" + expr(n.src_index) + "], valid " + expr(n.valid) + ");");
+            line("copy_async<" + std::to_string(n.count) + ">(local " + n.array + "[" +
+                 expr(n.index) + "], global " + n.buffer + "[" + expr(n.src_index) + "], valid " +
+                 expr(n.valid) + ");");
             break;
         case AsyncCopyOp::Commit: line("copy_async_commit();"); break;
         case AsyncCopyOp::Wait: line("copy_async_wait(" + std::to_string(n.pending) + ");"); break;
@@ -197,7 +228,8 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
     void visit(const Native& n) {
         line("native {");
         ++depth;
-        for (auto& [backend, code] : n.code) line(backend + ": \"" + code + "\"");
+        for (auto& [backend, code] : n.code)
+            line(backend + ": \"" + code + "\"");
         --depth;
         if (n.fallback) {
             line("} fallback {");
@@ -209,17 +241,21 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
 
 } // namespace
 
-std::string print(const Expr& e) { return Printer().expr(e); }
+std::string print(const Expr& e) {
+    return Printer().expr(e);
+}
 
 std::string print(const Kernel& k) {
     Printer p;
     p.kernel = &k;
-    for (auto& prm : k.params) p.types[prm.name] = prm.type;
+    for (auto& prm : k.params)
+        p.types[prm.name] = prm.type;
     for (auto& d : k.types) {
         const bool record = d->kind == TypeDecl::Kind::Record;
         std::string members;
         for (auto& m : d->members)
-            members += (members.empty() ? "" : ", ") + m.name + (m.type.is_void() ? "" : ": " + to_string(m.type));
+            members += (members.empty() ? "" : ", ") + m.name +
+                       (m.type.is_void() ? "" : ": " + to_string(m.type));
         p.line((record ? "record " : "variant ") + d->name + " { " + members + " }  // " +
                std::to_string(d->size) + " bytes, align " + std::to_string(d->align));
     }
@@ -228,7 +264,8 @@ std::string print(const Kernel& k) {
         auto& prm = k.params[i];
         sig += i ? ", " : "";
         if (prm.kind == Param::Kind::Buffer)
-            sig += std::string(to_string(prm.access)) + " global " + to_string(prm.type) + "* " + prm.name;
+            sig += std::string(to_string(prm.access)) + " global " + to_string(prm.type) + "* " +
+                   prm.name;
         else
             sig += std::string(to_string(prm.type)) + " " + prm.name;
     }
@@ -237,18 +274,21 @@ std::string print(const Kernel& k) {
     auto arrays = [&](const std::vector<ArrayDecl>& list, const char* space) {
         for (auto& a : list) {
             std::string shape;
-            for (auto d : a.dims) shape.append("[").append(std::to_string(d)).append("]");
+            for (auto d : a.dims)
+                shape.append("[").append(std::to_string(d)).append("]");
             if (a.pad) shape.append(" pad ").append(std::to_string(a.pad));
             if (a.swizzle) shape.append(" swizzled");
-            p.line(std::string(space) + " " + to_string(a.type) + " " + a.name + "[" + std::to_string(a.count) + "];" +
-                   (shape.empty() ? "" : "  // " + shape));
+            p.line(std::string(space) + " " + to_string(a.type) + " " + a.name + "[" +
+                   std::to_string(a.count) + "];" + (shape.empty() ? "" : "  // " + shape));
         }
     };
     arrays(k.shared, "local");
     arrays(k.privates, "private");
     for (auto& f : k.fragments)
-        p.line(std::string("fragment ") + to_string(f.use) + " " + f.shape() + " " + to_string(f.type) +
-               (f.use == MatrixUse::Acc ? "" : std::string(" ") + to_string(f.layout)) + " " + f.name + ";");
+        p.line(std::string("fragment ") + to_string(f.use) + " " + f.shape() + " " +
+               to_string(f.type) +
+               (f.use == MatrixUse::Acc ? "" : std::string(" ") + to_string(f.layout)) + " " +
+               f.name + ";");
     p.depth = 0;
     if (k.body) p.nested(k.body);
     p.line("}");

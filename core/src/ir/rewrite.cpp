@@ -4,15 +4,20 @@
 namespace plexus::ir {
 
 FreshNames::FreshNames(const Kernel& k, std::string prefix) : prefix_(std::move(prefix)) {
-    for (auto& p : k.params) names_.insert(p.name);
-    for (auto& a : k.shared) names_.insert(a.name);
-    for (auto& a : k.privates) names_.insert(a.name);
-    for (auto& f : k.fragments) names_.insert(f.name);
+    for (auto& p : k.params)
+        names_.insert(p.name);
+    for (auto& a : k.shared)
+        names_.insert(a.name);
+    for (auto& a : k.privates)
+        names_.insert(a.name);
+    for (auto& f : k.fragments)
+        names_.insert(f.name);
     std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
         if (auto n = as<Let>(s)) names_.insert(n->name);
         if (auto n = as<For>(s)) names_.insert(n->var);
         if (auto n = as<Match>(s))
-            for (auto& c : n->cases) names_.insert(c.var);
+            for (auto& c : n->cases)
+                names_.insert(c.var);
         for_each_part(*s, [](const Expr&) {}, walk);
     };
     if (k.body) walk(k.body);
@@ -20,7 +25,8 @@ FreshNames::FreshNames(const Kernel& k, std::string prefix) : prefix_(std::move(
 
 std::string FreshNames::operator()(const char* what) {
     std::string n;
-    do n = prefix_ + std::to_string(next_++) + "_" + what;
+    do
+        n = prefix_ + std::to_string(next_++) + "_" + what;
     while (names_.count(n));
     names_.insert(n);
     return n;
@@ -28,7 +34,8 @@ std::string FreshNames::operator()(const char* what) {
 
 bool contains_stmt(const Stmt& s, StmtKind kind) {
     bool found = s->kind == kind;
-    for_each_part(*s, [](const Expr&) {}, [&](const Stmt& c) { found = found || contains_stmt(c, kind); });
+    for_each_part(
+        *s, [](const Expr&) {}, [&](const Stmt& c) { found = found || contains_stmt(c, kind); });
     return found;
 }
 
@@ -46,7 +53,8 @@ Stmt with_children(const Stmt& s, const std::function<Stmt(const Stmt&)>& sub) {
     return map_parts(s, keep, sub);
 }
 
-Stmt replace_stmts(const Stmt& s, StmtKind kind, const std::function<Stmt(const StmtNode&)>& replace) {
+Stmt replace_stmts(const Stmt& s, StmtKind kind,
+                   const std::function<Stmt(const StmtNode&)>& replace) {
     if (!s) return s;
     auto sub = [&](const Stmt& x) { return replace_stmts(x, kind, replace); };
     if (s->kind == kind) {

@@ -12,11 +12,21 @@ namespace plexus::ir {
 
 // Small builders of plain IR.
 namespace build {
-inline Expr i32(int64_t v) { return Const::make_int(Scalar::I32, v); }
-inline Expr i64(const Expr& e) { return e->type == Scalar::I64 ? e : Cast::make(Scalar::I64, e); }
-inline Expr add(Expr a, Expr b) { return Binary::make(BinaryOp::Add, std::move(a), std::move(b)); }
-inline Expr mul(Expr a, Expr b) { return Binary::make(BinaryOp::Mul, std::move(a), std::move(b)); }
-inline Expr var(const std::string& n, Scalar t = Scalar::I32) { return Var::make(n, t); }
+inline Expr i32(int64_t v) {
+    return Const::make_int(Scalar::I32, v);
+}
+inline Expr i64(const Expr& e) {
+    return e->type == Scalar::I64 ? e : Cast::make(Scalar::I64, e);
+}
+inline Expr add(Expr a, Expr b) {
+    return Binary::make(BinaryOp::Add, std::move(a), std::move(b));
+}
+inline Expr mul(Expr a, Expr b) {
+    return Binary::make(BinaryOp::Mul, std::move(a), std::move(b));
+}
+inline Expr var(const std::string& n, Scalar t = Scalar::I32) {
+    return Var::make(n, t);
+}
 } // namespace build
 
 // Fresh names "<prefix><n>_<what>" that no parameter, array, fragment or variable of the
@@ -44,6 +54,7 @@ Stmt with_children(const Stmt& s, const std::function<Stmt(const Stmt&)>& sub);
 // result drops it from its block (an empty block where it stood alone), and a Block's
 // statements go into the enclosing block (the names are fresh): the host's lock-stepped
 // regions lose a Let of the enclosing block that a nested block's Let reads.
-Stmt replace_stmts(const Stmt& s, StmtKind kind, const std::function<Stmt(const StmtNode&)>& replace);
+Stmt replace_stmts(const Stmt& s, StmtKind kind,
+                   const std::function<Stmt(const StmtNode&)>& replace);
 
 } // namespace plexus::ir

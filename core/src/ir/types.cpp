@@ -1,6 +1,6 @@
 // Types of the IR: names, equality, the layout of records and variants, exact widening.
-#include "plexus/error.hpp"
 #include "plexus/types.hpp"
+#include "plexus/error.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -9,35 +9,42 @@
 namespace plexus::ir {
 namespace {
 
-[[noreturn]] void fail(const std::string& what) { throw Error(ErrorCode::InvalidKernel, what); }
+[[noreturn]] void fail(const std::string& what) {
+    throw Error(ErrorCode::InvalidKernel, what);
+}
 
-constexpr const char* scalar_names[] = {"void", "bool", "i8",  "u8",  "i16", "u16", "i32",
+constexpr const char* scalar_names[] = {"void", "bool", "i8",  "u8",  "i16",  "u16", "i32",
                                         "u32",  "i64",  "u64", "f16", "bf16", "f32", "f64"};
 
-void check_members(const std::string& what, const std::string& name, const std::vector<Member>& members,
-                   bool payloads) {
+void check_members(const std::string& what, const std::string& name,
+                   const std::vector<Member>& members, bool payloads) {
     if (!is_identifier(name)) fail(what + " name '" + name + "' is not an identifier");
     if (type_from_string(name)) fail(what + " name '" + name + "' is the name of a built-in type");
     if (members.empty()) fail(what + " '" + name + "' has no " + (payloads ? "case" : "field"));
     std::set<std::string> seen;
     for (auto& m : members) {
-        const std::string where = what + " '" + name + "', " + (payloads ? "case '" : "field '") + m.name + "'";
+        const std::string where =
+            what + " '" + name + "', " + (payloads ? "case '" : "field '") + m.name + "'";
         if (!is_identifier(m.name)) fail(where + ": not an identifier");
         if (!seen.insert(m.name).second) fail(where + ": declared twice");
         if (payloads && m.type.is_void()) continue;
         if (!is_storable(m.type))
-            fail(where + ": a value of type " + m.type.name() + " cannot live in memory (use u8 for a flag)");
+            fail(where + ": a value of type " + m.type.name() +
+                 " cannot live in memory (use u8 for a flag)");
     }
 }
 
 } // namespace
 
-const char* to_string(Scalar t) { return scalar_names[static_cast<int>(t)]; }
+const char* to_string(Scalar t) {
+    return scalar_names[static_cast<int>(t)];
+}
 
 bool is_identifier(std::string_view s) {
     if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-    return std::all_of(s.begin(), s.end(),
-                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
 }
 
 std::optional<Scalar> scalar_from_string(std::string_view s) {
@@ -74,7 +81,9 @@ std::string Type::name() const {
     return lanes_ > 1 ? s + "x" + std::to_string(lanes_) : s;
 }
 
-std::string to_string(const Type& t) { return t.name(); }
+std::string to_string(const Type& t) {
+    return t.name();
+}
 
 uint64_t size_of(const Type& t) {
     if (t.decl()) return t.decl()->size;
@@ -91,13 +100,15 @@ bool is_storable(const Type& t) {
     return t.is_aggregate() || (t.scalar() != Scalar::Void && t.scalar() != Scalar::Bool);
 }
 
-std::optional<Type> type_from_string(std::string_view s, const std::vector<std::shared_ptr<const TypeDecl>>& decls) {
+std::optional<Type> type_from_string(std::string_view s,
+                                     const std::vector<std::shared_ptr<const TypeDecl>>& decls) {
     if (auto sc = scalar_from_string(s)) return Type(*sc);
     if (s == "void") return Type();
     if (auto x = s.rfind('x'); x != std::string_view::npos && x + 1 < s.size()) {
         auto sc = scalar_from_string(s.substr(0, x));
         std::string_view digits = s.substr(x + 1);
-        if (sc && *sc != Scalar::Bool && digits.size() == 1 && valid_lanes(uint32_t(digits[0] - '0')))
+        if (sc && *sc != Scalar::Bool && digits.size() == 1 &&
+            valid_lanes(uint32_t(digits[0] - '0')))
             return Type::vector(*sc, uint32_t(digits[0] - '0'));
     }
     for (auto& d : decls)
@@ -105,7 +116,8 @@ std::optional<Type> type_from_string(std::string_view s, const std::vector<std::
     return std::nullopt;
 }
 
-std::shared_ptr<const TypeDecl> TypeDecl::make_record(std::string name, std::vector<Member> fields) {
+std::shared_ptr<const TypeDecl> TypeDecl::make_record(std::string name,
+                                                      std::vector<Member> fields) {
     check_members("record", name, fields, false);
     auto d = std::make_shared<TypeDecl>();
     d->kind = Kind::Record;
@@ -122,7 +134,8 @@ std::shared_ptr<const TypeDecl> TypeDecl::make_record(std::string name, std::vec
     return d;
 }
 
-std::shared_ptr<const TypeDecl> TypeDecl::make_variant(std::string name, std::vector<Member> cases) {
+std::shared_ptr<const TypeDecl> TypeDecl::make_variant(std::string name,
+                                                       std::vector<Member> cases) {
     check_members("variant", name, cases, true);
     auto d = std::make_shared<TypeDecl>();
     d->kind = Kind::Variant;

@@ -26,9 +26,12 @@ void stage(const char* name, const char* plugin_name) {
 int usage(const char* why) {
     std::fprintf(stderr,
                  "plexus-plugin-check: %s\n"
-                 "usage: plexus-plugin-check validate --plugin PATH [--options JSON] [--grace-ms N] [--log-level L]\n"
-                 "       plexus-plugin-check exercise --plugin-dir DIR --name NAME --device N [--options JSON]\n"
-                 "       plexus-plugin-check conformance --plugin-dir DIR --name NAME --device N [--options JSON]\n"
+                 "usage: plexus-plugin-check validate --plugin PATH [--options JSON] [--grace-ms "
+                 "N] [--log-level L]\n"
+                 "       plexus-plugin-check exercise --plugin-dir DIR --name NAME --device N "
+                 "[--options JSON]\n"
+                 "       plexus-plugin-check conformance --plugin-dir DIR --name NAME --device N "
+                 "[--options JSON]\n"
                  "Run by libplexus and `plexus doctor`: it reports on file descriptor 3.\n",
                  why);
     return 2;
@@ -41,7 +44,9 @@ void report_line(const std::string& json_object) {
     write_all(kReportFd, line.data(), line.size());
 }
 
-void report_stage(const std::string& name) { report_line(nlohmann::json{{"stage", name}}.dump()); }
+void report_stage(const std::string& name) {
+    report_line(nlohmann::json{{"stage", name}}.dump());
+}
 
 void report_step(const std::string& name, bool ok, const std::string& message) {
     report_line(nlohmann::json{{"step", name}, {"ok", ok}, {"message", message}}.dump(
@@ -52,7 +57,9 @@ int validate_main(const std::map<std::string, std::string>& args) {
     auto plugin = args.find("plugin");
     if (plugin == args.end()) return usage("validate needs --plugin");
     const std::string options = args.count("options") != 0 ? args.at("options") : "{}";
-    const unsigned grace = args.count("grace-ms") != 0 ? unsigned(std::strtoul(args.at("grace-ms").c_str(), nullptr, 10)) : 0;
+    const unsigned grace = args.count("grace-ms") != 0
+                               ? unsigned(std::strtoul(args.at("grace-ms").c_str(), nullptr, 10))
+                               : 0;
     stage("start", nullptr);
     OpenResult r = open_plugin(plugin->second, options, stage);
     if (r.outcome == LoadOutcome::Loaded) {
@@ -61,8 +68,10 @@ int validate_main(const std::map<std::string, std::string>& args) {
         stage("shutdown", r.name.c_str());
         r.library.reset(); // the last reference: shutdown, then dlclose
     }
-    nlohmann::json verdict = {{"outcome", to_string(r.outcome)}, {"name", r.name}, {"message", r.message}};
-    report_line(nlohmann::json{{"verdict", verdict}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    nlohmann::json verdict = {
+        {"outcome", to_string(r.outcome)}, {"name", r.name}, {"message", r.message}};
+    report_line(nlohmann::json{{"verdict", verdict}}.dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace));
     std::fflush(nullptr);
     std::_Exit(0); // no static destructor or atexit handler may change what was reported
 }
@@ -73,7 +82,8 @@ int plugin_check_main(int argc, char** argv) {
     std::map<std::string, std::string> args;
     for (int i = 2; i < argc; i += 2) {
         const std::string key = argv[i];
-        if (key.rfind("--", 0) != 0 || i + 1 >= argc) return usage(("unexpected argument '" + key + "'").c_str());
+        if (key.rfind("--", 0) != 0 || i + 1 >= argc)
+            return usage(("unexpected argument '" + key + "'").c_str());
         args[key.substr(2)] = argv[i + 1];
     }
     if (auto level = args.find("log-level"); level != args.end()) set_log_level(level->second);

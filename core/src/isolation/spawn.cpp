@@ -54,7 +54,8 @@ bool make_pipe(Pipe& p) {
 
 std::vector<std::string> child_environment(const std::vector<std::string>& extra) {
     std::set<std::string> replaced;
-    for (const std::string& e : extra) replaced.insert(e.substr(0, e.find('=')));
+    for (const std::string& e : extra)
+        replaced.insert(e.substr(0, e.find('=')));
     std::vector<std::string> env;
     for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
         std::string entry = *e;
@@ -66,7 +67,8 @@ std::vector<std::string> child_environment(const std::vector<std::string>& extra
 
 std::vector<char*> pointers(std::vector<std::string>& strings) {
     std::vector<char*> out;
-    for (std::string& s : strings) out.push_back(s.data());
+    for (std::string& s : strings)
+        out.push_back(s.data());
     out.push_back(nullptr);
     return out;
 }
@@ -104,7 +106,8 @@ void drain_all(Running& r) {
         r.deadline = Clock::now() + r.limit;
     }
     if (r.result->report.size() > kReportCap) r.result->report.resize(kReportCap);
-    if (r.output.read >= 0 && !drain(r.output.read, r.result->output, kOutputKeep)) close_fd(r.output.read);
+    if (r.output.read >= 0 && !drain(r.output.read, r.result->output, kOutputKeep))
+        close_fd(r.output.read);
 }
 
 // After the child ended and its group was killed, every writer is gone: read to the end, but
@@ -121,7 +124,8 @@ void finish_reading(Running& r) {
     }
     close_fd(r.report.read);
     close_fd(r.output.read);
-    if (r.result->output.size() > kOutputKeep) r.result->output.erase(0, r.result->output.size() - kOutputKeep);
+    if (r.result->output.size() > kOutputKeep)
+        r.result->output.erase(0, r.result->output.size() - kOutputKeep);
 }
 
 void kill_group(pid_t pid) {
@@ -161,7 +165,8 @@ void check(Running& r) {
         // Someone else reaps our children (SIGCHLD ignored): the pipes' end is the only sign.
         if (r.report.read < 0 && r.output.read < 0) {
             r.result->status_lost = true;
-            r.result->ms = std::chrono::duration<double, std::milli>(Clock::now() - r.start).count();
+            r.result->ms =
+                std::chrono::duration<double, std::milli>(Clock::now() - r.start).count();
             r.done = true;
         } else if (Clock::now() >= r.deadline) {
             kill_group(r.pid);
@@ -196,7 +201,8 @@ bool start(const ChildSpec& spec, Running& r) {
     posix_spawnattr_init(&attr);
     // Its own process group, so that a time-out kills whatever it started too; no signal the
     // host blocks or ignores stays blocked or ignored in the child.
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                        POSIX_SPAWN_SETSIGDEF);
     posix_spawnattr_setpgroup(&attr, 0);
     sigset_t none, all;
     sigemptyset(&none);
@@ -248,8 +254,10 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs) {
                     owner.push_back(&r);
                 }
             // A child whose pipes are closed is about to be reaped: look again soon.
-            if (r.report.read < 0 && r.output.read < 0) wait = std::min(wait, std::chrono::milliseconds(5));
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(r.deadline - Clock::now());
+            if (r.report.read < 0 && r.output.read < 0)
+                wait = std::min(wait, std::chrono::milliseconds(5));
+            auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(r.deadline - Clock::now());
             wait = std::max(std::chrono::milliseconds(0), std::min(wait, left));
         }
         if (!any) break;

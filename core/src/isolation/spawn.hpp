@@ -10,8 +10,9 @@
 namespace plexus::detail {
 
 struct ChildSpec {
-    std::vector<std::string> argv;      // argv[0] is the path of the executable
-    std::vector<std::string> extra_env; // "NAME=value", replacing NAME in this process's environment
+    std::vector<std::string> argv; // argv[0] is the path of the executable
+    std::vector<std::string>
+        extra_env; // "NAME=value", replacing NAME in this process's environment
     // The time limit counts from the child's first report byte: loading the child program
     // (libplexus, LLVM) on a loaded machine must not count against the code it then runs.
     // Before that byte, `startup` more is allowed.
@@ -24,11 +25,12 @@ struct ChildResult {
     bool timed_out = false;  // killed, with its process group, at the limit
     bool exited = false;     // ended through exit(): exit_status holds its status
     int exit_status = 0;
-    int signal = 0;          // ended by this signal (SIGKILL after a time-out)
-    bool status_lost = false; // the host reaps children itself (SIGCHLD ignored): only the pipes tell
-    std::string report;      // everything the child wrote to fd 3
-    std::string output;      // the last bytes the child wrote to stdout and stderr
-    double ms = 0;           // from the spawn to the end
+    int signal = 0; // ended by this signal (SIGKILL after a time-out)
+    bool status_lost =
+        false;          // the host reaps children itself (SIGCHLD ignored): only the pipes tell
+    std::string report; // everything the child wrote to fd 3
+    std::string output; // the last bytes the child wrote to stdout and stderr
+    double ms = 0;      // from the spawn to the end
 };
 
 // Starts every child at once and waits for all of them, each up to its limit. A child that

@@ -68,8 +68,9 @@ std::string last_line(const std::string& output) {
     return line.size() > 200 ? line.substr(0, 197) + "..." : line;
 }
 
-constexpr const char* kRetry = "Fix or remove the file: plexus validates it again when it changes, and "
-                               "`plexus doctor` checks it now";
+constexpr const char* kRetry =
+    "Fix or remove the file: plexus validates it again when it changes, and "
+    "`plexus doctor` checks it now";
 
 // What one child's run means for its plugin.
 Verdict judge(const ChildResult& c, unsigned timeout_ms) {
@@ -81,7 +82,8 @@ Verdict judge(const ChildResult& c, unsigned timeout_ms) {
     for (std::string line; std::getline(lines, line);) {
         nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
         if (!j.is_object()) continue;
-        if (auto s = j.find("stage"); s != j.end() && s->is_string()) v.stage = s->get<std::string>();
+        if (auto s = j.find("stage"); s != j.end() && s->is_string())
+            v.stage = s->get<std::string>();
         if (auto n = j.find("name"); n != j.end() && n->is_string()) v.name = n->get<std::string>();
         if (auto r = j.find("verdict"); r != j.end() && r->is_object()) {
             said_verdict = true;
@@ -98,21 +100,25 @@ Verdict judge(const ChildResult& c, unsigned timeout_ms) {
                                       (c.start_error.empty() ? helper_words : c.start_error) + ")";
         return v;
     }
-    const std::string last_words = helper_words.empty() ? "" : "; its last output: \"" + helper_words + "\"";
+    const std::string last_words =
+        helper_words.empty() ? "" : "; its last output: \"" + helper_words + "\"";
     if (c.timed_out) {
         v.result = VerdictResult::TimedOut;
-        v.message = "did not finish " + where(v.stage) + " within " + std::to_string(timeout_ms) +
-                    " ms (plugin_init_timeout_ms) in a validation child process, which was killed; it was "
-                    "not loaded" + last_words + ". " + kRetry + " (or raise plugin_init_timeout_ms if "
-                    "its driver is only slow)";
+        v.message =
+            "did not finish " + where(v.stage) + " within " + std::to_string(timeout_ms) +
+            " ms (plugin_init_timeout_ms) in a validation child process, which was killed; it was "
+            "not loaded" +
+            last_words + ". " + kRetry +
+            " (or raise plugin_init_timeout_ms if "
+            "its driver is only slow)";
         return v;
     }
     if (c.signal != 0) {
         v.result = VerdictResult::Crashed;
         v.signal = c.signal;
-        v.message = "crashed with " + signal_name(c.signal) + " (" + signal_description(c.signal) + ") " +
-                    where(v.stage) + ", in a validation child process; it was not loaded" + last_words + ". " +
-                    kRetry;
+        v.message = "crashed with " + signal_name(c.signal) + " (" + signal_description(c.signal) +
+                    ") " + where(v.stage) + ", in a validation child process; it was not loaded" +
+                    last_words + ". " + kRetry;
         return v;
     }
     if (said_verdict && (c.exited ? c.exit_status == 0 : c.status_lost)) {
@@ -123,16 +129,20 @@ Verdict judge(const ChildResult& c, unsigned timeout_ms) {
     v.exit_status = c.exit_status;
     v.message = (c.exited ? "ended the process with exit status " + std::to_string(c.exit_status)
                           : std::string("ended the process")) +
-                " " + where(v.stage) + " (a plugin must return an error, never exit), in a validation child "
-                "process; it was not loaded" + last_words + ". " + kRetry;
+                " " + where(v.stage) +
+                " (a plugin must return an error, never exit), in a validation child "
+                "process; it was not loaded" +
+                last_words + ". " + kRetry;
     return v;
 }
 
-ChildSpec validation_child(const std::string& path, const std::string& options, const Config& config) {
+ChildSpec validation_child(const std::string& path, const std::string& options,
+                           const Config& config) {
     ChildSpec spec;
-    spec.argv = {plugin_check_path(), "validate", "--plugin", path, "--options", options,
-                 "--grace-ms", std::to_string(kValidationGraceMs), "--log-level", config.log_level,
-                 "--parent", std::to_string(::getpid())};
+    spec.argv = {
+        plugin_check_path(), "validate",       "--plugin",   path,
+        "--options",         options,          "--grace-ms", std::to_string(kValidationGraceMs),
+        "--log-level",       config.log_level, "--parent",   std::to_string(::getpid())};
     spec.limit = std::chrono::milliseconds(config.plugin_init_timeout_ms + kValidationGraceMs);
     return spec;
 }
@@ -147,7 +157,8 @@ const std::string& plugin_check_path() {
     static const std::string path = [] {
         std::vector<std::string> candidates;
         Dl_info info{};
-        if (::dladdr(reinterpret_cast<void*>(&validate_plugins), &info) != 0 && info.dli_fname != nullptr) {
+        if (::dladdr(reinterpret_cast<void*>(&validate_plugins), &info) != 0 &&
+            info.dli_fname != nullptr) {
             char real[PATH_MAX];
             if (::realpath(info.dli_fname, real) != nullptr) {
                 std::string dir = real;
@@ -169,17 +180,20 @@ void forget_validations() {
     memo().verdicts.clear();
 }
 
-std::vector<Verdict> validate_plugins(const std::vector<ValidationRequest>& requests, const Config& config) {
+std::vector<Verdict> validate_plugins(const std::vector<ValidationRequest>& requests,
+                                      const Config& config) {
     std::vector<Verdict> out(requests.size());
     if (config.validate_plugins == PluginValidation::Never || requests.empty()) return out;
     if (plugin_check_path().empty()) {
         static std::once_flag warned;
         std::call_once(warned, [] {
-            log().warn("plexus-plugin-check is not installed beside libplexus (nor at {}): plugins are "
-                       "initialized in this process without validation",
-                       PLEXUS_PLUGIN_CHECK_INSTALL_PATH);
+            log().warn(
+                "plexus-plugin-check is not installed beside libplexus (nor at {}): plugins are "
+                "initialized in this process without validation",
+                PLEXUS_PLUGIN_CHECK_INSTALL_PATH);
         });
-        for (Verdict& v : out) v.message = "plexus-plugin-check was not found";
+        for (Verdict& v : out)
+            v.message = "plexus-plugin-check was not found";
         return out;
     }
     const auto t0 = Clock::now();
@@ -222,19 +236,23 @@ std::vector<Verdict> validate_plugins(const std::vector<ValidationRequest>& requ
     const double lookup_ms = ms_since(t0);
     if (!jobs.empty()) {
         std::vector<ChildSpec> specs;
-        for (const Job& j : jobs) specs.push_back(validation_child(requests[j.index].path, requests[j.index].options_json, config));
+        for (const Job& j : jobs)
+            specs.push_back(
+                validation_child(requests[j.index].path, requests[j.index].options_json, config));
         std::vector<ChildResult> results;
         try {
             results = run_children(specs);
         } catch (const std::exception& e) {
             log().warn("cannot run the plugin validation children: {}", e.what());
             results.assign(jobs.size(), ChildResult{});
-            for (ChildResult& c : results) c.start_error = e.what();
+            for (ChildResult& c : results)
+                c.start_error = e.what();
         }
         for (size_t k = 0; k < jobs.size(); ++k) {
             Verdict v = judge(results[k], config.plugin_init_timeout_ms);
             if (v.result == VerdictResult::Unchecked)
-                log().warn("plugin {}: {}; initializing it in this process unchecked", requests[jobs[k].index].path, v.message);
+                log().warn("plugin {}: {}; initializing it in this process unchecked",
+                           requests[jobs[k].index].path, v.message);
             cache.store(jobs[k].fp, v);
             out[jobs[k].index] = v;
             jobs[k].promise.set_value(std::move(v));
@@ -247,7 +265,8 @@ std::vector<Verdict> validate_plugins(const std::vector<ValidationRequest>& requ
             out[i].message = std::string("its validation failed: ") + e.what();
         }
     }
-    log().debug("plugin validation: {} in child processes, {} from the verdict cache, {} from this process; "
+    log().debug("plugin validation: {} in child processes, {} from the verdict cache, {} from this "
+                "process; "
                 "{:.2f} ms for fingerprints and look-ups, {:.1f} ms in all",
                 jobs.size(), from_cache, shared.size(), lookup_ms, ms_since(t0));
     return out;

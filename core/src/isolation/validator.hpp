@@ -20,7 +20,8 @@ struct ValidationRequest {
 // One verdict per request, in order, as config.validate_plugins asks: validated children run
 // all at once. Unchecked where validation does not apply (policy "never", a file already open
 // in this process or that the loader refuses before dlopen, no helper found).
-std::vector<Verdict> validate_plugins(const std::vector<ValidationRequest>& requests, const Config& config);
+std::vector<Verdict> validate_plugins(const std::vector<ValidationRequest>& requests,
+                                      const Config& config);
 
 // The helper executable: beside libplexus in a build tree, <libdir>/plexus when installed;
 // "" when neither exists.

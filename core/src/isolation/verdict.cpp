@@ -31,7 +31,8 @@ constexpr const char* kFormat = "plexus-plugin-verdict/1";
 // never mapped: a file truncated while mapped would kill this process with SIGBUS.
 bool hash_file(int fd, uint64_t& hash) {
     constexpr uint64_t kPrime = 0x100000001b3ull;
-    uint64_t lane[4] = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull, 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full};
+    uint64_t lane[4] = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull, 0x9e3779b97f4a7c15ull,
+                        0xc2b2ae3d27d4eb4full};
     unsigned char buf[(1 << 16) + 32];
     size_t carried = 0; // bytes of an unfinished 32-byte group at the start of buf
     uint64_t total = 0;
@@ -52,7 +53,8 @@ bool hash_file(int fd, uint64_t& hash) {
         std::memmove(buf, buf + whole, carried);
     }
     hash = fnv1a64(buf, carried, total);
-    for (uint64_t l : lane) hash = fnv1a64(&l, sizeof l, hash);
+    for (uint64_t l : lane)
+        hash = fnv1a64(&l, sizeof l, hash);
     return true;
 }
 
@@ -70,9 +72,10 @@ const char* to_string(VerdictResult r) {
 
 std::string Fingerprint::key() const {
     // The path goes last and whole: it may hold any byte but NUL.
-    return std::string("plexus ") + PLEXUS_VERSION + " abi " + std::to_string(PLX_ABI_VERSION_MAJOR) + "." +
-           std::to_string(PLX_ABI_VERSION_MINOR) + " size " + std::to_string(size) + " mtime_ns " +
-           std::to_string(mtime_ns) + " content " + hex16(content) + " options " + hex16(options) + " path " + realpath;
+    return std::string("plexus ") + PLEXUS_VERSION + " abi " +
+           std::to_string(PLX_ABI_VERSION_MAJOR) + "." + std::to_string(PLX_ABI_VERSION_MINOR) +
+           " size " + std::to_string(size) + " mtime_ns " + std::to_string(mtime_ns) + " content " +
+           hex16(content) + " options " + hex16(options) + " path " + realpath;
 }
 
 std::optional<Fingerprint> fingerprint(const std::string& path, const std::string& options_json,
@@ -89,7 +92,7 @@ std::optional<Fingerprint> fingerprint(const std::string& path, const std::strin
     }
     Fingerprint fp;
     fp.realpath = resolved;
-    struct stat st {};
+    struct stat st{};
     bool ok = ::fstat(fd, &st) == 0 && hash_file(fd, fp.content);
     if (!ok) error = std::string("cannot read it: ") + std::strerror(errno);
     ::close(fd);
@@ -131,14 +134,16 @@ std::optional<Verdict> parse_verdict(std::string_view text, const std::string& k
         auto it = doc.find(k);
         if (it == doc.end() || !it->is_number_integer()) return std::nullopt;
         long long x = it->get<long long>();
-        if (x < INT_MIN || x > INT_MAX || (it->is_number_unsigned() && it->get<unsigned long long>() > INT_MAX))
+        if (x < INT_MIN || x > INT_MAX ||
+            (it->is_number_unsigned() && it->get<unsigned long long>() > INT_MAX))
             return std::nullopt;
         return static_cast<int>(x);
     };
     const std::string* format = str("format");
     const std::string* stored_key = str("key");
     const std::string* result = str("result");
-    if (format == nullptr || *format != kFormat || stored_key == nullptr || *stored_key != key || result == nullptr)
+    if (format == nullptr || *format != kFormat || stored_key == nullptr || *stored_key != key ||
+        result == nullptr)
         return std::nullopt;
     Verdict v;
     if (*result == "passed")
@@ -152,9 +157,10 @@ std::optional<Verdict> parse_verdict(std::string_view text, const std::string& k
     auto signal = integer("signal"), exit_status = integer("exit_status");
     auto ms = doc.find("ms");
     const std::string *stage = str("stage"), *name = str("name"), *message = str("message"),
-                      *outcome = str("outcome"), *child_message = str("child_message"), *output = str("output");
-    if (!signal || !exit_status || ms == doc.end() || !ms->is_number() || !stage || !name || !message ||
-        !outcome || !child_message || !output)
+                      *outcome = str("outcome"), *child_message = str("child_message"),
+                      *output = str("output");
+    if (!signal || !exit_status || ms == doc.end() || !ms->is_number() || !stage || !name ||
+        !message || !outcome || !child_message || !output)
         return std::nullopt;
     v.signal = *signal;
     v.exit_status = *exit_status;

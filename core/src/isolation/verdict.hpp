@@ -20,19 +20,21 @@ const char* to_string(VerdictResult r); // "unchecked", "passed", "crashed", "ti
 
 struct Verdict {
     VerdictResult result = VerdictResult::Unchecked;
-    int signal = 0;       // Crashed: the signal, 0 when the child exited
-    int exit_status = 0;  // Crashed without a signal: the status it exited with
-    std::string stage;    // the step the child had reached: open, init, devices, grace, shutdown
-    std::string name;     // the plugin's name, once its init gave one
-    std::string message;  // Crashed, TimedOut: the load report's message; else why unchecked
-    std::string outcome;  // Passed: how the load went in the child ("loaded", "init_failed", ...)
+    int signal = 0;      // Crashed: the signal, 0 when the child exited
+    int exit_status = 0; // Crashed without a signal: the status it exited with
+    std::string stage;   // the step the child had reached: open, init, devices, grace, shutdown
+    std::string name;    // the plugin's name, once its init gave one
+    std::string message; // Crashed, TimedOut: the load report's message; else why unchecked
+    std::string outcome; // Passed: how the load went in the child ("loaded", "init_failed", ...)
     std::string child_message; // Passed: the child's load message
-    std::string output;   // the last lines the child printed
-    double ms = 0;        // how long the child ran
+    std::string output;        // the last lines the child printed
+    double ms = 0;             // how long the child ran
     bool from_cache = false;
 
     // The plugin must not be opened in this process.
-    bool refused() const { return result == VerdictResult::Crashed || result == VerdictResult::TimedOut; }
+    bool refused() const {
+        return result == VerdictResult::Crashed || result == VerdictResult::TimedOut;
+    }
 };
 
 struct Fingerprint {

@@ -38,9 +38,10 @@ void warn_once(const std::string& dir, const std::string& why) {
     static std::set<std::string> warned;
     std::lock_guard lock(m);
     if (warned.insert(dir).second)
-        log().warn("the plugin verdict cache {} is ignored: {}; plugins are validated again in every "
-                   "process (see 'Security' in docs/configuration.md)",
-                   dir, why);
+        log().warn(
+            "the plugin verdict cache {} is ignored: {}; plugins are validated again in every "
+            "process (see 'Security' in docs/configuration.md)",
+            dir, why);
 }
 
 std::string entry_name(const Fingerprint& fp) {
@@ -52,9 +53,10 @@ std::string entry_name(const Fingerprint& fp) {
 std::optional<std::string> read_trusted(int dir_fd, const std::string& name) {
     int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return std::nullopt;
-    struct stat st {};
+    struct stat st{};
     std::string text;
-    bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && distrust(st).empty() && st.st_size <= kMaxFile;
+    bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && distrust(st).empty() &&
+              st.st_size <= kMaxFile;
     if (ok) {
         text.resize(static_cast<size_t>(st.st_size));
         text.resize(read_full(fd, text.data(), text.size()));
@@ -80,7 +82,7 @@ VerdictCache::VerdictCache(const std::string& cache_dir) {
         warn_once(dir_, std::string("cannot open it as a folder: ") + std::strerror(errno));
         return;
     }
-    struct stat st {};
+    struct stat st{};
     std::string why = ::fstat(fd, &st) == 0 ? distrust(st) : std::string(std::strerror(errno));
     if (!why.empty()) {
         ::close(fd);
@@ -100,15 +102,19 @@ std::optional<Verdict> VerdictCache::load(const Fingerprint& fp) const {
     std::optional<std::string> text = read_trusted(dir_fd_, name);
     if (!text) return std::nullopt;
     std::optional<Verdict> v = parse_verdict(*text, fp.key());
-    if (!v) log().debug("verdict cache: {}/{} is stale or corrupt; validating {} again", dir_, name, fp.realpath);
+    if (!v)
+        log().debug("verdict cache: {}/{} is stale or corrupt; validating {} again", dir_, name,
+                    fp.realpath);
     return v;
 }
 
 void VerdictCache::store(const Fingerprint& fp, const Verdict& v) const {
     if (!usable() || v.result == VerdictResult::Unchecked) return;
     try {
-        const std::string name = entry_name(fp), text = format_verdict(fp, v), tmp = temp_name(name);
-        int fd = ::openat(dir_fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        const std::string name = entry_name(fp), text = format_verdict(fp, v),
+                          tmp = temp_name(name);
+        int fd = ::openat(dir_fd_, tmp.c_str(),
+                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0) {
             log().debug("verdict cache: cannot create {}/{}: {}", dir_, tmp, std::strerror(errno));
             return;
@@ -130,11 +136,13 @@ void VerdictCache::store(const Fingerprint& fp, const Verdict& v) const {
         ::rewinddir(d);
         while (const dirent* e = ::readdir(d)) {
             const std::string entry = e->d_name;
-            if (entry == name || entry.size() < 5 || entry.compare(entry.size() - 5, 5, ".json") != 0) continue;
+            if (entry == name || entry.size() < 5 ||
+                entry.compare(entry.size() - 5, 5, ".json") != 0)
+                continue;
             std::optional<std::string> other = read_trusted(dir_fd_, entry);
             if (!other) continue;
             const std::string path = verdict_path(*other);
-            struct stat st {};
+            struct stat st{};
             if (!path.empty() && ::stat(path.c_str(), &st) != 0 && errno == ENOENT)
                 ::unlinkat(dir_fd_, entry.c_str(), 0);
         }

@@ -8,8 +8,12 @@ namespace detail {
 
 static thread_local Tracer* active = nullptr;
 
-Tracer::Tracer(ir::Kernel& k) : kernel_(k), previous_(active) { active = this; }
-Tracer::~Tracer() { active = previous_; }
+Tracer::Tracer(ir::Kernel& k) : kernel_(k), previous_(active) {
+    active = this;
+}
+Tracer::~Tracer() {
+    active = previous_;
+}
 
 Tracer& Tracer::current() {
     if (!active)
@@ -19,7 +23,9 @@ Tracer& Tracer::current() {
     return *active;
 }
 
-std::string Tracer::fresh(const char* prefix) { return prefix + std::to_string(next_++); }
+std::string Tracer::fresh(const char* prefix) {
+    return prefix + std::to_string(next_++);
+}
 
 void Tracer::fail(const std::string& what) const {
     ErrorContext ctx;
@@ -65,7 +71,8 @@ ir::Expr convert(const ir::Expr& e, const ir::Type& to, const char* what) {
     if (e->type == to) return e;
     if (e->type.is_scalar() && to.is_scalar() && ir::widens_exactly(e->type.scalar(), to.scalar()))
         return ir::Cast::make(to, e);
-    Tracer::current().fail(std::string(what) + " converts " + to_string(e->type) + " to " + to_string(to) +
+    Tracer::current().fail(std::string(what) + " converts " + to_string(e->type) + " to " +
+                           to_string(to) +
                            ", which may lose range or precision: convert explicitly with px::cast");
 }
 
@@ -73,7 +80,8 @@ ir::Expr zero(const ir::Type& t) {
     if (t.is_vector()) return ir::Broadcast::make(zero(t.scalar()), t.lanes());
     if (t.is_record()) {
         std::vector<ir::Expr> fields;
-        for (auto& m : t.decl()->members) fields.push_back(zero(m.type));
+        for (auto& m : t.decl()->members)
+            fields.push_back(zero(m.type));
         return ir::Construct::make(t, std::move(fields));
     }
     if (t.is_variant()) {
@@ -94,9 +102,10 @@ ir::Expr flat_index(const ir::Expr& row, uint64_t pitch, const ir::Expr& col) {
     const bool wide = wide_operand(row) || wide_operand(col) || pitch > INT32_MAX;
     const ir::Scalar t = wide ? ir::Scalar::I64 : ir::Scalar::I32;
     auto as_t = [&](const ir::Expr& e) { return e->type == t ? e : ir::Cast::make(t, e); };
-    return ir::Binary::make(ir::BinaryOp::Add,
-                            ir::Binary::make(ir::BinaryOp::Mul, as_t(row), ir::Const::make_int(t, int64_t(pitch))),
-                            as_t(col));
+    return ir::Binary::make(
+        ir::BinaryOp::Add,
+        ir::Binary::make(ir::BinaryOp::Mul, as_t(row), ir::Const::make_int(t, int64_t(pitch))),
+        as_t(col));
 }
 
 Place element_place(std::string array, ir::Space space, ir::Type elem, ir::Expr index) {
@@ -121,16 +130,19 @@ ir::Expr Place::read() const {
 
 void Place::write(const ir::Expr& value) const {
     auto& t = Tracer::current();
-    t.emit(array ? ir::Store::make(name, space, index, value, path) : ir::Assign::make(name, value, path));
+    t.emit(array ? ir::Store::make(name, space, index, value, path)
+                 : ir::Assign::make(name, value, path));
 }
 
 const Place& atomic_place(const Place& p, ir::AtomicOp op, ir::Scalar type) {
     if (!p.array || !p.path.empty() || p.space == ir::Space::Private)
-        Tracer::current().fail("an atomic needs a whole element of a buffer or shared array, not " +
-                               (p.array ? "a part of '" + p.name + "'" : "the variable '" + p.name + "'"));
+        Tracer::current().fail(
+            "an atomic needs a whole element of a buffer or shared array, not " +
+            (p.array ? "a part of '" + p.name + "'" : "the variable '" + p.name + "'"));
     // The catalog says which types each atomic exists on; name them rather than the intrinsic.
     auto intrinsic = [&](ir::Scalar t) {
-        return std::string("atomic_") + ir::to_string(op) + "_" + ir::to_string(t) + "_" + ir::to_string(p.space);
+        return std::string("atomic_") + ir::to_string(op) + "_" + ir::to_string(t) + "_" +
+               ir::to_string(p.space);
     };
     if (find_intrinsic(intrinsic(type))) return p;
     std::string types;
@@ -140,8 +152,9 @@ const Place& atomic_place(const Place& p, ir::AtomicOp op, ir::Scalar type) {
     const std::string fn = op == ir::AtomicOp::Xchg      ? "exchange"
                            : op == ir::AtomicOp::CmpXchg ? "compare_exchange"
                                                          : ir::to_string(op);
-    Tracer::current().fail("px::atomic_" + fn + " on '" + p.name + "', an array of " + ir::to_string(type) +
-                           ": atomic " + ir::to_string(op) + " exists on " + types + " only");
+    Tracer::current().fail("px::atomic_" + fn + " on '" + p.name + "', an array of " +
+                           ir::to_string(type) + ": atomic " + ir::to_string(op) + " exists on " +
+                           types + " only");
 }
 
 std::string declare_fragment(ir::FragmentDecl f) {
@@ -152,7 +165,8 @@ std::string declare_fragment(ir::FragmentDecl f) {
     return f.name;
 }
 
-std::string declare_array(ir::Space space, const ir::Type& t, std::vector<uint32_t> dims, uint32_t pad, bool swizzle) {
+std::string declare_array(ir::Space space, const ir::Type& t, std::vector<uint32_t> dims,
+                          uint32_t pad, bool swizzle) {
     auto& tr = Tracer::current();
     ir::ArrayDecl a;
     a.name = tr.fresh(space == ir::Space::Local ? "shared" : "priv");
@@ -160,7 +174,8 @@ std::string declare_array(ir::Space space, const ir::Type& t, std::vector<uint32
     a.pad = pad;
     a.swizzle = swizzle;
     uint64_t count = uint64_t(dims.back()) + pad;
-    for (size_t d = 0; d + 1 < dims.size(); ++d) count *= dims[d];
+    for (size_t d = 0; d + 1 < dims.size(); ++d)
+        count *= dims[d];
     if (count == 0 || count > UINT32_MAX)
         tr.fail("an array of " + std::to_string(count) + " elements (between 1 and 2^32 - 1)");
     a.count = uint32_t(count);
@@ -172,29 +187,36 @@ std::string declare_array(ir::Space space, const ir::Type& t, std::vector<uint32
 ir::Type record_type(std::string_view text, std::vector<ir::Member> fields, uint64_t size,
                      const std::vector<uint64_t>& offsets) {
     // text is "ns::Name:f1, f2, f3" (PLEXUS_RECORD's stringified arguments).
-    std::string_view type = text.substr(0, text.find(':', text.rfind("::") == std::string_view::npos ? 0 : text.rfind("::") + 2));
+    std::string_view type = text.substr(
+        0, text.find(':', text.rfind("::") == std::string_view::npos ? 0 : text.rfind("::") + 2));
     std::string_view list = text.substr(type.size() + 1);
-    if (auto colons = type.rfind("::"); colons != std::string_view::npos) type = type.substr(colons + 2);
+    if (auto colons = type.rfind("::"); colons != std::string_view::npos)
+        type = type.substr(colons + 2);
     for (auto& f : fields) {
         size_t comma = list.find(',');
         std::string_view name = list.substr(0, comma);
-        while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
-        while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+        while (!name.empty() && name.front() == ' ')
+            name.remove_prefix(1);
+        while (!name.empty() && name.back() == ' ')
+            name.remove_suffix(1);
         f.name = std::string(name);
         list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
     }
     auto decl = ir::TypeDecl::make_record(std::string(type), std::move(fields));
     if (decl->size != size || decl->offsets != offsets)
-        throw Error(ErrorCode::Internal, "record '" + decl->name + "': the IR's layout differs from the C++ "
-                                         "struct although PLEXUS_RECORD checked it (a bug in plexus)");
+        throw Error(ErrorCode::Internal,
+                    "record '" + decl->name +
+                        "': the IR's layout differs from the C++ "
+                        "struct although PLEXUS_RECORD checked it (a bug in plexus)");
     return ir::Type::aggregate(decl);
 }
 
 ir::Type variant_type(std::string_view name, std::vector<ir::Member> cases, uint64_t size) {
     auto decl = ir::TypeDecl::make_variant(std::string(name), std::move(cases));
     if (decl->size != size)
-        throw Error(ErrorCode::Internal, "variant '" + decl->name + "': the IR's size differs from the C++ "
-                                         "px::Variant's (a bug in plexus)");
+        throw Error(ErrorCode::Internal, "variant '" + decl->name +
+                                             "': the IR's size differs from the C++ "
+                                             "px::Variant's (a bug in plexus)");
     return ir::Type::aggregate(decl);
 }
 
@@ -216,7 +238,8 @@ IfChain::IfChain(Value<bool> cond, ir::Stmt then_body) {
 
 void IfChain::rebuild() {
     ir::Stmt s = else_;
-    for (size_t i = arms_.size(); i-- > 0;) s = ir::If::make(arms_[i].first, arms_[i].second, s);
+    for (size_t i = arms_.size(); i-- > 0;)
+        s = ir::If::make(arms_[i].first, arms_[i].second, s);
     detail::Tracer::current().replace(depth_, index_, s);
 }
 
@@ -244,12 +267,24 @@ void While(const Value<bool>& cond, const std::function<void()>& body) {
     t.emit(ir::While::make(cond.expr(), b));
 }
 
-void Break() { detail::Tracer::current().emit(ir::Break::make()); }
-void Continue() { detail::Tracer::current().emit(ir::Continue::make()); }
-void Return() { detail::Tracer::current().emit(ir::Return::make()); }
-void barrier() { detail::Tracer::current().emit(ir::Barrier::make()); }
-void fence_workgroup() { detail::Tracer::current().emit(ir::Fence::make(ir::FenceScope::WorkGroup)); }
-void fence_device() { detail::Tracer::current().emit(ir::Fence::make(ir::FenceScope::Device)); }
+void Break() {
+    detail::Tracer::current().emit(ir::Break::make());
+}
+void Continue() {
+    detail::Tracer::current().emit(ir::Continue::make());
+}
+void Return() {
+    detail::Tracer::current().emit(ir::Return::make());
+}
+void barrier() {
+    detail::Tracer::current().emit(ir::Barrier::make());
+}
+void fence_workgroup() {
+    detail::Tracer::current().emit(ir::Fence::make(ir::FenceScope::WorkGroup));
+}
+void fence_device() {
+    detail::Tracer::current().emit(ir::Fence::make(ir::FenceScope::Device));
+}
 
 void require_work_group_size(uint32_t x, uint32_t y, uint32_t z) {
     auto& t = detail::Tracer::current();
@@ -260,7 +295,7 @@ void require_work_group_size(uint32_t x, uint32_t y, uint32_t z) {
 }
 
 // A count of the kernel's work_group, declared once and not 0.
-static void declare_once(uint32_t ir::WorkGroupBound::*field, uint32_t value, const char* what) {
+static void declare_once(uint32_t ir::WorkGroupBound::* field, uint32_t value, const char* what) {
     auto& t = detail::Tracer::current();
     uint32_t& slot = t.kernel().work_group.*field;
     if (slot) t.fail(std::string(what) + " is given twice");
@@ -268,7 +303,9 @@ static void declare_once(uint32_t ir::WorkGroupBound::*field, uint32_t value, co
     slot = value;
 }
 
-void max_work_group_size(uint32_t items) { declare_once(&ir::WorkGroupBound::max, items, "px::max_work_group_size"); }
+void max_work_group_size(uint32_t items) {
+    declare_once(&ir::WorkGroupBound::max, items, "px::max_work_group_size");
+}
 
 void min_groups_per_unit(uint32_t groups) {
     declare_once(&ir::WorkGroupBound::min_groups, groups, "px::min_groups_per_unit");

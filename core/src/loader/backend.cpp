@@ -121,9 +121,11 @@ Backend::Backend(BackendDesc desc, const plx_plugin* api, std::vector<plx_device
 
 void Backend::index_table() {
     // The first entry of a name wins, as in a C table lookup.
-    for (size_t i = 0; i < table_.size(); ++i) index_.emplace(table_[i].name, i);
+    for (size_t i = 0; i < table_.size(); ++i)
+        index_.emplace(table_[i].name, i);
     for (const plx_intrinsic& entry : table_)
-        if (const IntrinsicInfo* info = find_intrinsic(entry.name)) classes_ |= info->capability_class;
+        if (const IntrinsicInfo* info = find_intrinsic(entry.name))
+            classes_ |= info->capability_class;
 }
 
 bool Backend::has_intrinsic(const std::string& name) const {
@@ -172,7 +174,8 @@ ErrorCode error_code(plx_status s) {
     }
 }
 
-void Backend::check(plx_status s, const char* what, const std::string& device, const std::string& kernel) const {
+void Backend::check(plx_status s, const char* what, const std::string& device,
+                    const std::string& kernel) const {
     if (s == PLX_OK) return;
     const ErrorCode code = error_code(s);
     const std::string detail = last_error();

@@ -45,11 +45,13 @@ public:
         std::error_code ec;
         for (const auto& e : fs::directory_iterator(dir, ec)) {
             const std::string ext = e.path().extension().string();
-            if ((ext == ".json" || ext == ".so") && e.is_regular_file(ec)) files.push_back(e.path());
+            if ((ext == ".json" || ext == ".so") && e.is_regular_file(ec))
+                files.push_back(e.path());
         }
         if (ec) log().info("cannot list plugin directory {}: {}", dir.string(), ec.message());
-        std::sort(files.begin(), files.end(),
-                  [](const fs::path& a, const fs::path& b) { return a.filename().string() < b.filename().string(); });
+        std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) {
+            return a.filename().string() < b.filename().string();
+        });
 
         std::map<std::string, Manifest> manifests;
         std::set<std::string> claimed;
@@ -80,7 +82,8 @@ public:
             return std::pair{it.dropin, std::move(guess)};
         }
         const Manifest& m = *it.manifest;
-        if (!m.error.empty() || disabled(m.name) || m.abi_major != PLX_ABI_VERSION_MAJOR) return std::nullopt;
+        if (!m.error.empty() || disabled(m.name) || m.abi_major != PLX_ABI_VERSION_MAJOR)
+            return std::nullopt;
         return std::pair{m.library, m.name};
     }
 
@@ -89,11 +92,13 @@ public:
     void validate(const std::vector<Item>& items) {
         std::vector<ValidationRequest> requests;
         for (const Item& it : items)
-            if (auto lib = library_to_open(it)) requests.push_back({lib->first, options_for(lib->second)});
+            if (auto lib = library_to_open(it))
+                requests.push_back({lib->first, options_for(lib->second)});
         TraceSpan span(trace_, "plugins", "validate plugins", "load");
         span.args["children"] = requests.size();
         std::vector<Verdict> verdicts = validate_plugins(requests, config_);
-        for (size_t i = 0; i < requests.size(); ++i) verdicts_[requests[i].path] = std::move(verdicts[i]);
+        for (size_t i = 0; i < requests.size(); ++i)
+            verdicts_[requests[i].path] = std::move(verdicts[i]);
     }
 
     void handle(const Item& it) {
@@ -108,7 +113,8 @@ public:
             e.path = f;
             e.name = guess;
             e.outcome = LoadOutcome::DisabledByConfig;
-            e.message = disabled_message(guess) + " (not opened: its file name says it is '" + guess + "')";
+            e.message =
+                disabled_message(guess) + " (not opened: its file name says it is '" + guess + "')";
             e.priority = effective_priority(guess, 0);
             return report(std::move(e));
         }
@@ -163,7 +169,8 @@ private:
     OpenResult open(const std::string& path, const std::string& name) {
         if (auto v = verdicts_.find(path); v != verdicts_.end() && v->second.refused()) {
             OpenResult r;
-            r.outcome = v->second.result == VerdictResult::TimedOut ? LoadOutcome::TimedOut : LoadOutcome::Crashed;
+            r.outcome = v->second.result == VerdictResult::TimedOut ? LoadOutcome::TimedOut
+                                                                    : LoadOutcome::Crashed;
             r.message = v->second.message;
             r.name = v->second.name;
             r.signal = v->second.signal;
@@ -177,12 +184,13 @@ private:
     }
 
     void report(LoadReportEntry e) {
-        const bool quiet = e.outcome == LoadOutcome::Loaded || e.outcome == LoadOutcome::MissingDependency ||
-                           e.outcome == LoadOutcome::NoDevices || e.outcome == LoadOutcome::DisabledByConfig ||
-                           e.outcome == LoadOutcome::Duplicate;
-        log().log(quiet ? spdlog::level::info : spdlog::level::warn, "plugin {} ({}): {}{}{}", e.path,
-                  e.name.empty() ? "?" : e.name, to_string(e.outcome), e.message.empty() ? "" : ": ",
-                  e.message);
+        const bool quiet =
+            e.outcome == LoadOutcome::Loaded || e.outcome == LoadOutcome::MissingDependency ||
+            e.outcome == LoadOutcome::NoDevices || e.outcome == LoadOutcome::DisabledByConfig ||
+            e.outcome == LoadOutcome::Duplicate;
+        log().log(quiet ? spdlog::level::info : spdlog::level::warn, "plugin {} ({}): {}{}{}",
+                  e.path, e.name.empty() ? "?" : e.name, to_string(e.outcome),
+                  e.message.empty() ? "" : ": ", e.message);
         result_.report.push_back(std::move(e));
     }
 
@@ -203,12 +211,14 @@ private:
             e.message = duplicate_message(m.name);
         } else if (m.abi_major != PLX_ABI_VERSION_MAJOR) {
             e.outcome = LoadOutcome::AbiMismatch;
-            e.message = "manifest " + m.file + " declares plugin ABI " + std::to_string(m.abi_major) +
-                        "." + std::to_string(m.abi_minor) + ", this host speaks " +
-                        std::to_string(PLX_ABI_VERSION_MAJOR) + "." + std::to_string(PLX_ABI_VERSION_MINOR);
+            e.message = "manifest " + m.file + " declares plugin ABI " +
+                        std::to_string(m.abi_major) + "." + std::to_string(m.abi_minor) +
+                        ", this host speaks " + std::to_string(PLX_ABI_VERSION_MAJOR) + "." +
+                        std::to_string(PLX_ABI_VERSION_MINOR);
         } else if (std::error_code ec; !fs::exists(m.library, ec)) {
             e.outcome = LoadOutcome::NotAPlugin;
-            e.message = "manifest " + m.file + " names library " + m.library + ", which does not exist";
+            e.message =
+                "manifest " + m.file + " names library " + m.library + ", which does not exist";
         } else {
             finish(m.library, open(m.library, m.name), m.name);
             return;
@@ -229,11 +239,12 @@ private:
         if (r.outcome == LoadOutcome::Loaded) {
             if (!manifest_name.empty() && r.name != manifest_name) {
                 e.outcome = LoadOutcome::InitFailed;
-                e.message = "its manifest says the plugin is '" + manifest_name + "' but it calls itself '" +
-                            r.name + "'";
+                e.message = "its manifest says the plugin is '" + manifest_name +
+                            "' but it calls itself '" + r.name + "'";
             } else if (disabled(r.name)) {
                 e.outcome = LoadOutcome::DisabledByConfig;
-                e.message = disabled_message(r.name) + " (its file name did not say so: it was opened to learn its name)";
+                e.message = disabled_message(r.name) +
+                            " (its file name did not say so: it was opened to learn its name)";
             } else if (loaded_.count(r.name) != 0) {
                 e.outcome = LoadOutcome::Duplicate;
                 e.message = duplicate_message(r.name);
@@ -263,7 +274,8 @@ private:
         // generates them. Checked as integers, since a plugin may write any 32-bit value.
         for (uint32_t i = 0; api.languages != nullptr && i < api.num_languages; ++i)
             for (const codegen::Language& known : codegen::languages())
-                if (raw_enum(api.languages[i]) == uint32_t(known.id)) d.languages.push_back(known.id);
+                if (raw_enum(api.languages[i]) == uint32_t(known.id))
+                    d.languages.push_back(known.id);
         d.devices = lib.devices;
         return std::make_unique<Backend>(std::move(d), &api, lib.device_handles, r.library);
     }
@@ -309,7 +321,8 @@ LoadResult load_plugins(const Config& config, Trace* trace) {
         }
         log().debug("searching plugin directory {}", dir);
         std::vector<Item> found = discovery.list(dir);
-        items.insert(items.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
+        items.insert(items.end(), std::make_move_iterator(found.begin()),
+                     std::make_move_iterator(found.end()));
     }
     // Validation children run at once (separate processes cannot disturb each other), but the
     // inits in this process run one after another, in discovery order: two plugins may be
@@ -318,7 +331,8 @@ LoadResult load_plugins(const Config& config, Trace* trace) {
     // two threads at once (PoCL 3.1 crashed in clGetDeviceInfo that way; docs/architecture.md,
     // "Start-up").
     discovery.validate(items);
-    for (const Item& it : items) discovery.handle(it);
+    for (const Item& it : items)
+        discovery.handle(it);
     return discovery.result();
 }
 

@@ -138,7 +138,10 @@ std::string contract_violation(const plx_plugin& api, uint32_t size) {
         size_t end;
         bool present;
     };
-#define PLX_FIELD(f, required) Field{#f, offsetof(plx_plugin, f) + sizeof(api.f), (required)}
+#define PLX_FIELD(f, required)                                                                     \
+    Field {                                                                                        \
+        #f, offsetof(plx_plugin, f) + sizeof(api.f), (required)                                    \
+    }
     const uint32_t model = raw_enum(api.execution_model); // 0 past struct_size
     const bool jit = model == PLX_EXEC_JIT;
     const bool direct = model == PLX_EXEC_DIRECT;
@@ -173,7 +176,9 @@ std::string contract_violation(const plx_plugin& api, uint32_t size) {
         if (f.end > size)
             return "struct_size " + std::to_string(size) + " is too small to hold '" + f.name +
                    "' (needs at least " + std::to_string(f.end) + " bytes)";
-        if (!f.present) return std::string("'") + f.name + "' is not set (NULL, empty or 0), and it is required";
+        if (!f.present)
+            return std::string("'") + f.name +
+                   "' is not set (NULL, empty or 0), and it is required";
         return {};
     };
     for (const Field& f : fields)
@@ -198,7 +203,9 @@ std::string contract_violation(const plx_plugin& api, uint32_t size) {
         for (uint32_t i = 0; i < api.num_languages; ++i)
             ir = ir || raw_enum(api.languages[i]) == PLX_LANG_PLEXUS_IR_JSON ||
                  raw_enum(api.languages[i]) == PLX_LANG_PLEXUS_IR2_JSON;
-        if (!ir) return "a Custom plugin must list PLX_LANG_PLEXUS_IR_JSON or PLX_LANG_PLEXUS_IR2_JSON in 'languages'";
+        if (!ir)
+            return "a Custom plugin must list PLX_LANG_PLEXUS_IR_JSON or PLX_LANG_PLEXUS_IR2_JSON "
+                   "in 'languages'";
     }
     if (api.num_intrinsics > 0 && api.intrinsics == nullptr)
         return "'intrinsics' is NULL but num_intrinsics is " + std::to_string(api.num_intrinsics);
@@ -232,10 +239,14 @@ DeviceInfo convert(const plx_device_info& in, uint32_t abi_minor) {
     d.compute_capability = in.compute_capability;
     std::copy(std::begin(in.uuid), std::end(in.uuid), d.uuid.begin());
     d.pci_bus_id = fixed_string(in.pci_bus_id, sizeof in.pci_bus_id);
-    if (in.subgroup_ops & PLX_SUBGROUP_KNOWN) d.subgroup_ops = in.subgroup_ops & PLX_SUBGROUP_ALL;
-    else if (abi_minor >= 2) d.subgroup_ops = 0;
-    if (in.matrix_ops & PLX_MATRIX_KNOWN) d.matrix_ops = in.matrix_ops & (PLX_MATRIX_ALL | PLX_MATRIX_EMULATED);
-    else if (abi_minor >= 3) d.matrix_ops = 0;
+    if (in.subgroup_ops & PLX_SUBGROUP_KNOWN)
+        d.subgroup_ops = in.subgroup_ops & PLX_SUBGROUP_ALL;
+    else if (abi_minor >= 2)
+        d.subgroup_ops = 0;
+    if (in.matrix_ops & PLX_MATRIX_KNOWN)
+        d.matrix_ops = in.matrix_ops & (PLX_MATRIX_ALL | PLX_MATRIX_EMULATED);
+    else if (abi_minor >= 3)
+        d.matrix_ops = 0;
     return d;
 }
 
@@ -244,7 +255,8 @@ std::string enumerate_devices(PluginLibrary& lib) {
     const plx_plugin& api = lib.api;
     uint32_t count = 0;
     if (plx_status s = api.device_count(&count); s != PLX_OK)
-        return std::string("device_count failed with ") + status_name(s) + ": " + plugin_message(api);
+        return std::string("device_count failed with ") + status_name(s) + ": " +
+               plugin_message(api);
     if (count == 0) return "the plugin reports no device";
     std::string why;
     for (uint32_t i = 0; i < count; ++i) {
@@ -254,7 +266,8 @@ std::string enumerate_devices(PluginLibrary& lib) {
         plx_status s = api.device_get(i, &handle);
         if (s == PLX_OK) s = api.device_info(handle, &info);
         if (s != PLX_OK) {
-            why = "device " + std::to_string(i) + ": " + status_name(s) + ": " + plugin_message(api);
+            why =
+                "device " + std::to_string(i) + ": " + status_name(s) + ": " + plugin_message(api);
             log().warn("[{}] skipping {}", lib.log_name, why);
             continue;
         }
@@ -303,7 +316,8 @@ OpenResult initialize(PluginLibrary& lib, Entry& entry, StageFn stage) {
     lib.handle = dlopen(lib.realpath.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (lib.handle == nullptr) {
         const char* err = dlerror();
-        return classify_dlopen_error(lib.path, lib.realpath, err != nullptr ? err : "unknown error");
+        return classify_dlopen_error(lib.path, lib.realpath,
+                                     err != nullptr ? err : "unknown error");
     }
     auto close = [&](OpenResult r) {
         dlclose(lib.handle);
@@ -337,7 +351,8 @@ OpenResult initialize(PluginLibrary& lib, Entry& entry, StageFn stage) {
     if (fits(offsetof(plx_plugin, execution_model) + sizeof(plx_exec_model)))
         said.execution_model = model_name(raw_enum(lib.api.execution_model));
     if (fits(offsetof(plx_plugin, priority) + sizeof(int32_t))) said.priority = lib.api.priority;
-    const uint32_t abi = fits(offsetof(plx_plugin, abi_version) + sizeof(uint32_t)) ? lib.api.abi_version : 0;
+    const uint32_t abi =
+        fits(offsetof(plx_plugin, abi_version) + sizeof(uint32_t)) ? lib.api.abi_version : 0;
     auto with = [&](LoadOutcome o, std::string message) {
         OpenResult r = said;
         r.outcome = o;
@@ -350,8 +365,9 @@ OpenResult initialize(PluginLibrary& lib, Entry& entry, StageFn stage) {
         OpenResult r;
         if (status == PLX_ERROR_ABI_MISMATCH) {
             r = with(LoadOutcome::AbiMismatch,
-                     (abi != 0 ? "built for plugin ABI " + version_string(abi) : std::string("refused"))
-                         + ", this host speaks " + version_string(PLX_ABI_VERSION) +
+                     (abi != 0 ? "built for plugin ABI " + version_string(abi)
+                               : std::string("refused")) +
+                         ", this host speaks " + version_string(PLX_ABI_VERSION) +
                          (msg.empty() ? "" : ": " + msg));
         } else if (status == PLX_ERROR_NO_DRIVER) {
             r = with(LoadOutcome::MissingDependency,
@@ -376,10 +392,12 @@ OpenResult initialize(PluginLibrary& lib, Entry& entry, StageFn stage) {
         return close(std::move(r));
     };
     if (abi == 0)
-        return shut(with(LoadOutcome::InitFailed, "the descriptor breaks the plugin contract: abi_version "
-                                                  "is 0; set it to PLX_ABI_VERSION"));
+        return shut(with(LoadOutcome::InitFailed,
+                         "the descriptor breaks the plugin contract: abi_version "
+                         "is 0; set it to PLX_ABI_VERSION"));
     if (std::string v = contract_violation(lib.api, size); !v.empty())
-        return shut(with(LoadOutcome::InitFailed, "the descriptor breaks the plugin contract: " + v));
+        return shut(
+            with(LoadOutcome::InitFailed, "the descriptor breaks the plugin contract: " + v));
     step("devices");
     if (std::string why = enumerate_devices(lib); !why.empty())
         return shut(with(LoadOutcome::NoDevices, why));
@@ -396,7 +414,8 @@ bool plugin_is_open(const std::string& realpath) {
 OpenResult open_plugin(const std::string& path, const std::string& options_json, StageFn stage) {
     char resolved[PATH_MAX];
     if (realpath(path.c_str(), resolved) == nullptr)
-        return fail(LoadOutcome::NotAPlugin, std::string("cannot resolve the path: ") + std::strerror(errno));
+        return fail(LoadOutcome::NotAPlugin,
+                    std::string("cannot resolve the path: ") + std::strerror(errno));
     const std::string real = resolved;
 
     // The lock is not held through init, so that independent plugins initialize in parallel.

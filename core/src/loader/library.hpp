@@ -32,7 +32,7 @@ struct OpenResult {
     std::string name;            // whatever the plugin said, even on failure
     std::string execution_model; // likewise
     int priority = 0;
-    int signal = 0; // Crashed: the signal of the validation child
+    int signal = 0;                               // Crashed: the signal of the validation child
     std::shared_ptr<const PluginLibrary> library; // set only when outcome is Loaded
 };
 
@@ -55,7 +55,8 @@ template <class E> uint32_t raw_enum(const E& field) {
 // Opens, initializes and checks the plugin at `path` (or shares the copy already open).
 // Never throws for a broken plugin: every failure is an outcome with a message. Thread-safe:
 // different libraries initialize concurrently; a second open of one waits for the first.
-OpenResult open_plugin(const std::string& path, const std::string& options_json, StageFn stage = nullptr);
+OpenResult open_plugin(const std::string& path, const std::string& options_json,
+                       StageFn stage = nullptr);
 
 // Whether the plugin at this real path is initialized in this process now (or stays open
 // because its descriptor has another major ABI).

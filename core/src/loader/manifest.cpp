@@ -65,10 +65,13 @@ Manifest parse_manifest(std::string_view text, const fs::path& file) {
     m.abi_minor = minor;
     if (auto p = doc.find("priority"); p != doc.end()) {
         // The configuration's range; a larger value would wrap around in an int.
-        const bool in_range = p->is_number_integer() && !(p->is_number_unsigned() && p->get<unsigned long long>() > 1'000'000) &&
-                              p->get<long long>() >= -1'000'000 && p->get<long long>() <= 1'000'000;
+        const bool in_range =
+            p->is_number_integer() &&
+            !(p->is_number_unsigned() && p->get<unsigned long long>() > 1'000'000) &&
+            p->get<long long>() >= -1'000'000 && p->get<long long>() <= 1'000'000;
         if (!in_range) {
-            m.error = "'priority' must be an integer between -1000000 and 1000000, found " + p->dump();
+            m.error =
+                "'priority' must be an integer between -1000000 and 1000000, found " + p->dump();
             return m;
         }
         m.priority = static_cast<int>(p->get<long long>());

@@ -12,20 +12,23 @@ namespace plexus {
 namespace {
 
 std::string lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : s)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
 }
 
 std::string join(const std::set<std::string>& names) {
     std::string s;
-    for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+    for (const auto& n : names)
+        s += (s.empty() ? "" : ", ") + n;
     return s;
 }
 
 // Why the pair cannot run the kernel, or "" when it can.
 std::string drop_reason(const Backend& b, const DeviceInfo& d, const KernelNeeds& needs,
                         const BackendConfig* cfg) {
-    if (cfg != nullptr && cfg->enabled == false) return "disabled by backends." + b.name() + ".enabled";
+    if (cfg != nullptr && cfg->enabled == false)
+        return "disabled by backends." + b.name() + ".enabled";
     if (cfg != nullptr && cfg->devices && !device_selected(*cfg->devices, d))
         return "not selected by backends." + b.name() + ".devices \"" + *cfg->devices + "\" (" +
                to_string(d.type) + ", platform \"" + d.platform + "\")";
@@ -39,28 +42,34 @@ std::string drop_reason(const Backend& b, const DeviceInfo& d, const KernelNeeds
         if (!any) return "no code generator for its languages (" + langs + ")";
     }
     if (needs.ir_v2 && b.exec_model() == ExecModel::Custom &&
-        std::find(b.languages().begin(), b.languages().end(), PLX_LANG_PLEXUS_IR2_JSON) == b.languages().end())
-        return "the kernel needs schema plexus-ir/2 (records, variants, vectors, f16, small integers, private "
+        std::find(b.languages().begin(), b.languages().end(), PLX_LANG_PLEXUS_IR2_JSON) ==
+            b.languages().end())
+        return "the kernel needs schema plexus-ir/2 (records, variants, vectors, f16, small "
+               "integers, private "
                "arrays or a declared work-group size) and the plugin reads only plexus-ir/1";
-    if (needs.has_native_blocks && needs.native_backends.count(b.name()) == 0 && !needs.native_fallback)
+    if (needs.has_native_blocks && needs.native_backends.count(b.name()) == 0 &&
+        !needs.native_fallback)
         return "the kernel's native blocks have no entry for " + b.name() + " (only " +
                join(needs.native_backends) + ") and no portable fallback";
     for (const std::string& name : needs.intrinsics) {
         if (!b.has_intrinsic(name)) return "lacks intrinsic " + name;
         const uint32_t feature = subgroup_feature(name);
         if (feature && d.subgroup_ops && (*d.subgroup_ops & feature) == 0)
-            return std::string("the device lacks ") + subgroup_feature_name(feature) + ", which " + name + " needs";
+            return std::string("the device lacks ") + subgroup_feature_name(feature) + ", which " +
+                   name + " needs";
         const uint32_t matrix = matrix_feature(name);
         if (matrix && d.matrix_ops && (*d.matrix_ops & matrix) == 0)
             return "the device lacks " + matrix_feature_name(matrix) + ", which " + name + " needs";
     }
     if (needs.fp64 && !d.fp64) return "the device has no fp64 support";
     if (needs.local_memory_bytes > d.local_memory_bytes)
-        return "the device lacks the local memory: the kernel needs " + std::to_string(needs.local_memory_bytes) +
-               " bytes, the device has " + std::to_string(d.local_memory_bytes);
-    if (needs.work_group_size > 0 && d.max_work_group_size > 0 && needs.work_group_size > d.max_work_group_size)
-        return "work-group size " + std::to_string(needs.work_group_size) + " exceeds the device's maximum " +
-               std::to_string(d.max_work_group_size);
+        return "the device lacks the local memory: the kernel needs " +
+               std::to_string(needs.local_memory_bytes) + " bytes, the device has " +
+               std::to_string(d.local_memory_bytes);
+    if (needs.work_group_size > 0 && d.max_work_group_size > 0 &&
+        needs.work_group_size > d.max_work_group_size)
+        return "work-group size " + std::to_string(needs.work_group_size) +
+               " exceeds the device's maximum " + std::to_string(d.max_work_group_size);
     return {};
 }
 
@@ -88,13 +97,15 @@ bool device_selected(const std::string& selector, const DeviceInfo& d) {
     if (s == "gpu") return d.type == DeviceType::GPU;
     if (s == "cpu") return d.type == DeviceType::CPU;
     if (s == "accelerator") return d.type == DeviceType::Accelerator;
-    return lower(d.platform).find(s) != std::string::npos || lower(d.name).find(s) != std::string::npos;
+    return lower(d.platform).find(s) != std::string::npos ||
+           lower(d.name).find(s) != std::string::npos;
 }
 
 std::vector<Candidate> rank_candidates(const std::vector<const Backend*>& backends,
                                        const KernelNeeds& needs, const Config& config) {
     const std::vector<std::string>* prefer = nullptr;
-    if (auto k = config.kernels.find(needs.kernel); k != config.kernels.end()) prefer = &k->second.prefer;
+    if (auto k = config.kernels.find(needs.kernel); k != config.kernels.end())
+        prefer = &k->second.prefer;
 
     std::vector<Ranked> all;
     for (const Backend* b : backends) {
@@ -123,8 +134,9 @@ std::vector<Candidate> rank_candidates(const std::vector<const Backend*>& backen
             } else if (d.type == DeviceType::CPU && b->exec_model() != ExecModel::Direct) {
                 r.c.priority = b->plugin_priority() - kDriverCpuPenalty;
                 why_priority = "priority " + std::to_string(r.c.priority) + " (plugin default " +
-                               std::to_string(b->plugin_priority()) + " - " + std::to_string(kDriverCpuPenalty) +
-                               " for a CPU behind a " + to_string(b->exec_model()) + " driver)";
+                               std::to_string(b->plugin_priority()) + " - " +
+                               std::to_string(kDriverCpuPenalty) + " for a CPU behind a " +
+                               to_string(b->exec_model()) + " driver)";
             } else {
                 r.c.priority = b->plugin_priority();
                 why_priority = "priority " + std::to_string(r.c.priority) + " (plugin default)";
@@ -133,11 +145,11 @@ std::vector<Candidate> rank_candidates(const std::vector<const Backend*>& backen
             std::string drop = drop_reason(*b, d, needs, cfg);
             r.c.kept = drop.empty();
             if (r.c.kept) {
-                r.c.reason = why_priority + ", " + to_string(d.type) + ", " + std::to_string(d.compute_units) +
-                             " compute units";
+                r.c.reason = why_priority + ", " + to_string(d.type) + ", " +
+                             std::to_string(d.compute_units) + " compute units";
                 if (prefer_index != INT_MAX)
-                    r.c.reason = "preferred #" + std::to_string(prefer_index + 1) + " for kernel " + needs.kernel +
-                                 ", " + r.c.reason;
+                    r.c.reason = "preferred #" + std::to_string(prefer_index + 1) + " for kernel " +
+                                 needs.kernel + ", " + r.c.reason;
             } else {
                 r.c.reason = drop;
             }
@@ -155,7 +167,8 @@ std::vector<Candidate> rank_candidates(const std::vector<const Backend*>& backen
     });
     std::vector<Candidate> out;
     out.reserve(all.size());
-    for (auto& r : all) out.push_back(std::move(r.c));
+    for (auto& r : all)
+        out.push_back(std::move(r.c));
     return out;
 }
 

@@ -16,7 +16,8 @@ BufferState::~BufferState() {
     // A buffer is freed only when idle: wait for every command that uses a copy.
     for (auto& c : copies) {
         try {
-            for (auto& r : c.use.reads) r->wait();
+            for (auto& r : c.use.reads)
+                r->wait();
             if (c.use.write) c.use.write->wait();
         } catch (const std::exception& e) {
             // A destructor cannot throw; the failure belongs to an earlier command, so say so.
@@ -68,7 +69,8 @@ void follow(Lane& lane, const std::shared_ptr<EventState>& e) {
 void BufferState::before(DeviceCopy& copy, Lane& lane, bool write) {
     follow(lane, copy.use.write);
     if (write)
-        for (auto& r : copy.use.reads) follow(lane, r);
+        for (auto& r : copy.use.reads)
+            follow(lane, r);
 }
 
 void BufferState::after(DeviceCopy& copy, const std::shared_ptr<EventState>& event, bool write) {
@@ -88,7 +90,8 @@ void BufferState::after(DeviceCopy& copy, const std::shared_ptr<EventState>& eve
 unsigned char* BufferState::host_data() {
     if (placement == Placement::DeviceOnly)
         throw Error(ErrorCode::InvalidArgument, "a device-only buffer of " + std::to_string(bytes) +
-                    " bytes (Placement::DeviceOnly) has no host copy: read() and write() it, or use a Queue");
+                                                    " bytes (Placement::DeviceOnly) has no host "
+                                                    "copy: read() and write() it, or use a Queue");
     if (!host.data()) {
         if (placement == Placement::Pinned) {
             host = exec->host_memory(*home, bytes);
@@ -109,21 +112,26 @@ void BufferState::read_copy(const DeviceCopy& c, void* dst, size_t offset, size_
     b.check(b.api().buffer_read(lane.queue, c.buffer, offset, dst, n), "buffer_read", lane.label);
 }
 
-std::shared_ptr<EventState> transfer(const std::shared_ptr<Lane>& lane, plx_buffer buffer, size_t offset, void* host,
-                                     size_t bytes, bool write, bool blocking) {
+std::shared_ptr<EventState> transfer(const std::shared_ptr<Lane>& lane, plx_buffer buffer,
+                                     size_t offset, void* host, size_t bytes, bool write,
+                                     bool blocking) {
     const Backend& b = *lane->ctx->backend;
     const plx_plugin& api = b.api();
     std::lock_guard ql(lane->mutex);
     TraceSpan span(lane->ctx->trace, lane->label, write ? "write" : "read", "transfer");
     span.args["bytes"] = bytes;
     if (write && api.buffer_write_async && !blocking)
-        b.check(api.buffer_write_async(lane->queue, buffer, offset, host, bytes), "buffer_write_async", lane->label);
+        b.check(api.buffer_write_async(lane->queue, buffer, offset, host, bytes),
+                "buffer_write_async", lane->label);
     else if (write)
-        b.check(api.buffer_write(lane->queue, buffer, offset, host, bytes), "buffer_write", lane->label);
+        b.check(api.buffer_write(lane->queue, buffer, offset, host, bytes), "buffer_write",
+                lane->label);
     else if (api.buffer_read_async && !blocking)
-        b.check(api.buffer_read_async(lane->queue, buffer, offset, host, bytes), "buffer_read_async", lane->label);
+        b.check(api.buffer_read_async(lane->queue, buffer, offset, host, bytes),
+                "buffer_read_async", lane->label);
     else
-        b.check(api.buffer_read(lane->queue, buffer, offset, host, bytes), "buffer_read", lane->label);
+        b.check(api.buffer_read(lane->queue, buffer, offset, host, bytes), "buffer_read",
+                lane->label);
     return lane_marker(lane);
 }
 
@@ -136,8 +144,10 @@ HostMemory aligned_host_memory(size_t bytes, const std::string& what) {
 void BufferState::refresh_host() {
     if (host_valid) return;
     unsigned char* data = host_data();
-    if (const DeviceCopy* c = valid_copy()) read_copy(*c, data, 0, bytes);
-    else std::memset(data, 0, bytes);
+    if (const DeviceCopy* c = valid_copy())
+        read_copy(*c, data, 0, bytes);
+    else
+        std::memset(data, 0, bytes);
     host_valid = true;
 }
 
@@ -150,7 +160,8 @@ void zero_fill(Lane& lane, plx_buffer buffer, size_t bytes) {
     if (b.api().buffer_fill) {
         const uint32_t zero = 0;
         size_t pattern = bytes % 4 == 0 ? 4 : 1;
-        b.check(b.api().buffer_fill(lane.queue, buffer, 0, &zero, pattern, bytes), "buffer_fill", lane.label);
+        b.check(b.api().buffer_fill(lane.queue, buffer, 0, &zero, pattern, bytes), "buffer_fill",
+                lane.label);
         return;
     }
     static const std::vector<unsigned char> zeros(size_t(1) << 20);
@@ -179,7 +190,8 @@ Moved BufferState::make_resident(Lane& lane) {
         std::lock_guard lock(lane.mutex);
         TraceSpan span(ctx->trace, lane.label, "copy from " + other->ctx->label, "transfer");
         span.args["bytes"] = bytes;
-        plx_status s = b.api().buffer_copy_peer(lane.queue, mine.buffer, 0, other->buffer, 0, bytes);
+        plx_status s =
+            b.api().buffer_copy_peer(lane.queue, mine.buffer, 0, other->buffer, 0, bytes);
         if (s == PLX_OK) {
             mine.valid = true;
             return {other->ctx, true};
@@ -201,7 +213,8 @@ Moved BufferState::make_resident(Lane& lane) {
     TraceSpan span(ctx->trace, lane.label, from ? "write from host" : "zero fill", "transfer");
     span.args["bytes"] = bytes;
     if (from)
-        b.check(b.api().buffer_write(lane.queue, mine.buffer, 0, from, bytes), "buffer_write", lane.label);
+        b.check(b.api().buffer_write(lane.queue, mine.buffer, 0, from, bytes), "buffer_write",
+                lane.label);
     else
         zero_fill(lane, mine.buffer, bytes);
     mine.valid = true;
@@ -217,7 +230,8 @@ void BufferState::used(const Moved& moved, const std::shared_ptr<EventState>& ev
 }
 
 void BufferState::written_on(DeviceContext* ctx) {
-    for (auto& c : copies) c.valid = c.ctx == ctx;
+    for (auto& c : copies)
+        c.valid = c.ctx == ctx;
     host_valid = false;
 }
 
@@ -226,31 +240,39 @@ void BufferState::written_on(DeviceContext* ctx) {
 BufferBase::BufferBase(Runtime& rt, ir::Type element, size_t count)
     : state_(std::make_unique<detail::BufferState>()) {
     if (!ir::is_storable(element))
-        throw Error(ErrorCode::InvalidArgument, "a buffer of " + to_string(element) + " (buffers hold numbers, "
-                                                "vectors, records and variants; use u8 for flags)");
+        throw Error(ErrorCode::InvalidArgument,
+                    "a buffer of " + to_string(element) +
+                        " (buffers hold numbers, "
+                        "vectors, records and variants; use u8 for flags)");
     state_->exec = &rt.impl().executor();
     state_->element = element;
     state_->count = count;
     state_->bytes = count * ir::size_of(element);
 }
-BufferBase::BufferBase(Runtime& rt, ir::Type element, size_t count, Placement placement, const Target& home)
+BufferBase::BufferBase(Runtime& rt, ir::Type element, size_t count, Placement placement,
+                       const Target& home)
     : BufferBase(rt, element, count) {
     auto& s = *state_;
     s.placement = placement;
-    if (placement != Placement::HostMirrored) s.home = &s.exec->context_for(home, "a buffer's home device");
+    if (placement != Placement::HostMirrored)
+        s.home = &s.exec->context_for(home, "a buffer's home device");
 }
 
-BufferBase::BufferBase(Runtime& rt, ir::Type element, size_t count, const Target& target, uint64_t native)
+BufferBase::BufferBase(Runtime& rt, ir::Type element, size_t count, const Target& target,
+                       uint64_t native)
     : BufferBase(rt, element, count) {
     auto& s = *state_;
     detail::DeviceContext& ctx = s.exec->context_for(target, "Buffer::wrap");
     const Backend& b = *ctx.backend;
     if (!b.api().buffer_wrap)
-        throw Error(ErrorCode::Unsupported, "backend '" + b.name() + "' cannot wrap memory it did not allocate",
+        throw Error(ErrorCode::Unsupported,
+                    "backend '" + b.name() + "' cannot wrap memory it did not allocate",
                     {b.name(), ctx.info->name, "", "", "", ""});
     if (native == 0 || count == 0)
-        throw Error(ErrorCode::InvalidArgument, "Buffer::wrap on " + ctx.label + ": " +
-                    (native == 0 ? "the handle is 0" : "the count is 0"), {b.name(), ctx.info->name, "", "", "", ""});
+        throw Error(ErrorCode::InvalidArgument,
+                    "Buffer::wrap on " + ctx.label + ": " +
+                        (native == 0 ? "the handle is 0" : "the count is 0"),
+                    {b.name(), ctx.info->name, "", "", "", ""});
     plx_buffer buf = nullptr;
     b.check(b.api().buffer_wrap(ctx.device, native, s.bytes, &buf), "buffer_wrap", ctx.label);
     s.copies.push_back({&ctx, buf, true});
@@ -261,7 +283,8 @@ uint64_t BufferBase::native_handle(const Target& target) {
     detail::DeviceContext& ctx = s.exec->context_for(target, "Buffer::native_handle");
     const Backend& b = *ctx.backend;
     if (!b.api().buffer_native)
-        throw Error(ErrorCode::Unsupported, "backend '" + b.name() + "' gives no native handle for its buffers",
+        throw Error(ErrorCode::Unsupported,
+                    "backend '" + b.name() + "' gives no native handle for its buffers",
                     {b.name(), ctx.info->name, "", "", "", ""});
     std::lock_guard lock(s.mutex);
     auto& lane = ctx.lane;
@@ -286,8 +309,10 @@ void BufferBase::modified_on(const Target& target) {
     detail::DeviceContext& ctx = s.exec->context_for(target, "Buffer::modified_on");
     std::lock_guard lock(s.mutex);
     if (!s.copy_on(&ctx))
-        throw Error(ErrorCode::InvalidArgument, "Buffer::modified_on: the buffer has no allocation on " + ctx.label +
-                    " (ask for its native_handle there first)", {ctx.backend->name(), ctx.info->name, "", "", "", ""});
+        throw Error(ErrorCode::InvalidArgument,
+                    "Buffer::modified_on: the buffer has no allocation on " + ctx.label +
+                        " (ask for its native_handle there first)",
+                    {ctx.backend->name(), ctx.info->name, "", "", "", ""});
     s.written_on(&ctx);
 }
 
@@ -295,16 +320,25 @@ BufferBase::BufferBase(BufferBase&&) noexcept = default;
 BufferBase& BufferBase::operator=(BufferBase&&) noexcept = default;
 BufferBase::~BufferBase() = default;
 
-size_t BufferBase::size() const { return state_->count; }
-size_t BufferBase::bytes() const { return state_->bytes; }
-Placement BufferBase::placement() const { return state_->placement; }
-const ir::Type& BufferBase::element() const { return state_->element; }
+size_t BufferBase::size() const {
+    return state_->count;
+}
+size_t BufferBase::bytes() const {
+    return state_->bytes;
+}
+Placement BufferBase::placement() const {
+    return state_->placement;
+}
+const ir::Type& BufferBase::element() const {
+    return state_->element;
+}
 
 void detail::check_range(size_t offset, size_t bytes, size_t size, const char* what) {
     if (offset > size || bytes > size - offset)
-        throw Error(ErrorCode::InvalidArgument,
-                    std::string(what) + " of " + std::to_string(bytes) + " bytes at offset " +
-                        std::to_string(offset) + " is outside the buffer of " + std::to_string(size) + " bytes");
+        throw Error(ErrorCode::InvalidArgument, std::string(what) + " of " + std::to_string(bytes) +
+                                                    " bytes at offset " + std::to_string(offset) +
+                                                    " is outside the buffer of " +
+                                                    std::to_string(size) + " bytes");
 }
 
 void BufferBase::write_bytes(const void* src, size_t bytes, size_t offset) {
@@ -321,7 +355,10 @@ void BufferBase::write_bytes(const void* src, size_t bytes, size_t offset) {
         detail::DeviceCopy& copy = s.allocation_on(ctx);
         detail::BufferState::before(copy, lane, true);
         // Blocking, since src is the caller's; the event still says when the device is done.
-        s.used(moved, detail::transfer(ctx->lane, copy.buffer, offset, const_cast<void*>(src), bytes, true, true), true);
+        s.used(moved,
+               detail::transfer(ctx->lane, copy.buffer, offset, const_cast<void*>(src), bytes, true,
+                                true),
+               true);
         return;
     }
     if (offset == 0 && bytes == s.bytes) {
@@ -331,7 +368,8 @@ void BufferBase::write_bytes(const void* src, size_t bytes, size_t offset) {
         s.refresh_host();
     }
     std::memcpy(s.host_data() + offset, src, bytes);
-    for (auto& c : s.copies) c.valid = false;
+    for (auto& c : s.copies)
+        c.valid = false;
 }
 
 void BufferBase::read_bytes(void* dst, size_t bytes, size_t offset) const {
@@ -339,8 +377,10 @@ void BufferBase::read_bytes(void* dst, size_t bytes, size_t offset) const {
     detail::check_range(offset, bytes, s.bytes, "read");
     std::lock_guard lock(s.mutex);
     if (s.placement == Placement::DeviceOnly) {
-        if (const detail::DeviceCopy* c = s.valid_copy()) s.read_copy(*c, dst, offset, bytes);
-        else std::memset(dst, 0, bytes);
+        if (const detail::DeviceCopy* c = s.valid_copy())
+            s.read_copy(*c, dst, offset, bytes);
+        else
+            std::memset(dst, 0, bytes);
         return;
     }
     s.refresh_host();
@@ -351,7 +391,8 @@ void* BufferBase::host_bytes() {
     auto& s = *state_;
     std::lock_guard lock(s.mutex);
     s.refresh_host();
-    for (auto& c : s.copies) c.valid = false;
+    for (auto& c : s.copies)
+        c.valid = false;
     return s.host_data();
 }
 

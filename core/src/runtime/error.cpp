@@ -37,9 +37,7 @@ static std::string describe(ErrorCode code, const std::string& message, const Er
 }
 
 Error::Error(ErrorCode code, const std::string& message, ErrorContext context)
-    : std::runtime_error(describe(code, message, context)),
-      code_(code),
-      message_(message),
+    : std::runtime_error(describe(code, message, context)), code_(code), message_(message),
       context_(std::move(context)) {}
 
 } // namespace plexus

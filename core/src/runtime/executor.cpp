@@ -16,7 +16,8 @@ namespace plexus::detail {
 
 Lane::Lane(DeviceContext& c, bool profiling, std::string name) : ctx(&c), label(std::move(name)) {
     const Backend& b = *c.backend;
-    b.check(b.api().queue_create(c.device, profiling ? PLX_QUEUE_PROFILING : 0, &queue), "queue_create", label);
+    b.check(b.api().queue_create(c.device, profiling ? PLX_QUEUE_PROFILING : 0, &queue),
+            "queue_create", label);
 }
 
 Lane::~Lane() {
@@ -51,9 +52,11 @@ thread_local HotOwner hot_owner;
 
 } // namespace
 
-Executor::Executor(const Config& config, const std::vector<std::unique_ptr<Backend>>& backends, Trace* trace)
+Executor::Executor(const Config& config, const std::vector<std::unique_ptr<Backend>>& backends,
+                   Trace* trace)
     : config_(config), trace_(trace), compiler_(config, trace), id_(++executors_made) {
-    for (auto& b : backends) backends_.push_back(b.get());
+    for (auto& b : backends)
+        backends_.push_back(b.get());
 }
 
 Executor::~Executor() {
@@ -67,14 +70,17 @@ Executor::~Executor() {
         }
     }
     compiler_.clear();
-    for (auto& [key, ctx] : contexts_) ctx->lane.reset();
+    for (auto& [key, ctx] : contexts_)
+        ctx->lane.reset();
 }
 
 DeviceContext& Executor::context(const Backend* b, uint32_t index) {
     if (index >= b->devices().size())
-        throw Error(ErrorCode::InvalidArgument, "device " + std::to_string(index) + " of backend '" + b->name() +
-                    "' does not exist: it has " + std::to_string(b->devices().size()) + " device(s), 0 to " +
-                    std::to_string(b->devices().size() - 1), {b->name(), "", "", "", "", ""});
+        throw Error(ErrorCode::InvalidArgument,
+                    "device " + std::to_string(index) + " of backend '" + b->name() +
+                        "' does not exist: it has " + std::to_string(b->devices().size()) +
+                        " device(s), 0 to " + std::to_string(b->devices().size() - 1),
+                    {b->name(), "", "", "", "", ""});
     std::lock_guard lock(mutex_);
     auto& slot = contexts_[{b, index}];
     if (!slot) {
@@ -94,15 +100,18 @@ DeviceContext& Executor::context(const Backend* b, uint32_t index) {
 DeviceContext& Executor::context_for(const Target& target, const char* what) {
     const Backend* chosen = nullptr;
     for (const Backend* b : backends_)
-        if (target.backend.empty() ? !chosen || b->priority() > chosen->priority() : b->name() == target.backend)
+        if (target.backend.empty() ? !chosen || b->priority() > chosen->priority()
+                                   : b->name() == target.backend)
             chosen = b;
     if (!chosen) {
         std::string loaded;
-        for (const Backend* b : backends_) loaded += (loaded.empty() ? "" : ", ") + b->name();
-        throw Error(ErrorCode::NoBackend, target.backend.empty()
-                                              ? std::string(what) + " needs a backend, and none is loaded"
-                                              : std::string(what) + ": no backend '" + target.backend +
-                                                    "' is loaded (loaded: " + (loaded.empty() ? "none" : loaded) + ")",
+        for (const Backend* b : backends_)
+            loaded += (loaded.empty() ? "" : ", ") + b->name();
+        throw Error(ErrorCode::NoBackend,
+                    target.backend.empty()
+                        ? std::string(what) + " needs a backend, and none is loaded"
+                        : std::string(what) + ": no backend '" + target.backend +
+                              "' is loaded (loaded: " + (loaded.empty() ? "none" : loaded) + ")",
                     {target.backend, "", "", "", "", ""});
     }
     return context(chosen, target.device < 0 ? 0 : uint32_t(target.device));
@@ -111,7 +120,8 @@ DeviceContext& Executor::context_for(const Target& target, const char* what) {
 std::shared_ptr<Lane> Executor::new_lane(const Target& target) {
     DeviceContext& ctx = context_for(target, "a queue");
     std::lock_guard lock(mutex_);
-    auto lane = std::make_shared<Lane>(ctx, config_.profiling, ctx.label + " queue " + std::to_string(++lanes_made_));
+    auto lane = std::make_shared<Lane>(ctx, config_.profiling,
+                                       ctx.label + " queue " + std::to_string(++lanes_made_));
     std::erase_if(user_lanes_, [](const std::weak_ptr<Lane>& w) { return w.expired(); });
     user_lanes_.push_back(lane);
     return lane;
@@ -120,24 +130,29 @@ std::shared_ptr<Lane> Executor::new_lane(const Target& target) {
 std::vector<std::shared_ptr<Lane>> Executor::lanes() const {
     std::vector<std::shared_ptr<Lane>> all;
     std::lock_guard lock(mutex_);
-    for (auto& [key, ctx] : contexts_) all.push_back(ctx->lane);
+    for (auto& [key, ctx] : contexts_)
+        all.push_back(ctx->lane);
     for (auto& w : user_lanes_)
         if (auto l = w.lock()) all.push_back(std::move(l));
     return all;
 }
 
 void Executor::finish() {
-    for (auto& lane : lanes()) lane->sync();
+    for (auto& lane : lanes())
+        lane->sync();
 }
 
 namespace {
 
 // Where an error of this kernel's launch happened, before a backend is chosen.
-ErrorContext kernel_context(const ir::Kernel& k) { return ErrorContext{"", "", k.name, "", "", ""}; }
+ErrorContext kernel_context(const ir::Kernel& k) {
+    return ErrorContext{"", "", k.name, "", "", ""};
+}
 
 // Whether `seen` is this very kernel object: the same control block, alive since `k` holds
 // it. Unlike seen.lock() == k, no reference count changes.
-bool same_kernel(const std::weak_ptr<const ir::Kernel>& seen, const std::shared_ptr<const ir::Kernel>& k) {
+bool same_kernel(const std::weak_ptr<const ir::Kernel>& seen,
+                 const std::shared_ptr<const ir::Kernel>& k) {
     return !seen.owner_before(k) && !k.owner_before(seen) && !seen.expired();
 }
 
@@ -150,30 +165,41 @@ Grid bounded_grid(const ir::Kernel& k, const Grid& grid) {
         return std::to_string(l[0]) + " x " + std::to_string(l[1]) + " x " + std::to_string(l[2]);
     };
     std::array<uint32_t, 3> asked = g.local;
-    for (uint32_t d = g.dims; d < 3; ++d) asked[d] = 1;
+    for (uint32_t d = g.dims; d < 3; ++d)
+        asked[d] = 1;
     if (w.required[0]) {
         for (uint32_t d = g.dims; d < 3; ++d)
             if (w.required[d] != 1)
-                throw Error(ErrorCode::InvalidArgument, "kernel '" + k.name + "' requires work-groups of " +
-                            shape(w.required) + ", which a " + std::to_string(g.dims) + "-D grid cannot have", kernel_context(k));
-        if (g.local[0] == 0) g.local = w.required;
+                throw Error(ErrorCode::InvalidArgument,
+                            "kernel '" + k.name + "' requires work-groups of " + shape(w.required) +
+                                ", which a " + std::to_string(g.dims) + "-D grid cannot have",
+                            kernel_context(k));
+        if (g.local[0] == 0)
+            g.local = w.required;
         else if (asked != w.required)
-            throw Error(ErrorCode::InvalidArgument, "kernel '" + k.name + "' requires work-groups of " + shape(w.required) +
-                        " (px::require_work_group_size); the launch asks for " + shape(asked), kernel_context(k));
+            throw Error(ErrorCode::InvalidArgument,
+                        "kernel '" + k.name + "' requires work-groups of " + shape(w.required) +
+                            " (px::require_work_group_size); the launch asks for " + shape(asked),
+                        kernel_context(k));
     }
     if (w.max && g.local[0] != 0 && uint64_t(asked[0]) * asked[1] * asked[2] > w.max)
-        throw Error(ErrorCode::InvalidArgument, "kernel '" + k.name + "' takes at most " + std::to_string(w.max) +
-                    " work-items per group (px::max_work_group_size); the launch asks for " + shape(asked), kernel_context(k));
+        throw Error(ErrorCode::InvalidArgument,
+                    "kernel '" + k.name + "' takes at most " + std::to_string(w.max) +
+                        " work-items per group (px::max_work_group_size); the launch asks for " +
+                        shape(asked),
+                    kernel_context(k));
     return g;
 }
 
 // `cooperative`: the kernel has barriers or shared arrays, so its work-items may rely on the
 // group's size (a shared array sized for the documented default, per-work-item state kept
 // across barriers); its default group stays 256 in 1-D everywhere.
-std::array<uint32_t, 3> choose_local(const Grid& g, const DeviceInfo& d, bool cooperative, uint32_t kernel_max) {
+std::array<uint32_t, 3> choose_local(const Grid& g, const DeviceInfo& d, bool cooperative,
+                                     uint32_t kernel_max) {
     if (g.local[0] != 0) {
         std::array<uint32_t, 3> l = g.local;
-        for (uint32_t i = g.dims; i < 3; ++i) l[i] = 1;
+        for (uint32_t i = g.dims; i < 3; ++i)
+            l[i] = 1;
         return l;
     }
     // Otherwise a CPU gets 1-D groups of 4096 (clamped to the device's maximum): a work-item
@@ -182,9 +208,9 @@ std::array<uint32_t, 3> choose_local(const Grid& g, const DeviceInfo& d, bool co
     // vector_add reached 0.5 of the C++ loop's bandwidth with groups of 256, 0.85 with 1024
     // and 0.97 with 4096 on the 2-core EPYC).
     uint32_t wide = d.type == DeviceType::CPU && !cooperative ? 4096 : 256;
-    std::array<uint32_t, 3> l = g.dims == 1 ? std::array<uint32_t, 3>{wide, 1, 1}
-                               : g.dims == 2 ? std::array<uint32_t, 3>{16, 16, 1}
-                                             : std::array<uint32_t, 3>{8, 8, 4};
+    std::array<uint32_t, 3> l = g.dims == 1   ? std::array<uint32_t, 3>{wide, 1, 1}
+                                : g.dims == 2 ? std::array<uint32_t, 3>{16, 16, 1}
+                                              : std::array<uint32_t, 3>{8, 8, 4};
     uint32_t max = d.max_work_group_size ? d.max_work_group_size : 256;
     if (kernel_max) max = std::min(max, kernel_max);
     while (l[0] * l[1] * l[2] > max) {
@@ -196,7 +222,9 @@ std::array<uint32_t, 3> choose_local(const Grid& g, const DeviceInfo& d, bool co
 
 } // namespace
 
-std::vector<CompileReport> Executor::compile_reports() const { return compiler_.reports(); }
+std::vector<CompileReport> Executor::compile_reports() const {
+    return compiler_.reports();
+}
 
 // ---- routing -----------------------------------------------------------------------------
 
@@ -208,7 +236,8 @@ KernelNeeds Executor::needs_of(const ir::Kernel& k, const Grid* grid) const {
     n.fp64 = uses.fp64;
     n.local_memory_bytes = k.shared_bytes();
     if (grid && grid->local[0] != 0)
-        n.work_group_size = grid->local[0] * std::max(1u, grid->local[1]) * std::max(1u, grid->local[2]);
+        n.work_group_size =
+            grid->local[0] * std::max(1u, grid->local[1]) * std::max(1u, grid->local[2]);
     n.native_backends.insert(uses.native_backends.begin(), uses.native_backends.end());
     n.has_native_blocks = uses.native_blocks;
     n.native_fallback = uses.native_fallback;
@@ -226,8 +255,9 @@ KernelNeeds Executor::needs_of(const ir::Kernel& k, const Grid* grid) const {
     return n;
 }
 
-std::shared_ptr<const std::vector<Candidate>> Executor::ranking(const std::shared_ptr<const ir::Kernel>& k,
-                                                                uint64_t work_group_size, uint64_t& hash) {
+std::shared_ptr<const std::vector<Candidate>>
+Executor::ranking(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size,
+                  uint64_t& hash) {
     std::lock_guard lock(mutex_);
     KernelFacts& f = facts_[k.get()];
     if (!same_kernel(f.kernel, k)) f = {k, k->hash(), needs_of(*k, nullptr), {}};
@@ -236,12 +266,14 @@ std::shared_ptr<const std::vector<Candidate>> Executor::ranking(const std::share
     if (!ranked) {
         KernelNeeds needs = f.needs;
         needs.work_group_size = uint32_t(work_group_size);
-        ranked = std::make_shared<const std::vector<Candidate>>(rank_candidates(backends_, needs, config_));
+        ranked = std::make_shared<const std::vector<Candidate>>(
+            rank_candidates(backends_, needs, config_));
     }
     return ranked;
 }
 
-std::vector<Candidate> Executor::explain(const ir::Kernel& k, const Grid* grid, bool compile_first) {
+std::vector<Candidate> Executor::explain(const ir::Kernel& k, const Grid* grid,
+                                         bool compile_first) {
     std::vector<Candidate> ranked = rank_candidates(backends_, needs_of(k, grid), config_);
     const uint64_t hash = k.hash();
     for (Candidate& c : ranked) {
@@ -262,7 +294,8 @@ std::vector<Candidate> Executor::explain(const ir::Kernel& k, const Grid* grid, 
 }
 
 Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kernel>& k,
-                       const Grid& grid, std::span<const LaunchArg> args, const std::shared_ptr<Lane>& lane) {
+                       const Grid& grid, std::span<const LaunchArg> args,
+                       const std::shared_ptr<Lane>& lane) {
     // A queue's launch goes to the queue's device and nowhere else. Otherwise `asked` is used as
     // it is: a copy would copy its string at every launch.
     std::optional<Target> of_queue;
@@ -270,33 +303,50 @@ Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kern
     const Target& target = of_queue ? *of_queue : asked;
     // Arguments against parameters, before anything is routed or compiled.
     if (args.size() != k->params.size())
-        throw Error(ErrorCode::InvalidArgument, "kernel '" + k->name + "' takes " +
-                    std::to_string(k->params.size()) + " arguments, got " + std::to_string(args.size()), kernel_context(*k));
+        throw Error(ErrorCode::InvalidArgument,
+                    "kernel '" + k->name + "' takes " + std::to_string(k->params.size()) +
+                        " arguments, got " + std::to_string(args.size()),
+                    kernel_context(*k));
     for (size_t i = 0; i < args.size(); ++i) {
         const ir::Param& p = k->params[i];
-        auto which = [&] { return "argument " + std::to_string(i) + " ('" + p.name + "') of kernel '" + k->name + "'"; };
+        auto which = [&] {
+            return "argument " + std::to_string(i) + " ('" + p.name + "') of kernel '" + k->name +
+                   "'";
+        };
         bool is_buffer = args[i].buffer != nullptr;
         if (is_buffer != (p.kind == ir::Param::Kind::Buffer))
-            throw Error(ErrorCode::InvalidArgument, which() + ": expected " +
-                        (is_buffer ? "a scalar " : "a buffer of ") + to_string(p.type) + ", got " +
-                        (is_buffer ? "a buffer" : "a scalar"), kernel_context(*k));
+            throw Error(ErrorCode::InvalidArgument,
+                        which() + ": expected " + (is_buffer ? "a scalar " : "a buffer of ") +
+                            to_string(p.type) + ", got " + (is_buffer ? "a buffer" : "a scalar"),
+                        kernel_context(*k));
         if (args[i].type != p.type)
-            throw Error(ErrorCode::InvalidArgument, which() + ": expected " + to_string(p.type) +
-                        (is_buffer ? " elements" : "") + ", got " + to_string(args[i].type) +
-                        (to_string(p.type) == to_string(args[i].type) ? " declared with other members" : ""), kernel_context(*k));
+            throw Error(ErrorCode::InvalidArgument,
+                        which() + ": expected " + to_string(p.type) +
+                            (is_buffer ? " elements" : "") + ", got " + to_string(args[i].type) +
+                            (to_string(p.type) == to_string(args[i].type)
+                                 ? " declared with other members"
+                                 : ""),
+                        kernel_context(*k));
         if (is_buffer && args[i].buffer->size() == 0)
-            throw Error(ErrorCode::InvalidArgument, which() + ": the buffer is empty", kernel_context(*k));
+            throw Error(ErrorCode::InvalidArgument, which() + ": the buffer is empty",
+                        kernel_context(*k));
         if (is_buffer && args[i].buffer->state().exec != this)
-            throw Error(ErrorCode::InvalidArgument, which() + ": the buffer belongs to another plexus::Runtime", kernel_context(*k));
+            throw Error(ErrorCode::InvalidArgument,
+                        which() + ": the buffer belongs to another plexus::Runtime",
+                        kernel_context(*k));
     }
     for (uint32_t d = 0; d < grid.dims; ++d)
         if (grid.global[d] == 0)
-            throw Error(ErrorCode::InvalidArgument, "kernel '" + k->name + "': the grid is empty in dimension " + std::to_string(d), kernel_context(*k));
+            throw Error(ErrorCode::InvalidArgument,
+                        "kernel '" + k->name + "': the grid is empty in dimension " +
+                            std::to_string(d),
+                        kernel_context(*k));
     const Grid bounded = bounded_grid(*k, grid);
 
     uint64_t work_group_size = bounded.local[0] == 0
                                    ? 0
-                                   : uint64_t(bounded.local[0]) * std::max(1u, bounded.local[1]) * std::max(1u, bounded.local[2]);
+                                   : uint64_t(bounded.local[0]) * std::max(1u, bounded.local[1]) *
+                                         std::max(1u, bounded.local[2]);
     // The launch like the last one that went to its first candidate: straight there. The rest
     // (routing, falling back) is another function, so that this path stays short.
     if (HotHit hot = hot_launch(k, work_group_size, target); hot.ctx) {
@@ -312,14 +362,15 @@ Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kern
 
 bool Executor::may_fall_back(const Error& e, const Target& target) const {
     const bool recoverable = e.code() == ErrorCode::Compile || e.code() == ErrorCode::Unsupported ||
-                             e.code() == ErrorCode::OutOfResources || e.code() == ErrorCode::OutOfMemory ||
-                             e.code() == ErrorCode::Device;
+                             e.code() == ErrorCode::OutOfResources ||
+                             e.code() == ErrorCode::OutOfMemory || e.code() == ErrorCode::Device;
     return config_.fallback && recoverable && target.backend.empty();
 }
 
-Event Executor::launch_ranked(const Target& target, const std::shared_ptr<const ir::Kernel>& k, const Grid& bounded,
-                              uint64_t work_group_size, std::span<const LaunchArg> args,
-                              const std::shared_ptr<Lane>& lane, Failure hot) {
+Event Executor::launch_ranked(const Target& target, const std::shared_ptr<const ir::Kernel>& k,
+                              const Grid& bounded, uint64_t work_group_size,
+                              std::span<const LaunchArg> args, const std::shared_ptr<Lane>& lane,
+                              Failure hot) {
     std::string tried;
     std::optional<Error> last;
     // Whether a device failed during this launch: then the next launch like it goes through
@@ -327,7 +378,8 @@ Event Executor::launch_ranked(const Target& target, const std::shared_ptr<const 
     bool fresh_failure = false;
     // A failure on one device that the next candidate may take over.
     auto note = [&](const Error& e, const DeviceContext& ctx) {
-        spdlog::warn("plexus: kernel '{}' failed on {}, trying the next backend: {}", k->name, ctx.label, e.what());
+        spdlog::warn("plexus: kernel '{}' failed on {}, trying the next backend: {}", k->name,
+                     ctx.label, e.what());
         tried += "\n  " + ctx.label + ": " + e.what();
         last = e;
         fresh_failure = true;
@@ -345,7 +397,8 @@ Event Executor::launch_ranked(const Target& target, const std::shared_ptr<const 
         // dropped it: the launch that met the failure said so.
         if (!compiled && target.backend.empty() && config_.fallback)
             if (const Error* e = compiler_.failure(hash, c.backend_ptr, c.device_index)) {
-                tried += "\n  " + c.backend + ":" + std::to_string(c.device_index) + ": " + e->what();
+                tried +=
+                    "\n  " + c.backend + ":" + std::to_string(c.device_index) + ": " + e->what();
                 if (!last) last = *e;
                 continue;
             }
@@ -360,22 +413,29 @@ Event Executor::launch_ranked(const Target& target, const std::shared_ptr<const 
             note(e, ctx);
         }
     }
-    if (last) throw Error(last->code(), "kernel '" + k->name + "' failed on every backend:" + tried, kernel_context(*k));
+    if (last)
+        throw Error(last->code(), "kernel '" + k->name + "' failed on every backend:" + tried,
+                    kernel_context(*k));
     std::string reasons;
     for (const Candidate& c : ranked)
-        reasons += "\n  " + c.backend + ":" + std::to_string(c.device_index) + " (" + c.device_name + "): " + c.reason;
-    if (!target.backend.empty()) reasons = "\n  requested backend '" + target.backend + "'" + reasons;
-    throw Error(ErrorCode::NoBackend, "no backend can run kernel '" + k->name + "'" +
-                (reasons.empty() ? std::string(": no backend is loaded") : reasons), kernel_context(*k));
+        reasons += "\n  " + c.backend + ":" + std::to_string(c.device_index) + " (" +
+                   c.device_name + "): " + c.reason;
+    if (!target.backend.empty())
+        reasons = "\n  requested backend '" + target.backend + "'" + reasons;
+    throw Error(ErrorCode::NoBackend,
+                "no backend can run kernel '" + k->name + "'" +
+                    (reasons.empty() ? std::string(": no backend is loaded") : reasons),
+                kernel_context(*k));
 }
 
-Executor::HotHit Executor::hot_launch(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size,
-                                   const Target& target) {
+Executor::HotHit Executor::hot_launch(const std::shared_ptr<const ir::Kernel>& k,
+                                      uint64_t work_group_size, const Target& target) {
     const HotLaunch* h = hot_of_thread;
     // While the weak pointer has not expired, the kernel it saw still lives at kernel_ptr: k is
     // that kernel.
-    if (!h || h->executor != id_ || h->kernel_ptr != k.get() || h->work_group_size != work_group_size ||
-        h->device != target.device || h->backend != target.backend || h->kernel.expired())
+    if (!h || h->executor != id_ || h->kernel_ptr != k.get() ||
+        h->work_group_size != work_group_size || h->device != target.device ||
+        h->backend != target.backend || h->kernel.expired())
         return {};
     return {h->ctx, h->compiled, h->hash};
 }
@@ -389,10 +449,12 @@ void Executor::remember_hot(const std::shared_ptr<const ir::Kernel>& k, uint64_t
         hot_owner.hot = std::make_unique<HotLaunch>();
         hot_of_thread = hot_owner.hot.get();
     }
-    *hot_owner.hot = {id_, k.get(), k, work_group_size, target.backend, target.device, hash, &ctx, compiled};
+    *hot_owner.hot = {id_,           k.get(), k,    work_group_size, target.backend,
+                      target.device, hash,    &ctx, compiled};
 }
 
-std::pair<DeviceContext*, Compiled*> Executor::ready(uint64_t hash, const Backend* b, uint32_t index) {
+std::pair<DeviceContext*, Compiled*> Executor::ready(uint64_t hash, const Backend* b,
+                                                     uint32_t index) {
     Compiled* c = compiler_.find(hash, b, index);
     if (!c) return {nullptr, nullptr};
     std::lock_guard lock(mutex_);
@@ -420,10 +482,12 @@ struct BufferUse {
 class BufferLocks {
 public:
     explicit BufferLocks(LaunchList<BufferUse, kInlineArgs>& uses) : order_(uses.size()) {
-        for (const BufferUse& u : uses) order_.push_back(u.state);
+        for (const BufferUse& u : uses)
+            order_.push_back(u.state);
         if (order_.size() > 1) std::sort(order_.begin(), order_.end());
         try {
-            for (; locked_ < order_.size(); ++locked_) order_[locked_]->mutex.lock();
+            for (; locked_ < order_.size(); ++locked_)
+                order_[locked_]->mutex.lock();
         } catch (...) {
             unlock();
             throw;
@@ -435,7 +499,8 @@ public:
 
 private:
     void unlock() {
-        while (locked_ > 0) order_[--locked_]->mutex.unlock();
+        while (locked_ > 0)
+            order_[--locked_]->mutex.unlock();
     }
     LaunchList<BufferState*, kInlineArgs> order_;
     size_t locked_ = 0;
@@ -446,7 +511,8 @@ private:
 // it, so that nothing slips in between.
 class LaunchBuffers {
 public:
-    LaunchBuffers(std::span<const LaunchArg> args, const ir::Kernel& k) : uses_(args.size()), locks_(collect(args, k)) {}
+    LaunchBuffers(std::span<const LaunchArg> args, const ir::Kernel& k)
+        : uses_(args.size()), locks_(collect(args, k)) {}
 
     // Makes every buffer current on the lane's device, in argument order, after the commands of
     // other lanes it must follow.
@@ -464,12 +530,14 @@ public:
     // The bytes of the launch's buffers, each once.
     uint64_t bytes() {
         uint64_t n = 0;
-        for (const BufferUse& u : uses_) n += u.state->bytes;
+        for (const BufferUse& u : uses_)
+            n += u.state->bytes;
         return n;
     }
     // After the launch was enqueued: the buffers it used and wrote.
     void used(const std::shared_ptr<EventState>& event) {
-        for (BufferUse& u : uses_) u.state->used(u.moved, event, u.write);
+        for (BufferUse& u : uses_)
+            u.state->used(u.moved, event, u.write);
     }
     // After a failure once transfers were enqueued: they are recorded all the same, so that
     // other queues and the buffers' destructors wait for them.
@@ -481,7 +549,8 @@ public:
                 std::lock_guard ql(lane->mutex);
                 marker = lane_marker(lane);
             }
-            for (size_t j = 0; j < prepared_; ++j) uses_[j].state->used(uses_[j].moved, marker, false);
+            for (size_t j = 0; j < prepared_; ++j)
+                uses_[j].state->used(uses_[j].moved, marker, false);
         } catch (...) {
             // Nothing more can be done here: the original error is the one to report.
         }
@@ -490,14 +559,18 @@ public:
 private:
     BufferUse* use_of(const LaunchArg& a) {
         BufferState* state = &a.buffer->state();
-        return std::find_if(uses_.begin(), uses_.end(), [&](const BufferUse& u) { return u.state == state; });
+        return std::find_if(uses_.begin(), uses_.end(),
+                            [&](const BufferUse& u) { return u.state == state; });
     }
-    LaunchList<BufferUse, kInlineArgs>& collect(std::span<const LaunchArg> args, const ir::Kernel& k) {
+    LaunchList<BufferUse, kInlineArgs>& collect(std::span<const LaunchArg> args,
+                                                const ir::Kernel& k) {
         for (size_t i = 0; i < args.size(); ++i) {
             if (!args[i].buffer) continue;
             const bool w = k.params[i].access != ir::Access::Read;
-            if (BufferUse* at = use_of(args[i]); at != uses_.end()) at->write = at->write || w;
-            else uses_.push_back({&args[i].buffer->state(), w});
+            if (BufferUse* at = use_of(args[i]); at != uses_.end())
+                at->write = at->write || w;
+            else
+                uses_.push_back({&args[i].buffer->state(), w});
         }
         return uses_;
     }
@@ -517,7 +590,8 @@ struct HostLaunch {
 };
 
 // The launch's geometry on the device, with what the device and the kernel allow checked.
-plx_launch_dims launch_dims(const Grid& grid, const DeviceContext& ctx, const Compiled& c, const ir::Kernel& k) {
+plx_launch_dims launch_dims(const Grid& grid, const DeviceContext& ctx, const Compiled& c,
+                            const ir::Kernel& k) {
     plx_launch_dims dims{};
     dims.struct_size = sizeof dims;
     dims.dims = grid.dims;
@@ -528,32 +602,40 @@ plx_launch_dims launch_dims(const Grid& grid, const DeviceContext& ctx, const Co
     }
     const uint64_t group = uint64_t(local[0]) * local[1] * local[2];
     if (ctx.info->max_work_group_size && group > ctx.info->max_work_group_size)
-        throw Error(ErrorCode::OutOfResources, "work-group of " + std::to_string(group) +
-                    " work-items exceeds the device's maximum of " + std::to_string(ctx.info->max_work_group_size),
+        throw Error(ErrorCode::OutOfResources,
+                    "work-group of " + std::to_string(group) +
+                        " work-items exceeds the device's maximum of " +
+                        std::to_string(ctx.info->max_work_group_size),
                     {ctx.backend->name(), ctx.info->name, k.name, "", "", ""});
     // Warpgroup accumulators belong to four subgroups together: a group of a partial warpgroup
     // would hang wgmma and leave rows uncomputed elsewhere.
-    if (const uint32_t width = ctx.info->subgroup_size; width && group % (4 * width) != 0 && k.has_warpgroup())
-        throw Error(ErrorCode::InvalidArgument,
-                    "kernel '" + k.name + "' holds warpgroup accumulators, so its work-groups are whole warpgroups: " +
-                        "a multiple of 4 subgroups of " + std::to_string(width) + " work-items (" +
-                        std::to_string(4 * width) + "); the launch's group has " + std::to_string(group),
-                    {ctx.backend->name(), ctx.info->name, k.name, "", "", ""});
-    dims.dynamic_local_bytes = c.host ? uint32_t(c.host->local_bytes(uint32_t(group))) : c.dynamic_local_bytes;
+    if (const uint32_t width = ctx.info->subgroup_size;
+        width && group % (4 * width) != 0 && k.has_warpgroup())
+        throw Error(
+            ErrorCode::InvalidArgument,
+            "kernel '" + k.name +
+                "' holds warpgroup accumulators, so its work-groups are whole warpgroups: " +
+                "a multiple of 4 subgroups of " + std::to_string(width) + " work-items (" +
+                std::to_string(4 * width) + "); the launch's group has " + std::to_string(group),
+            {ctx.backend->name(), ctx.info->name, k.name, "", "", ""});
+    dims.dynamic_local_bytes =
+        c.host ? uint32_t(c.host->local_bytes(uint32_t(group))) : c.dynamic_local_bytes;
     return dims;
 }
 
 // A Direct backend's launch: the work-group function and its argument block (lane lock held).
-void enqueue_host(Lane& lane, const Compiled& c, const ir::Kernel& k, std::span<const LaunchArg> args,
-                  LaunchBuffers& buffers, const plx_launch_dims& dims, plx_event* event, TraceSpan* span) {
+void enqueue_host(Lane& lane, const Compiled& c, const ir::Kernel& k,
+                  std::span<const LaunchArg> args, LaunchBuffers& buffers,
+                  const plx_launch_dims& dims, plx_event* event, TraceSpan* span) {
     const Backend& b = *lane.ctx->backend;
     auto hl = std::make_shared<HostLaunch>(args.size());
     for (const LaunchArg& a : args) {
         if (a.buffer) {
             void* p = b.api().buffer_host_ptr(buffers.handle(a));
             if (p == nullptr)
-                throw Error(ErrorCode::Device, "buffer_host_ptr returned NULL for a buffer of " +
-                            std::to_string(a.buffer->bytes()) + " bytes",
+                throw Error(ErrorCode::Device,
+                            "buffer_host_ptr returned NULL for a buffer of " +
+                                std::to_string(a.buffer->bytes()) + " bytes",
                             {b.name(), lane.ctx->info->name, k.name, "", "", ""});
             hl->pointers.push_back(p);
         } else {
@@ -563,17 +645,20 @@ void enqueue_host(Lane& lane, const Compiled& c, const ir::Kernel& k, std::span<
     hl->host_args.args = hl->pointers.data();
     // Whether the launch's buffers, each once, reach the kernel's streaming size: summed only
     // for a kernel that has a streaming twin.
-    const bool streaming = c.streaming_from != BackendConfig::never && buffers.bytes() >= c.streaming_from;
+    const bool streaming =
+        c.streaming_from != BackendConfig::never && buffers.bytes() >= c.streaming_from;
     if (streaming && span) span->args["streaming_stores"] = true;
     plx_workgroup_fn fn = streaming ? c.host->streaming_function() : c.host->function();
-    b.check(b.api().launch_host(lane.queue, fn, &hl->host_args, &dims, event), "launch_host", lane.label, k.name);
+    b.check(b.api().launch_host(lane.queue, fn, &hl->host_args, &dims, event), "launch_host",
+            lane.label, k.name);
     lane.pending.push_back(std::move(hl));
 }
 
 // A JIT or Custom backend's launch: the plugin's kernel and the arguments as plx_args (lane
 // lock held).
-void enqueue_kernel(Lane& lane, const Compiled& c, const ir::Kernel& k, std::span<const LaunchArg> args,
-                    LaunchBuffers& buffers, const plx_launch_dims& dims, plx_event* event) {
+void enqueue_kernel(Lane& lane, const Compiled& c, const ir::Kernel& k,
+                    std::span<const LaunchArg> args, LaunchBuffers& buffers,
+                    const plx_launch_dims& dims, plx_event* event) {
     const Backend& b = *lane.ctx->backend;
     LaunchList<plx_arg, kInlineArgs> pa(args.size());
     for (const LaunchArg& a : args) {
@@ -588,13 +673,14 @@ void enqueue_kernel(Lane& lane, const Compiled& c, const ir::Kernel& k, std::spa
             arg.size = a.size;
         }
     }
-    b.check(b.api().launch(lane.queue, c.kernel, &dims, pa.data(), uint32_t(pa.size()), event), "launch", lane.label,
-            k.name);
+    b.check(b.api().launch(lane.queue, c.kernel, &dims, pa.data(), uint32_t(pa.size()), event),
+            "launch", lane.label, k.name);
 }
 
 } // namespace
 
-Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
+Event Executor::launch_on(const std::shared_ptr<Lane>& lane,
+                          const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
                           const Grid& grid, std::span<const LaunchArg> args, Compiled* c) {
     DeviceContext& ctx = *lane->ctx;
     if (!c) c = compiler_.compile(*k, hash, ctx);
@@ -614,12 +700,15 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane, const std::shared_p
         if (trace_) {
             span.emplace(trace_, lane->label, "launch " + k->name, "launch");
             span->args = {{"global", dims.global_size}, {"local", dims.local_size}};
-            if (config_.profiling) event->device_span.reset(new DeviceSpan{trace_, k->name, Trace::Clock::now()});
+            if (config_.profiling)
+                event->device_span.reset(new DeviceSpan{trace_, k->name, Trace::Clock::now()});
         }
         std::lock_guard lock(lane->mutex);
         plx_event* out = events ? &event->event : nullptr;
-        if (c->host) enqueue_host(*lane, *c, *k, args, buffers, dims, out, span ? &*span : nullptr);
-        else enqueue_kernel(*lane, *c, *k, args, buffers, dims, out);
+        if (c->host)
+            enqueue_host(*lane, *c, *k, args, buffers, dims, out, span ? &*span : nullptr);
+        else
+            enqueue_kernel(*lane, *c, *k, args, buffers, dims, out);
     } catch (...) {
         buffers.record_transfers(lane);
         throw;
@@ -639,10 +728,12 @@ EventState::~EventState() {
     const plx_plugin& api = lane->ctx->backend->api();
     uint64_t start = 0, end = 0;
     // Placed at the submission: the device's clock is not the host's.
-    if (device_span && event && api.event_profile && api.event_profile(event, &start, &end) == PLX_OK) {
+    if (device_span && event && api.event_profile &&
+        api.event_profile(event, &start, &end) == PLX_OK) {
         const DeviceSpan& d = *device_span;
         d.trace->span(lane->label + " device", d.kernel, "device", d.submitted,
-                      d.submitted + std::chrono::nanoseconds(end - start), {{"device_ms", double(end - start) * 1e-6}});
+                      d.submitted + std::chrono::nanoseconds(end - start),
+                      {{"device_ms", double(end - start) * 1e-6}});
     }
     if (event && api.event_release) api.event_release(event);
 }
@@ -683,7 +774,8 @@ std::optional<double> Event::seconds() const {
     wait();
     const plx_plugin& api = state_->lane->ctx->backend->api();
     uint64_t start = 0, end = 0;
-    if (!api.event_profile || api.event_profile(state_->event, &start, &end) != PLX_OK) return std::nullopt;
+    if (!api.event_profile || api.event_profile(state_->event, &start, &end) != PLX_OK)
+        return std::nullopt;
     return double(end - start) * 1e-9;
 }
 
@@ -695,6 +787,8 @@ const std::string& Event::device() const {
     static const std::string none;
     return state_ && state_->lane ? state_->lane->ctx->info->name : none;
 }
-int Event::device_index() const { return state_ && state_->lane ? int(state_->lane->ctx->index) : -1; }
+int Event::device_index() const {
+    return state_ && state_->lane ? int(state_->lane->ctx->index) : -1;
+}
 
 } // namespace plexus

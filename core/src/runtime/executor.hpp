@@ -8,8 +8,8 @@
 #include "plexus/codegen.hpp"
 #include "plexus/config.hpp"
 #include "plexus/launch.hpp"
-#include "plexus/runtime.hpp"
 #include "plexus/router.hpp"
+#include "plexus/runtime.hpp"
 #include "trace/trace.hpp"
 
 #include <map>
@@ -28,7 +28,7 @@ struct Lane {
     plx_queue queue = nullptr;
     std::mutex mutex;
     std::vector<std::shared_ptr<const void>> pending; // kept alive until the queue syncs
-    std::string label;                                 // "cuda:0 (NVIDIA H100 80GB HBM3)", or with " queue 2"
+    std::string label; // "cuda:0 (NVIDIA H100 80GB HBM3)", or with " queue 2"
 
     Lane(DeviceContext& ctx, bool profiling, std::string label);
     ~Lane(); // waits for the queue, then destroys it
@@ -93,14 +93,14 @@ struct BufferState {
     static void before(DeviceCopy& copy, Lane& lane, bool write);
     // After it was enqueued, with its event (lock held).
     static void after(DeviceCopy& copy, const std::shared_ptr<EventState>& event, bool write);
-    unsigned char* host_data();          // the host copy's memory, allocated at first use
-    void refresh_host();                 // makes the host copy current (lock held)
+    unsigned char* host_data(); // the host copy's memory, allocated at first use
+    void refresh_host();        // makes the host copy current (lock held)
     // Reads the valid copy on `c`'s device into dst, blocking, after its last writer.
     void read_copy(const DeviceCopy& c, void* dst, size_t offset, size_t n);
     // Makes the copy on lane's device current, ordered on the lane (lock held). The caller
     // records the command that follows with after(): as a write of that copy when it wrote.
     Moved make_resident(Lane& lane);
-    void written_on(DeviceContext* c);   // after a command wrote it there (lock held)
+    void written_on(DeviceContext* c); // after a command wrote it there (lock held)
     // Records a command on `event`'s lane that used the buffer after make_resident returned
     // `moved`, and wrote the copy on that lane's device when `write` (lock held).
     void used(const Moved& moved, const std::shared_ptr<EventState>& event, bool write);
@@ -136,8 +136,9 @@ void check_range(size_t offset, size_t bytes, size_t size, const char* what);
 // One transfer between host memory and a buffer of the lane's device, with its event. Without
 // `blocking` the plugin's asynchronous form is used where it has one (the host memory must then
 // stay valid until the event); with it, the host memory may be reused on return.
-std::shared_ptr<EventState> transfer(const std::shared_ptr<Lane>& lane, plx_buffer buffer, size_t offset, void* host,
-                                     size_t bytes, bool write, bool blocking);
+std::shared_ptr<EventState> transfer(const std::shared_ptr<Lane>& lane, plx_buffer buffer,
+                                     size_t offset, void* host, size_t bytes, bool write,
+                                     bool blocking);
 
 // 64-byte aligned ordinary host memory; `what` names it in the OutOfMemory error.
 HostMemory aligned_host_memory(size_t bytes, const std::string& what);
@@ -168,13 +169,15 @@ struct HotLaunch {
 
 class Executor {
 public:
-    Executor(const Config& config, const std::vector<std::unique_ptr<Backend>>& backends, Trace* trace = nullptr);
+    Executor(const Config& config, const std::vector<std::unique_ptr<Backend>>& backends,
+             Trace* trace = nullptr);
     ~Executor();
 
     // `lane`: a px::Queue's lane, whose device is then the only one tried; null: the default
     // lane of the device the router picks.
     Event launch(const Target& target, const std::shared_ptr<const ir::Kernel>& kernel,
-                 const Grid& grid, std::span<const LaunchArg> args, const std::shared_ptr<Lane>& lane = nullptr);
+                 const Grid& grid, std::span<const LaunchArg> args,
+                 const std::shared_ptr<Lane>& lane = nullptr);
     // The context of the target's device: the named backend (the highest-ranked one when none
     // is named), device 0 when none is given. `what` names the request in errors.
     DeviceContext& context_for(const Target& target, const char* what);
@@ -186,7 +189,8 @@ public:
     // The ranking, with the candidates where the kernel failed to compile in this process
     // dropped and the failure as the reason; with `compile`, compiled first on every kept
     // candidate.
-    std::vector<Candidate> explain(const ir::Kernel& kernel, const Grid* grid, bool compile = false);
+    std::vector<Candidate> explain(const ir::Kernel& kernel, const Grid* grid,
+                                   bool compile = false);
     void finish();
     DeviceContext& context(const Backend* b, uint32_t index);
     std::vector<CompileReport> compile_reports() const;
@@ -197,7 +201,7 @@ private:
     std::vector<const Backend*> backends_;
     mutable std::mutex mutex_;
     std::map<std::pair<const Backend*, uint32_t>, std::unique_ptr<DeviceContext>> contexts_;
-    std::vector<std::weak_ptr<Lane>> user_lanes_; // for finish()
+    std::vector<std::weak_ptr<Lane>> user_lanes_;     // for finish()
     std::vector<std::shared_ptr<Lane>> lanes() const; // every default and user lane alive
     uint32_t lanes_made_ = 0;
     Compiler compiler_;
@@ -214,8 +218,8 @@ private:
     };
     std::map<const ir::Kernel*, KernelFacts> facts_;
     // The kernel's hash and its ranking for a work-group size, computed at first use.
-    std::shared_ptr<const std::vector<Candidate>> ranking(const std::shared_ptr<const ir::Kernel>& k,
-                                                          uint64_t work_group_size, uint64_t& hash);
+    std::shared_ptr<const std::vector<Candidate>>
+    ranking(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size, uint64_t& hash);
 
     KernelNeeds needs_of(const ir::Kernel& k, const Grid* grid) const;
     const uint64_t id_; // never reused, unlike an address: tells whose a HotLaunch is
@@ -224,9 +228,10 @@ private:
         Compiled* compiled = nullptr;
         uint64_t hash = 0;
     };
-    HotHit hot_launch(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size, const Target& target);
-    void remember_hot(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size, const Target& target,
-                      uint64_t hash, DeviceContext& ctx);
+    HotHit hot_launch(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size,
+                      const Target& target);
+    void remember_hot(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size,
+                      const Target& target, uint64_t hash, DeviceContext& ctx);
     // The device's context and the kernel compiled there, when both exist already: one lock,
     // the common case of a routed launch. {nullptr, nullptr} otherwise.
     std::pair<DeviceContext*, Compiled*> ready(uint64_t hash, const Backend* b, uint32_t index);
@@ -241,12 +246,13 @@ private:
     // The launch through the ranking: the first candidate that takes it, falling back past
     // failures where allowed; the first to succeed without a failure becomes the thread's
     // HotLaunch.
-    Event launch_ranked(const Target& target, const std::shared_ptr<const ir::Kernel>& k, const Grid& bounded,
-                        uint64_t work_group_size, std::span<const LaunchArg> args, const std::shared_ptr<Lane>& lane,
+    Event launch_ranked(const Target& target, const std::shared_ptr<const ir::Kernel>& k,
+                        const Grid& bounded, uint64_t work_group_size,
+                        std::span<const LaunchArg> args, const std::shared_ptr<Lane>& lane,
                         Failure hot);
     // `c`: the kernel compiled for ctx, or null to compile (or find) it now.
-    Event launch_on(const std::shared_ptr<Lane>& lane, const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
-                    const Grid& grid, std::span<const LaunchArg> args, Compiled* c);
+    Event launch_on(const std::shared_ptr<Lane>& lane, const std::shared_ptr<const ir::Kernel>& k,
+                    uint64_t hash, const Grid& grid, std::span<const LaunchArg> args, Compiled* c);
 };
 
 } // namespace plexus::detail

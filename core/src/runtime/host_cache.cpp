@@ -27,7 +27,11 @@ std::string first_line(const std::filesystem::path& file) {
 uint64_t parse_cache_size(std::string_view text) {
     uint64_t n = 0;
     if (!number(text, n)) return 0;
-    const unsigned shift = text == "" ? 0 : text == "K" ? 10 : text == "M" ? 20 : text == "G" ? 30 : 64;
+    const unsigned shift = text == ""    ? 0
+                           : text == "K" ? 10
+                           : text == "M" ? 20
+                           : text == "G" ? 30
+                                         : 64;
     if (shift == 64 || n > (UINT64_MAX >> shift)) return 0;
     return n << shift;
 }
@@ -63,7 +67,9 @@ CacheShare last_level_cache(const std::filesystem::path& dir) {
         std::string level_text = first_line(index / "level");
         std::string_view level_view = level_text;
         uint64_t level = 0;
-        if (!number(level_view, level) || level <= best_level || first_line(index / "type") == "Instruction") continue;
+        if (!number(level_view, level) || level <= best_level ||
+            first_line(index / "type") == "Instruction")
+            continue;
         const uint64_t bytes = parse_cache_size(first_line(index / "size"));
         const unsigned cpus = count_cpu_list(first_line(index / "shared_cpu_list"));
         if (bytes == 0 || cpus == 0) continue;

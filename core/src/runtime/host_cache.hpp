@@ -19,6 +19,7 @@ struct CacheShare {
 };
 // The highest-level data or unified cache among `dir`'s index* folders (a CPU's sysfs cache
 // folder); zeros where there is none or it cannot be read.
-CacheShare last_level_cache(const std::filesystem::path& dir = "/sys/devices/system/cpu/cpu0/cache");
+CacheShare
+last_level_cache(const std::filesystem::path& dir = "/sys/devices/system/cpu/cpu0/cache");
 
 } // namespace plexus::detail

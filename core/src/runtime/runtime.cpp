@@ -22,13 +22,18 @@ Runtime::Runtime(Config config) : impl_(std::make_unique<Impl>(std::move(config)
 
 Runtime::~Runtime() = default;
 
-const Config& Runtime::config() const { return impl_->config; }
+const Config& Runtime::config() const {
+    return impl_->config;
+}
 
-const std::vector<LoadReportEntry>& Runtime::load_report() const { return impl_->report; }
+const std::vector<LoadReportEntry>& Runtime::load_report() const {
+    return impl_->report;
+}
 
 std::vector<const Backend*> Runtime::backends() const {
     std::vector<const Backend*> out;
-    for (const auto& b : impl_->backends) out.push_back(b.get());
+    for (const auto& b : impl_->backends)
+        out.push_back(b.get());
     std::stable_sort(out.begin(), out.end(), [](const Backend* a, const Backend* b) {
         if (a->priority() != b->priority()) return a->priority() > b->priority();
         return a->name() < b->name();
@@ -38,11 +43,13 @@ std::vector<const Backend*> Runtime::backends() const {
 
 std::vector<Candidate> Runtime::explain(const KernelNeeds& needs) const {
     std::vector<const Backend*> all;
-    for (const auto& b : impl_->backends) all.push_back(b.get());
+    for (const auto& b : impl_->backends)
+        all.push_back(b.get());
     return rank_candidates(all, needs, impl_->config);
 }
 
-std::vector<Candidate> Runtime::explain(const ir::Kernel& kernel, const Grid* grid, bool compile) const {
+std::vector<Candidate> Runtime::explain(const ir::Kernel& kernel, const Grid* grid,
+                                        bool compile) const {
     return impl_->exec->explain(kernel, grid, compile);
 }
 
@@ -51,11 +58,19 @@ Event Runtime::launch_ir(const Target& target, const std::shared_ptr<const ir::K
     return impl_->exec->launch(target, kernel, grid, args);
 }
 
-void Runtime::finish() { impl_->exec->finish(); }
+void Runtime::finish() {
+    impl_->exec->finish();
+}
 
-std::vector<CompileReport> Runtime::compile_reports() const { return impl_->exec->compile_reports(); }
+std::vector<CompileReport> Runtime::compile_reports() const {
+    return impl_->exec->compile_reports();
+}
 
-Runtime::Impl& Runtime::impl() { return *impl_; }
-const Runtime::Impl& Runtime::impl() const { return *impl_; }
+Runtime::Impl& Runtime::impl() {
+    return *impl_;
+}
+const Runtime::Impl& Runtime::impl() const {
+    return *impl_;
+}
 
 } // namespace plexus

@@ -22,7 +22,7 @@ struct Runtime::Impl {
     std::unique_ptr<detail::Trace> trace; // written when destroyed: after everything it times
     std::vector<LoadReportEntry> report;
     std::vector<std::unique_ptr<Backend>> backends; // discovery order; keep the plugins loaded
-    std::unique_ptr<detail::Executor> exec;          // queues, caches: released before plugins
+    std::unique_ptr<detail::Executor> exec;         // queues, caches: released before plugins
 
     detail::Executor& executor() { return *exec; }
 };

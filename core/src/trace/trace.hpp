@@ -23,8 +23,9 @@ public:
     Trace& operator=(const Trace&) = delete;
 
     // One complete event on `track` (created on first use, named in the file).
-    void span(const std::string& track, const std::string& name, const char* category, Clock::time_point start,
-              Clock::time_point end, nlohmann::json args = nlohmann::json::object());
+    void span(const std::string& track, const std::string& name, const char* category,
+              Clock::time_point start, Clock::time_point end,
+              nlohmann::json args = nlohmann::json::object());
 
     // Writes every event so far; called by the destructor.
     void write() const;
@@ -51,7 +52,8 @@ public:
         start_ = Trace::Clock::now();
     }
     ~TraceSpan() {
-        if (trace_) trace_->span(track_, name_, category_, start_, Trace::Clock::now(), std::move(args));
+        if (trace_)
+            trace_->span(track_, name_, category_, start_, Trace::Clock::now(), std::move(args));
     }
     TraceSpan(const TraceSpan&) = delete;
     TraceSpan& operator=(const TraceSpan&) = delete;

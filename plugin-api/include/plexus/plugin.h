@@ -1,5 +1,9 @@
 /* plexus plugin C ABI, version 1.3: the one contract between libplexus and a backend plugin.
  * Plain C99, no dependency. A plugin is a shared library exporting plx_plugin_init. */
+/* The header is laid out by hand: its tables and their comments are the ABI's documentation, and
+ * tests/plugin-api/frozen keeps each released version of it as it was, so tools/format.sh leaves it
+ * be. */
+/* clang-format off */
 #ifndef PLEXUS_PLUGIN_H
 #define PLEXUS_PLUGIN_H
 

@@ -145,7 +145,9 @@ public:
     // plx_to_f16 / plx_from_f16 / plx_round_f16 (or _bf16) as the language writes them, given
     // the shared integer code that rounds as plexus/half.hpp does: that code itself, or
     // conversion instructions that round alike where the language has them.
-    virtual std::string half_conversions(ir::Scalar, const std::string& portable) const { return portable; }
+    virtual std::string half_conversions(ir::Scalar, const std::string& portable) const {
+        return portable;
+    }
 
     // ---- intrinsics and atomics
     virtual const std::string& standard_spelling(const IntrinsicInfo& info) const = 0;
@@ -174,13 +176,15 @@ public:
     // A shared or private array of `count` elements of C type `type`; `align` bytes when not
     // 0 (a shared array that matrix fragments may load from: 32; that async copies write: 16).
     virtual std::string array_decl(ir::Space space, const std::string& type,
-                                   const std::string& name, uint32_t count, uint32_t align = 0) const = 0;
+                                   const std::string& name, uint32_t count,
+                                   uint32_t align = 0) const = 0;
     // Shared arrays carved out of one array the launch sizes, or none (each its own
     // array_decl): CUDA C past 48 KiB (codegen::cuda_dynamic_shared).
     virtual CudaDynamicShared dynamic_shared(const ir::Kernel&) const { return {}; }
     // The line that declares that array, and a shared array of C type `type` at `offset` in it.
     virtual std::string dynamic_shared_base() const { return ""; }
-    virtual std::string dynamic_shared_array(const std::string& /*type*/, const std::string& /*name*/,
+    virtual std::string dynamic_shared_array(const std::string& /*type*/,
+                                             const std::string& /*name*/,
                                              uint64_t /*offset*/) const {
         return "";
     }
@@ -191,8 +195,11 @@ public:
     // declares each and writes each Matrix statement; emit_kernel gives any other a kernel that
     // ir::lower_matrix has rewritten into private arrays and loops.
     virtual bool matrix_units() const { return false; }
-    virtual std::string fragment_decl(const ir::FragmentDecl&, const std::string& /*name*/) const { return {}; }
-    virtual std::vector<std::string> matrix_statement(const ir::Kernel&, const ir::Matrix&, const MatrixCode&) const {
+    virtual std::string fragment_decl(const ir::FragmentDecl&, const std::string& /*name*/) const {
+        return {};
+    }
+    virtual std::vector<std::string> matrix_statement(const ir::Kernel&, const ir::Matrix&,
+                                                      const MatrixCode&) const {
         return {};
     }
 
@@ -200,7 +207,8 @@ public:
     // cp.async) writes each AsyncCopy statement; emit_kernel gives any other a kernel that
     // ir::lower_async_copy has rewritten into plain loads and stores.
     virtual bool async_copies() const { return false; }
-    virtual std::vector<std::string> async_copy_statement(const ir::AsyncCopy&, const AsyncCopyCode&) const {
+    virtual std::vector<std::string> async_copy_statement(const ir::AsyncCopy&,
+                                                          const AsyncCopyCode&) const {
         return {};
     }
 };

@@ -49,8 +49,10 @@ std::string Emitter::run() {
     if (dynamic.bytes) arrays.push_back(d_.dynamic_shared_base());
     for (size_t i = 0; i < k_.shared.size(); ++i) {
         const ir::ArrayDecl& s = k_.shared[i];
-        std::string decl = dynamic.bytes ? d_.dynamic_shared_array(storage_type(s.type), name(s.name), dynamic.offsets[i])
-                                         : d_.array_decl(ir::Space::Local, storage_type(s.type), name(s.name), s.count, align);
+        std::string decl = dynamic.bytes ? d_.dynamic_shared_array(storage_type(s.type),
+                                                                   name(s.name), dynamic.offsets[i])
+                                         : d_.array_decl(ir::Space::Local, storage_type(s.type),
+                                                         name(s.name), s.count, align);
         if (!s.dims.empty()) {
             // Loads and stores use the flat index; the shape is for the reader.
             decl += " // ";
@@ -170,7 +172,8 @@ std::string emit_kernel(const ir::Kernel& kernel, const Options& options, const 
     const bool copies = !dialect.async_copies() && ir::collect_uses(kernel).async_copy;
     if (!fragments && !warpgroup && !copies) return Emitter(kernel, options, dialect).run();
     ir::validate(kernel); // the divergence rules hold for the fragments, not their loops
-    const ir::Kernel k = fragments || warpgroup ? ir::lower_matrix(kernel, /*only_warpgroup=*/!fragments) : kernel;
+    const ir::Kernel k =
+        fragments || warpgroup ? ir::lower_matrix(kernel, /*only_warpgroup=*/!fragments) : kernel;
     return Emitter(copies ? ir::lower_async_copy(k) : k, options, dialect).run();
 }
 

@@ -55,8 +55,9 @@ void Emitter::visit(const ir::Store& n) {
 
 void Emitter::visit(const ir::Matrix& n) {
     if (!d_.matrix_units())
-        throw Error(ErrorCode::Internal, "kernel '" + k_.name + "': a matrix fragment reached the " +
-                                             d_.language_name() + " emitter unlowered (a bug in plexus)");
+        throw Error(ErrorCode::Internal,
+                    "kernel '" + k_.name + "': a matrix fragment reached the " +
+                        d_.language_name() + " emitter unlowered (a bug in plexus)");
     const ir::FragmentDecl& f = *k_.fragment(n.frag);
     MatrixCode code{name(n.frag), name(n.a), name(n.b), name(n.c), {}, {}, {}};
     if (n.op == ir::MatrixOp::Fill)
@@ -73,7 +74,8 @@ void Emitter::visit(const ir::Matrix& n) {
 void Emitter::visit(const ir::AsyncCopy& n) {
     if (!d_.async_copies())
         throw Error(ErrorCode::Internal, "kernel '" + k_.name + "': an async copy reached the " +
-                                             d_.language_name() + " emitter unlowered (a bug in plexus)");
+                                             d_.language_name() +
+                                             " emitter unlowered (a bug in plexus)");
     AsyncCopyCode code;
     if (n.op == ir::AsyncCopyOp::Copy) {
         const ir::Type& t = k_.param(n.buffer)->type;

@@ -22,7 +22,8 @@ using ir::Scalar;
 // Subgroups are warps: 32 threads in linear thread order, of which a group's last warp may have
 // fewer. Each warp intrinsic names the lanes that exist; a shuffle from a lane outside the
 // subgroup is never used. Integers add in unsigned arithmetic, which wraps as the IR says.
-const char* const subgroup_helpers = R"(// subgroups: warps of 32 threads in linear thread order, the group's last one maybe partial
+const char* const subgroup_helpers =
+    R"(// subgroups: warps of 32 threads in linear thread order, the group's last one maybe partial
 __device__ __forceinline__ unsigned plx_linear_id() {
     return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
@@ -99,8 +100,10 @@ template <class T> __device__ __forceinline__ T plx_scan_exclusive_add(T v) {
 )";
 
 // CUDA's hypot (libdevice's __nv_hypot) overflows to inf at (4.9e-324, 1.8e308), whose
-// result is 1.8e308 (tests/math, on the H100); the PTX generator computes it the same way.
-const char* const hypot_helper = R"(// hypot(x, y) = max * sqrt(1 + (min / max)^2), with C's special values
+// result is 1.8e308 (tests/core/kernel/math, on the H100); the PTX generator computes it the same
+// way.
+const char* const hypot_helper =
+    R"(// hypot(x, y) = max * sqrt(1 + (min / max)^2), with C's special values
 __device__ __forceinline__ double plx_hypot(double x, double y) {
     const double a = fabs(x), b = fabs(y), hi = fmax(a, b), lo = fmin(a, b);
     if (isinf(a) || isinf(b)) return __longlong_as_double(0x7ff0000000000000LL); // NVRTC has no
@@ -113,7 +116,9 @@ __device__ __forceinline__ double plx_hypot(double x, double y) {
 
 // PTX's wmma register forms: an f32 accumulator has one f32 register per element it holds (8
 // per lane); f16 and bf16 go two to a .b32 register; tf32 one per .b32.
-bool wmma_f32_registers(const ir::FragmentDecl& f) { return f.use == ir::MatrixUse::Acc && f.type == Scalar::F32; }
+bool wmma_f32_registers(const ir::FragmentDecl& f) {
+    return f.use == ir::MatrixUse::Acc && f.type == Scalar::F32;
+}
 unsigned wmma_registers(const ir::FragmentDecl& f) {
     if (f.use == ir::MatrixUse::Acc) return f.type == Scalar::F32 ? 8 : 4;
     return f.type == Scalar::F16 ? 8 : 4;
@@ -124,15 +129,16 @@ const char* wmma_type(const ir::FragmentDecl& f) {
 // "{%first, ..., %(first + count - 1)}"
 std::string operand_list(unsigned first, unsigned count) {
     std::string s = "{";
-    for (unsigned i = 0; i < count; ++i) s += (i ? ", %" : "%") + std::to_string(first + i);
+    for (unsigned i = 0; i < count; ++i)
+        s += (i ? ", %" : "%") + std::to_string(first + i);
     return s + "}";
 }
 // The asm operands binding each register of a fragment: "=f"(acc[0]), ... or "r"(a[0]), ...
 std::string register_operands(const ir::FragmentDecl& f, const std::string& name, bool output) {
     std::string s;
     for (unsigned i = 0; i < wmma_registers(f); ++i)
-        s += clike::cat(i ? ", " : "", "\"", output ? "=" : "", wmma_f32_registers(f) ? "f" : "r", "\"(", name, "[",
-                        std::to_string(i), "])");
+        s += clike::cat(i ? ", " : "", "\"", output ? "=" : "", wmma_f32_registers(f) ? "f" : "r",
+                        "\"(", name, "[", std::to_string(i), "])");
     return s;
 }
 
@@ -265,7 +271,8 @@ public:
     // the PTX path. bf16 rounds by cvt from sm_80 on and widens by a shift everywhere.
     std::string half_conversions(ir::Scalar format, const std::string& portable) const override {
         if (format == ir::Scalar::F16)
-            return "// f16 is a 16-bit pattern in memory and a float in registers; cvt rounds to nearest, ties to\n"
+            return "// f16 is a 16-bit pattern in memory and a float in registers; cvt rounds to "
+                   "nearest, ties to\n"
                    "// even, as plexus/half.hpp does.\n"
                    "__device__ __forceinline__ unsigned short plx_to_f16(float f) {\n"
                    "    unsigned short h;\n"
@@ -277,7 +284,8 @@ public:
                    "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h));\n"
                    "    return f;\n"
                    "}\n"
-                   "__device__ __forceinline__ float plx_round_f16(float f) { return plx_from_f16(plx_to_f16(f)); }\n";
+                   "__device__ __forceinline__ float plx_round_f16(float f) { return "
+                   "plx_from_f16(plx_to_f16(f)); }\n";
         return "#if __CUDA_ARCH__ >= 800\n"
                "// bf16 is the upper half of a float; cvt rounds to nearest, ties to even.\n"
                "__device__ __forceinline__ unsigned short plx_to_bf16(float f) {\n"
@@ -285,8 +293,10 @@ public:
                "    asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
                "    return h;\n"
                "}\n"
-               "__device__ __forceinline__ float plx_from_bf16(unsigned short b) { return __uint_as_float((unsigned)b << 16); }\n"
-               "__device__ __forceinline__ float plx_round_bf16(float f) { return plx_from_bf16(plx_to_bf16(f)); }\n"
+               "__device__ __forceinline__ float plx_from_bf16(unsigned short b) { return "
+               "__uint_as_float((unsigned)b << 16); }\n"
+               "__device__ __forceinline__ float plx_round_bf16(float f) { return "
+               "plx_from_bf16(plx_to_bf16(f)); }\n"
                "#else\n" +
                portable + "#endif\n";
     }
@@ -333,9 +343,11 @@ public:
     // can matter for launching, as in PTX (codegen::unbounded_group_items), or where the kernel
     // asks for several groups per multiprocessor (__launch_bounds__'s second argument).
     std::string entry_prefix(const ir::WorkGroupBound& bound) const override {
-        if (bound.items() <= codegen::unbounded_group_items && !bound.min_groups) return "extern \"C\" __global__ void";
+        if (bound.items() <= codegen::unbounded_group_items && !bound.min_groups)
+            return "extern \"C\" __global__ void";
         const std::string groups = bound.min_groups ? ", " + std::to_string(bound.min_groups) : "";
-        return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(bound.items()) + groups + ")";
+        return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(bound.items()) +
+               groups + ")";
     }
     std::string param_decl(const ir::Param& p, const std::string& type,
                            const std::string& name) const override {
@@ -346,17 +358,20 @@ public:
     std::string array_decl(ir::Space space, const std::string& type, const std::string& name,
                            uint32_t count, uint32_t align) const override {
         return clike::cat(space == ir::Space::Local ? "__shared__ " : "",
-                          align ? "__align__(" + std::to_string(align) + ") " : "", type, " ", name, "[",
-                          std::to_string(count), "];");
+                          align ? "__align__(" + std::to_string(align) + ") " : "", type, " ", name,
+                          "[", std::to_string(count), "];");
     }
 
-    CudaDynamicShared dynamic_shared(const ir::Kernel& k) const override { return cuda_dynamic_shared(k); }
+    CudaDynamicShared dynamic_shared(const ir::Kernel& k) const override {
+        return cuda_dynamic_shared(k);
+    }
     std::string dynamic_shared_base() const override {
         return "extern __shared__ __align__(128) unsigned char plx_dynamic_shared[];";
     }
-    std::string dynamic_shared_array(const std::string& type, const std::string& name, uint64_t offset) const override {
-        return clike::cat(type, "* const ", name, " = reinterpret_cast<", type, "*>(plx_dynamic_shared + ",
-                          std::to_string(offset), ");");
+    std::string dynamic_shared_array(const std::string& type, const std::string& name,
+                                     uint64_t offset) const override {
+        return clike::cat(type, "* const ", name, " = reinterpret_cast<", type,
+                          "*>(plx_dynamic_shared + ", std::to_string(offset), ");");
     }
 
     // ---- matrix fragments: PTX's wmma in inline assembly (no header: mma.h needs the
@@ -364,8 +379,8 @@ public:
     // are .b32 pairs of f16 / bf16, tf32 values, or f32 accumulators.
     bool matrix_units() const override { return true; }
     std::string fragment_decl(const ir::FragmentDecl& f, const std::string& name) const override {
-        return clike::cat(wmma_f32_registers(f) ? "float " : "unsigned ", name, "[", std::to_string(wmma_registers(f)),
-                          "]; // ", f.intrinsic());
+        return clike::cat(wmma_f32_registers(f) ? "float " : "unsigned ", name, "[",
+                          std::to_string(wmma_registers(f)), "]; // ", f.intrinsic());
     }
     std::vector<std::string> matrix_statement(const ir::Kernel& k, const ir::Matrix& n,
                                               const clike::MatrixCode& code) const override {
@@ -374,75 +389,101 @@ public:
         const std::string count = std::to_string(regs);
         switch (n.op) {
         case ir::MatrixOp::Fill: {
-            std::string v = wmma_f32_registers(f) ? "const float plx_v = " + code.value
-                            : f.type == Scalar::F32 ? "const unsigned plx_v = __float_as_uint(" + code.value + ")"
-                                                     : "const unsigned plx_v = 0x10001u * (unsigned)(" + code.value + ")";
-            return {"{", "    " + v + ";", "    for (int plx_i = 0; plx_i < " + count + "; ++plx_i) " + code.frag + "[plx_i] = plx_v;", "}"};
+            std::string v =
+                wmma_f32_registers(f) ? "const float plx_v = " + code.value
+                : f.type == Scalar::F32
+                    ? "const unsigned plx_v = __float_as_uint(" + code.value + ")"
+                    : "const unsigned plx_v = 0x10001u * (unsigned)(" + code.value + ")";
+            return {"{", "    " + v + ";",
+                    "    for (int plx_i = 0; plx_i < " + count + "; ++plx_i) " + code.frag +
+                        "[plx_i] = plx_v;",
+                    "}"};
         }
         case ir::MatrixOp::Load:
         case ir::MatrixOp::Store: {
             const bool load = n.op == ir::MatrixOp::Load;
             const ir::MatrixLayout layout = f.use == ir::MatrixUse::Acc ? n.layout : f.layout;
-            const char* which = !load ? "d" : f.use == ir::MatrixUse::A ? "a" : f.use == ir::MatrixUse::B ? "b" : "c";
+            const char* which = !load                       ? "d"
+                                : f.use == ir::MatrixUse::A ? "a"
+                                : f.use == ir::MatrixUse::B ? "b"
+                                                            : "c";
             // Shared memory by its 32-bit shared address and the .shared form, as the PTX
             // generator's intrinsics say it: ptxas then knows the state space of the tile.
             const bool shared = n.space == ir::Space::Local;
-            std::string ptx = clike::cat("wmma.", load ? "load." : "store.", which, ".sync.aligned.", ir::to_string(layout),
-                                         ".", f.shape(), shared ? ".shared." : ".", wmma_type(f));
+            std::string ptx = clike::cat("wmma.", load ? "load." : "store.", which,
+                                         ".sync.aligned.", ir::to_string(layout), ".", f.shape(),
+                                         shared ? ".shared." : ".", wmma_type(f));
             const std::string regs_list = operand_list(load ? 0 : 1, regs);
             ptx += load ? " " + regs_list + ", [%" + count + "], %" + std::to_string(regs + 1) + ";"
                         : " [%0], " + regs_list + ", %" + std::to_string(regs + 1) + ";";
             const std::string bind = register_operands(f, code.frag, load);
-            const std::string address = shared ? clike::cat("\"r\"((unsigned)__cvta_generic_to_shared(", code.address, "))")
-                                               : clike::cat("\"l\"(", code.address, ")");
+            const std::string address =
+                shared ? clike::cat("\"r\"((unsigned)__cvta_generic_to_shared(", code.address, "))")
+                       : clike::cat("\"l\"(", code.address, ")");
             const std::string stride = clike::cat("\"r\"((unsigned)(", code.stride, "))");
             if (load)
-                return {clike::cat("asm volatile(\"", ptx, "\"\n    : ", bind, "\n    : ", address, ", ", stride, " : \"memory\");")};
-            return {clike::cat("asm volatile(\"", ptx, "\"\n    :\n    : ", address, ", ", bind, ", ", stride,
-                               " : \"memory\");")};
+                return {clike::cat("asm volatile(\"", ptx, "\"\n    : ", bind, "\n    : ", address,
+                                   ", ", stride, " : \"memory\");")};
+            return {clike::cat("asm volatile(\"", ptx, "\"\n    :\n    : ", address, ", ", bind,
+                               ", ", stride, " : \"memory\");")};
         }
         case ir::MatrixOp::Mma: {
-            const ir::FragmentDecl &a = *k.fragment(n.a), &b = *k.fragment(n.b), &c = *k.fragment(n.c);
+            const ir::FragmentDecl &a = *k.fragment(n.a), &b = *k.fragment(n.b),
+                                   &c = *k.fragment(n.c);
             const unsigned ra = wmma_registers(a), rb = wmma_registers(b), rc = wmma_registers(c);
-            std::string types = a.type == Scalar::F16 ? clike::cat(ir::to_string(f.type), ".", ir::to_string(c.type))
-                                                      : clike::cat("f32.", wmma_type(a), ".", wmma_type(b), ".f32");
-            std::string ptx = clike::cat("wmma.mma.sync.aligned.", ir::to_string(a.layout), ".", ir::to_string(b.layout), ".",
-                                         f.shape(), ".", types, " ", operand_list(0, regs), ", ",
-                                         operand_list(regs, ra), ", ", operand_list(regs + ra, rb), ", ",
+            std::string types = a.type == Scalar::F16
+                                    ? clike::cat(ir::to_string(f.type), ".", ir::to_string(c.type))
+                                    : clike::cat("f32.", wmma_type(a), ".", wmma_type(b), ".f32");
+            std::string ptx = clike::cat("wmma.mma.sync.aligned.", ir::to_string(a.layout), ".",
+                                         ir::to_string(b.layout), ".", f.shape(), ".", types, " ",
+                                         operand_list(0, regs), ", ", operand_list(regs, ra), ", ",
+                                         operand_list(regs + ra, rb), ", ",
                                          operand_list(regs + ra + rb, rc), ";");
-            return {clike::cat("asm volatile(\"", ptx, "\"\n    : ", register_operands(f, code.frag, true), "\n    : ",
-                               register_operands(a, code.a, false), ",\n      ", register_operands(b, code.b, false),
-                               ",\n      ", register_operands(c, code.c, false), ");")};
+            return {clike::cat("asm volatile(\"", ptx,
+                               "\"\n    : ", register_operands(f, code.frag, true),
+                               "\n    : ", register_operands(a, code.a, false), ",\n      ",
+                               register_operands(b, code.b, false), ",\n      ",
+                               register_operands(c, code.c, false), ");")};
         }
-        case ir::MatrixOp::MmaShared: break; // emit_kernel lowered warpgroup accumulators to plain code
+        case ir::MatrixOp::MmaShared:
+            break; // emit_kernel lowered warpgroup accumulators to plain code
         }
-        throw Error(ErrorCode::Internal, "kernel '" + k.name + "': a warpgroup matrix operation reached the CUDA C "
-                                         "emitter unlowered (a bug in plexus)");
+        throw Error(ErrorCode::Internal, "kernel '" + k.name +
+                                             "': a warpgroup matrix operation reached the CUDA C "
+                                             "emitter unlowered (a bug in plexus)");
     }
 
     // ---- asynchronous copies: PTX's cp.async from sm_80 (its src-size operand zero-fills what
     // is past `valid`), the same copy done at once below it. With nothing to read the copy still
     // names an address: the buffer's start stands in for one that may lie outside the buffer.
     bool async_copies() const override { return true; }
-    std::vector<std::string> async_copy_statement(const ir::AsyncCopy& n, const clike::AsyncCopyCode& code) const override {
+    std::vector<std::string> async_copy_statement(const ir::AsyncCopy& n,
+                                                  const clike::AsyncCopyCode& code) const override {
         if (n.op != ir::AsyncCopyOp::Copy) {
-            const std::string ptx = n.op == ir::AsyncCopyOp::Commit ? "cp.async.commit_group;"
-                                                                     : "cp.async.wait_group " + std::to_string(n.pending) + ";";
-            return {"#if __CUDA_ARCH__ >= 800", clike::cat("asm volatile(\"", ptx, "\" ::: \"memory\");"), "#endif"};
+            const std::string ptx = n.op == ir::AsyncCopyOp::Commit
+                                        ? "cp.async.commit_group;"
+                                        : "cp.async.wait_group " + std::to_string(n.pending) + ";";
+            return {"#if __CUDA_ARCH__ >= 800",
+                    clike::cat("asm volatile(\"", ptx, "\" ::: \"memory\");"), "#endif"};
         }
         const uint32_t bytes = n.count * code.size;
-        const std::string ptx = clike::cat("cp.async.", bytes == 16 ? "cg" : "ca", ".shared.global [%0], [%1], ",
-                                           std::to_string(bytes), ", %2;");
+        const std::string ptx =
+            clike::cat("cp.async.", bytes == 16 ? "cg" : "ca", ".shared.global [%0], [%1], ",
+                       std::to_string(bytes), ", %2;");
         return {"{",
                 clike::cat("    ", code.type, "* plx_dst = ", code.dst, ";"),
                 clike::cat("    const ", code.type, "* plx_src = ", code.src, ";"),
                 clike::cat("    const long long plx_valid = (long long)(", code.valid, ");"),
                 "#if __CUDA_ARCH__ >= 800",
-                clike::cat("    asm volatile(\"", ptx, "\"\n        :\n        : \"r\"((unsigned)__cvta_generic_to_shared(plx_dst)), ",
-                           "\"l\"(plx_valid > 0 ? plx_src : ", code.buffer, "), \"r\"((unsigned)plx_valid * ",
-                           std::to_string(code.size), "u)\n        : \"memory\");"),
+                clike::cat(
+                    "    asm volatile(\"", ptx,
+                    "\"\n        :\n        : \"r\"((unsigned)__cvta_generic_to_shared(plx_dst)), ",
+                    "\"l\"(plx_valid > 0 ? plx_src : ", code.buffer,
+                    "), \"r\"((unsigned)plx_valid * ", std::to_string(code.size),
+                    "u)\n        : \"memory\");"),
                 "#else",
-                clike::cat("    for (int plx_i = 0; plx_i < ", std::to_string(n.count), "; ++plx_i) plx_dst[plx_i] = plx_i < plx_valid ? plx_src[plx_i] : (",
+                clike::cat("    for (int plx_i = 0; plx_i < ", std::to_string(n.count),
+                           "; ++plx_i) plx_dst[plx_i] = plx_i < plx_valid ? plx_src[plx_i] : (",
                            code.type, ")0;"),
                 "#endif",
                 "}"};
@@ -483,9 +524,9 @@ private:
         std::map<std::string, clike::FloatAtomic> helpers;
         for (auto& name : usage.standard_spelled)
             if (auto a = clike::float_atomic(name); a && a->op != ir::AtomicOp::Add)
-                helpers.emplace(clike::cat("plx_atomic_", ir::to_string(a->op), "_",
-                                           ir::to_string(a->type)),
-                                *a);
+                helpers.emplace(
+                    clike::cat("plx_atomic_", ir::to_string(a->op), "_", ir::to_string(a->type)),
+                    *a);
         std::string out;
         for (auto& [name, a] : helpers) {
             const bool wide = a.type == Scalar::F64;
@@ -509,7 +550,9 @@ private:
 class CudaCGenerator final : public SourceGenerator {
 public:
     plx_language language() const override { return PLX_LANG_CUDA_C; }
-    uint32_t dynamic_local_bytes(const ir::Kernel& k) const override { return uint32_t(cuda_dynamic_shared(k).bytes); }
+    uint32_t dynamic_local_bytes(const ir::Kernel& k) const override {
+        return uint32_t(cuda_dynamic_shared(k).bytes);
+    }
     std::string generate(const ir::Kernel& kernel, const Options& options) const override {
         return clike::emit_kernel(kernel, options, dialect_);
     }

@@ -2,7 +2,7 @@
 // (plx_vec and its operators, written into the prologue when a kernel uses a vector).
 #pragma once
 
-#include "../clike/clike.hpp"
+#include "codegen/clike/clike.hpp"
 
 namespace plexus::codegen::cuda_c {
 

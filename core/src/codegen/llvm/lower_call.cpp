@@ -14,7 +14,8 @@ using llvm::Value;
 
 Value* LlvmLowering::visit(const Call& n) {
     std::vector<Value*> args;
-    for (auto& a : n.args) args.push_back(expr(a));
+    for (auto& a : n.args)
+        args.push_back(expr(a));
     // The catalog's calls are subgroup operations, indices (u32, u64: "local_id_x") and math
     // ("sin_f32", and "ilogb_f32", an i32 of an f32).
     if (n.name.rfind("subgroup_", 0) == 0) return subgroup(n.name, n.type.scalar(), args);
@@ -84,7 +85,8 @@ Value* LlvmLowering::ilogb(Value* x, Scalar t) {
     Value* lead = call_intrinsic(llvm::Intrinsic::ctlz, it, {fraction, b_.getFalse()});
     // A denormal's value is fraction * 2^(1 - bias - mantissa).
     Value* denormal = b_.CreateSub(k(int64_t(width) - 1 - (bias - 1) - mantissa), lead);
-    Value* e = b_.CreateSelect(b_.CreateICmpEQ(biased, k(0)), denormal, b_.CreateSub(biased, k(bias)));
+    Value* e =
+        b_.CreateSelect(b_.CreateICmpEQ(biased, k(0)), denormal, b_.CreateSub(biased, k(bias)));
     e = b_.CreateTrunc(e, b_.getInt32Ty());
     Value* zero = b_.CreateICmpEQ(b_.CreateShl(bits, k(1)), k(0));
     e = b_.CreateSelect(zero, b_.getInt32(INT32_MIN), e);
@@ -97,7 +99,8 @@ Value* LlvmLowering::fast_math(const std::string& base, const std::vector<Value*
     llvm::Type* f32 = b_.getFloatTy();
     if (base == "divide") return b_.CreateFDiv(a[0], a[1]);
     if (base == "recip") return b_.CreateFDiv(llvm::ConstantFP::get(f32, 1.0), a[0]);
-    if (base == "exp10") return transcendental("pow", Scalar::F32, {llvm::ConstantFP::get(f32, 10.0), a[0]});
+    if (base == "exp10")
+        return transcendental("pow", Scalar::F32, {llvm::ConstantFP::get(f32, 10.0), a[0]});
     return math(base, Scalar::F32, a);
 }
 

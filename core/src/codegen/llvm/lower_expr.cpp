@@ -36,7 +36,8 @@ llvm::AtomicRMWInst::BinOp atomic_rmw_op(AtomicOp op, Scalar type) {
 
 const Type& LlvmLowering::array_type(const std::string& array, Space space) const {
     const Type* t = nullptr;
-    if (space == Space::Global) t = k_.param(array) ? &k_.param(array)->type : nullptr;
+    if (space == Space::Global)
+        t = k_.param(array) ? &k_.param(array)->type : nullptr;
     else if (auto* a = space == Space::Local ? k_.shared_array(array) : k_.private_array(array))
         t = &a->type;
     if (!t) internal("no array '" + array + "' in the " + to_string(space) + " space");
@@ -62,7 +63,8 @@ Value* LlvmLowering::element_address(const std::string& array, Space space, cons
     // the access is defined, and consecutive constants are then visibly consecutive addresses
     // (`in[i + 1]` next to `in[i]`: one vector load instead of a wrapped sum per element).
     auto* sum = as<Binary>(index);
-    auto* c = sum && sum->op == BinaryOp::Add && is_signed(index->type) ? as<Const>(sum->b) : nullptr;
+    auto* c =
+        sum && sum->op == BinaryOp::Add && is_signed(index->type) ? as<Const>(sum->b) : nullptr;
     llvm::Type* element = stride_type(array_type(array, space));
     if (c && c->i >= 0) {
         base = b_.CreateInBoundsGEP(element, base, b_.CreateSExt(expr(sum->a), i64));
@@ -80,14 +82,17 @@ Value* LlvmLowering::visit(const Const& n) {
     return llvm::ConstantInt::get(reg_type(n.type), static_cast<uint64_t>(n.i));
 }
 
-Value* LlvmLowering::visit(const Var& n) { return read_variable(lookup(n.name)); }
+Value* LlvmLowering::visit(const Var& n) {
+    return read_variable(lookup(n.name));
+}
 
 Value* LlvmLowering::visit(const Unary& n) {
     Value* a = expr(n.a);
     switch (n.op) {
     // Exact on f16 and bf16 too: the negation of a value of the type is one.
     case UnaryOp::Neg: return elem_float(n.type) ? b_.CreateFNeg(a) : b_.CreateNeg(a);
-    case UnaryOp::Not: case UnaryOp::BitNot: return b_.CreateNot(a);
+    case UnaryOp::Not:
+    case UnaryOp::BitNot: return b_.CreateNot(a);
     }
     internal("unknown unary operator");
 }
@@ -118,8 +123,10 @@ Value* LlvmLowering::short_circuit(const Binary& n) {
     llvm::BasicBlock* from = b_.GetInsertBlock();
     llvm::BasicBlock* rhs = new_block(is_and ? "and.rhs" : "or.rhs");
     llvm::BasicBlock* merge = new_block(is_and ? "and.end" : "or.end");
-    if (is_and) b_.CreateCondBr(a, rhs, merge);
-    else b_.CreateCondBr(a, merge, rhs);
+    if (is_and)
+        b_.CreateCondBr(a, rhs, merge);
+    else
+        b_.CreateCondBr(a, merge, rhs);
     b_.SetInsertPoint(rhs);
     Value* b = expr(n.b);
     llvm::BasicBlock* rhs_end = b_.GetInsertBlock();
@@ -147,7 +154,8 @@ Value* LlvmLowering::visit(const Binary& n) {
     case BinaryOp::Mul: return fp ? round(b_.CreateFMul(a, b), lane) : b_.CreateMul(a, b);
     case BinaryOp::Div: return fp ? round(b_.CreateFDiv(a, b), lane) : int_divide(a, b, t, false);
     case BinaryOp::Rem: return int_divide(a, b, t, true);
-    case BinaryOp::Min: case BinaryOp::Max: {
+    case BinaryOp::Min:
+    case BinaryOp::Max: {
         const bool min = n.op == BinaryOp::Min;
         // minnum/maxnum are fmin/fmax: a NaN operand yields the other operand. The result is
         // an operand, so f16 and bf16 need no rounding.
@@ -159,14 +167,16 @@ Value* LlvmLowering::visit(const Binary& n) {
     case BinaryOp::BitAnd: return b_.CreateAnd(a, b);
     case BinaryOp::BitOr: return b_.CreateOr(a, b);
     case BinaryOp::BitXor: return b_.CreateXor(a, b);
-    case BinaryOp::Shl: case BinaryOp::Shr: {
+    case BinaryOp::Shl:
+    case BinaryOp::Shr: {
         // The amount is taken modulo the width (OpenCL's rule); LLVM's oversized shift is poison.
         unsigned bits = a->getType()->getScalarSizeInBits();
         Value* amount = b_.CreateAnd(b, llvm::ConstantInt::get(a->getType(), bits - 1));
         if (n.op == BinaryOp::Shl) return b_.CreateShl(a, amount);
         return sg ? b_.CreateAShr(a, amount) : b_.CreateLShr(a, amount);
     }
-    case BinaryOp::LogicalAnd: case BinaryOp::LogicalOr: break;
+    case BinaryOp::LogicalAnd:
+    case BinaryOp::LogicalOr: break;
     default: return compare(n.op, a, b, t);
     }
     internal("unhandled binary operator");
@@ -208,8 +218,7 @@ Value* LlvmLowering::cast(Value* v, const Type& from_type, const Type& to_type) 
 Value* LlvmLowering::float_to_int(Value* v, const Type& to) {
     // Not from a half or bfloat (an f16 load widened by fpext): they convert through f32.
     auto* ext = llvm::dyn_cast<llvm::FPExtInst>(v);
-    if (ext && ext->getSrcTy()->getScalarSizeInBits() >= 32)
-        v = ext->getOperand(0);
+    if (ext && ext->getSrcTy()->getScalarSizeInBits() >= 32) v = ext->getOperand(0);
     const bool sg = ir::is_signed(to.scalar());
     const auto id = sg ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
     const auto back = sg ? llvm::Instruction::SIToFP : llvm::Instruction::UIToFP;
@@ -224,7 +233,9 @@ Value* LlvmLowering::float_to_int(Value* v, const Type& to) {
     return b_.CreateIntrinsic(id, {t, v->getType()}, {v});
 }
 
-Value* LlvmLowering::visit(const Cast& n) { return cast(expr(n.a), n.a->type, n.type); }
+Value* LlvmLowering::visit(const Cast& n) {
+    return cast(expr(n.a), n.a->type, n.type);
+}
 
 Value* LlvmLowering::visit(const Load& n) {
     return load(element_address(n.array, n.space, n.index), n.type, n.array);

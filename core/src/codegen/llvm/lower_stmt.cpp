@@ -21,7 +21,8 @@ void LlvmLowering::nested(const Stmt& s) {
 
 void LlvmLowering::visit(const Block& n) {
     size_t mark = scope_.size();
-    for (auto& s : n.body) stmt(s);
+    for (auto& s : n.body)
+        stmt(s);
     scope_.resize(mark);
 }
 
@@ -49,24 +50,45 @@ void LlvmLowering::visit(const Store& n) {
     store(address, t, expr(n.value));
 }
 
-void LlvmLowering::visit(const Eval& n) { expr(n.value); }
-void LlvmLowering::visit(const If& n) { if_stmt(n, [&](const Stmt& s) { nested(s); }); }
-void LlvmLowering::visit(const For& n) { for_stmt(n, [&](const Stmt& s) { nested(s); }); }
-void LlvmLowering::visit(const While& n) { while_stmt(n, [&](const Stmt& s) { nested(s); }); }
-void LlvmLowering::visit(const Break&) { leave_loop(true); }
-void LlvmLowering::visit(const Continue&) { leave_loop(false); }
-void LlvmLowering::visit(const Return&) { return_from_item(); }
-void LlvmLowering::visit(const Barrier&) { barrier(); }
-void LlvmLowering::visit(const Fence& n) { fence(n); }
+void LlvmLowering::visit(const Eval& n) {
+    expr(n.value);
+}
+void LlvmLowering::visit(const If& n) {
+    if_stmt(n, [&](const Stmt& s) { nested(s); });
+}
+void LlvmLowering::visit(const For& n) {
+    for_stmt(n, [&](const Stmt& s) { nested(s); });
+}
+void LlvmLowering::visit(const While& n) {
+    while_stmt(n, [&](const Stmt& s) { nested(s); });
+}
+void LlvmLowering::visit(const Break&) {
+    leave_loop(true);
+}
+void LlvmLowering::visit(const Continue&) {
+    leave_loop(false);
+}
+void LlvmLowering::visit(const Return&) {
+    return_from_item();
+}
+void LlvmLowering::visit(const Barrier&) {
+    barrier();
+}
+void LlvmLowering::visit(const Fence& n) {
+    fence(n);
+}
 void LlvmLowering::matrix(const Matrix& n) {
     internal("the matrix fragment '" + n.frag + "' reached " + generator_ + " unlowered");
 }
 
 void LlvmLowering::async_copy(const AsyncCopy& n) {
-    internal("an async copy (" + std::string(to_string(n.op)) + ") reached " + generator_ + " unlowered");
+    internal("an async copy (" + std::string(to_string(n.op)) + ") reached " + generator_ +
+             " unlowered");
 }
 
-void LlvmLowering::visit(const Match& n) { match_stmt(n, [&](const Stmt& s) { nested(s); }); }
+void LlvmLowering::visit(const Match& n) {
+    match_stmt(n, [&](const Stmt& s) { nested(s); });
+}
 
 void LlvmLowering::visit(const Native& n) {
     check_native(n);

@@ -36,8 +36,8 @@ Value* LlvmLowering::subgroup_lanes() {
     Value* items = b_.CreateMul(local_size(0), b_.CreateMul(local_size(1), local_size(2)));
     Value* first = b_.CreateAnd(linear_local_id(), b_.getInt32(~(subgroup_width() - 1)));
     Value* left = b_.CreateSub(items, first);
-    return b_.CreateIntrinsic(llvm::Intrinsic::umin, {b_.getInt32Ty()}, {left, b_.getInt32(subgroup_width())},
-                              nullptr, "subgroup_lanes");
+    return b_.CreateIntrinsic(llvm::Intrinsic::umin, {b_.getInt32Ty()},
+                              {left, b_.getInt32(subgroup_width())}, nullptr, "subgroup_lanes");
 }
 
 Value* LlvmLowering::shuffle(Shuffle kind, Value* v, Scalar t, Value* arg) {
@@ -47,10 +47,12 @@ Value* LlvmLowering::shuffle(Shuffle kind, Value* v, Scalar t, Value* arg) {
         Value* bits = t == Scalar::F64 ? b_.CreateBitCast(v, i64) : v;
         Value* lo = shuffle32(kind, b_.CreateTrunc(bits, i32), arg);
         Value* hi = shuffle32(kind, b_.CreateTrunc(b_.CreateLShr(bits, 32), i32), arg);
-        Value* joined = b_.CreateOr(b_.CreateZExt(lo, i64), b_.CreateShl(b_.CreateZExt(hi, i64), 32));
+        Value* joined =
+            b_.CreateOr(b_.CreateZExt(lo, i64), b_.CreateShl(b_.CreateZExt(hi, i64), 32));
         return t == Scalar::F64 ? b_.CreateBitCast(joined, b_.getDoubleTy()) : joined;
     }
-    if (t == Scalar::F32) return b_.CreateBitCast(shuffle32(kind, b_.CreateBitCast(v, i32), arg), b_.getFloatTy());
+    if (t == Scalar::F32)
+        return b_.CreateBitCast(shuffle32(kind, b_.CreateBitCast(v, i32), arg), b_.getFloatTy());
     return shuffle32(kind, v, arg);
 }
 
@@ -58,7 +60,9 @@ Value* LlvmLowering::combine(const std::string& op, Value* a, Value* b, Scalar t
     const bool fp = is_float(t);
     if (op == "add") return fp ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b);
     const bool min = op == "min";
-    if (fp) return call_intrinsic(min ? llvm::Intrinsic::minnum : llvm::Intrinsic::maxnum, a->getType(), {a, b});
+    if (fp)
+        return call_intrinsic(min ? llvm::Intrinsic::minnum : llvm::Intrinsic::maxnum, a->getType(),
+                              {a, b});
     const bool sign = is_signed(t);
     return min ? (sign ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, a, b)
                        : b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, a, b))
@@ -86,14 +90,15 @@ Value* LlvmLowering::subgroup_scan(bool inclusive, Value* v, Scalar t) {
     if (inclusive) return v;
     // Lane l's exclusive sum is lane l-1's inclusive one: exact for floats too.
     Value* previous = shuffle(Shuffle::Up, v, t, b_.getInt32(1));
-    return b_.CreateSelect(b_.CreateICmpEQ(lane, b_.getInt32(0)), llvm::Constant::getNullValue(v->getType()),
-                           previous);
+    return b_.CreateSelect(b_.CreateICmpEQ(lane, b_.getInt32(0)),
+                           llvm::Constant::getNullValue(v->getType()), previous);
 }
 
 Value* LlvmLowering::subgroup(const std::string& name, Scalar t, const std::vector<Value*>& a) {
     const std::string op = subgroup_op(name);
     if (op == "size") return subgroup_lanes();
-    if (op == "id") return b_.CreateUDiv(linear_local_id(), b_.getInt32(subgroup_width()), "subgroup_id");
+    if (op == "id")
+        return b_.CreateUDiv(linear_local_id(), b_.getInt32(subgroup_width()), "subgroup_id");
     if (op == "lane_id") return lane_id();
     if (op == "ballot") return vote(Vote::Ballot, a[0]);
     if (op == "any") return vote(Vote::Any, a[0]);

@@ -22,7 +22,9 @@ void LlvmLowering::fail(ErrorCode code, const std::string& what) const {
 void LlvmLowering::internal(const std::string& what) const {
     fail(ErrorCode::Internal, what + " (a bug in plexus)");
 }
-void LlvmLowering::invalid(const std::string& what) const { fail(ErrorCode::InvalidKernel, what); }
+void LlvmLowering::invalid(const std::string& what) const {
+    fail(ErrorCode::InvalidKernel, what);
+}
 
 // ---- variables ------------------------------------------------------------------------------
 
@@ -36,7 +38,9 @@ Value* LlvmLowering::read_variable(size_t id) {
     return b_.CreateLoad(reg_type(v.type), v.home);
 }
 
-void LlvmLowering::write_variable(size_t id, Value* v) { b_.CreateStore(v, variables_[id].home); }
+void LlvmLowering::write_variable(size_t id, Value* v) {
+    b_.CreateStore(v, variables_[id].home);
+}
 
 void LlvmLowering::declare(const std::string& name, const Type& t, Value* init) {
     size_t id = new_variable(name, t);
@@ -73,7 +77,9 @@ llvm::BasicBlock* LlvmLowering::new_block(const llvm::Twine& name) {
     return llvm::BasicBlock::Create(c_, name, f_);
 }
 
-bool LlvmLowering::terminated() const { return b_.GetInsertBlock()->getTerminator() != nullptr; }
+bool LlvmLowering::terminated() const {
+    return b_.GetInsertBlock()->getTerminator() != nullptr;
+}
 
 void LlvmLowering::jump(llvm::BasicBlock* to) {
     b_.CreateBr(to);

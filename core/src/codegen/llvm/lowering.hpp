@@ -117,7 +117,8 @@ protected:
     virtual llvm::Value* fast_math(const std::string& base, const std::vector<llvm::Value*>& args);
     // Integer / and %, of scalars or vectors. The default is LLVM's udiv/sdiv/urem/srem, for
     // targets where neither division by zero nor INT_MIN / -1 traps: LLVM leaves both undefined.
-    virtual llvm::Value* int_divide(llvm::Value* a, llvm::Value* b, const ir::Type& t, bool remainder);
+    virtual llvm::Value* int_divide(llvm::Value* a, llvm::Value* b, const ir::Type& t,
+                                    bool remainder);
     // Throws when this target cannot lower the native block through its fallback. The
     // default refuses a block without fallback.
     virtual void check_native(const ir::Native& n);
@@ -141,7 +142,8 @@ protected:
     virtual llvm::Value* vote(Vote kind, llvm::Value* pred) = 0;
     // A catalog subgroup intrinsic ("subgroup_reduce_add_f32"; t is the value's type). A
     // target may lower some operations itself and leave the rest to this one.
-    virtual llvm::Value* subgroup(const std::string& name, ir::Scalar t, const std::vector<llvm::Value*>& args);
+    virtual llvm::Value* subgroup(const std::string& name, ir::Scalar t,
+                                  const std::vector<llvm::Value*>& args);
     // A matrix-fragment statement. The default refuses it: a target without matrix units gets
     // kernels that ir::lower_matrix has rewritten (the host's compile does).
     virtual void matrix(const ir::Matrix& n);
@@ -209,12 +211,12 @@ protected:
     llvm::Module& m_;
     llvm::LLVMContext& c_;
     llvm::IRBuilder<> b_;
-    llvm::Function* f_ = nullptr;                // the target creates the function
-    llvm::BasicBlock* alloca_block_ = nullptr;   // and names its first block here
-    std::vector<llvm::Value*> buffers_;          // per parameter: a buffer's elements, or null
-    std::vector<llvm::Value*> shared_;           // per shared array: its first element
-    std::vector<llvm::Value*> privates_;         // per private array: the default's alloca
-    std::vector<Variable> variables_;            // by id
+    llvm::Function* f_ = nullptr;              // the target creates the function
+    llvm::BasicBlock* alloca_block_ = nullptr; // and names its first block here
+    std::vector<llvm::Value*> buffers_;        // per parameter: a buffer's elements, or null
+    std::vector<llvm::Value*> shared_;         // per shared array: its first element
+    std::vector<llvm::Value*> privates_;       // per private array: the default's alloca
+    std::vector<Variable> variables_;          // by id
     std::vector<std::pair<std::string, size_t>> scope_; // innermost last
     std::vector<Loop> loops_;
 
@@ -230,8 +232,8 @@ private:
     llvm::Value* part_address(llvm::Value* address, const ir::Type& t, uint32_t step);
     const ir::Type& array_type(const std::string& array, ir::Space space) const;
     llvm::Value* address_of(const ir::Expr& e);
-    llvm::Value* insert_path(llvm::Value* whole, const ir::Type& t, const ir::Path& path,
-                             size_t at, llvm::Value* part);
+    llvm::Value* insert_path(llvm::Value* whole, const ir::Type& t, const ir::Path& path, size_t at,
+                             llvm::Value* part);
     llvm::Value* short_circuit(const ir::Binary& n);
     void loop_body(const Body& body, const ir::Stmt& s, llvm::BasicBlock* exit,
                    llvm::BasicBlock* next);

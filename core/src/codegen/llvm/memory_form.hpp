@@ -15,6 +15,8 @@ struct MemoryForm {
 
 // What LlvmLowering::mem_type(t) takes in memory: bool is one byte, as in C; numbers are
 // naturally aligned.
-inline MemoryForm memory_form(const ir::Type& t) { return {ir::size_of(t), ir::align_of(t)}; }
+inline MemoryForm memory_form(const ir::Type& t) {
+    return {ir::size_of(t), ir::align_of(t)};
+}
 
 } // namespace plexus::codegen

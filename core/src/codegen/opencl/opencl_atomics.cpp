@@ -21,8 +21,9 @@ using ir::Scalar;
 // The preprocessor condition under which cl_ext_float_atomics has the helper's operation
 // (with the memory scope it names).
 std::string extension_condition(const FloatAtomic& a) {
-    std::string out = cat("__OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp",
-                          a.type == Scalar::F64 ? "64_" : "32_", ir::to_string(a.space), "_atomic_add)");
+    std::string out =
+        cat("__OPENCL_C_VERSION__ >= 200 && defined(__opencl_c_ext_fp",
+            a.type == Scalar::F64 ? "64_" : "32_", ir::to_string(a.space), "_atomic_add)");
     if (a.space == ir::Space::Global) out += " && defined(__opencl_c_atomic_scope_device)";
     return out;
 }
@@ -43,8 +44,8 @@ std::string helper(const clike::Dialect& d, const FloatAtomic& a, bool noret, bo
     const bool add = a.op == AtomicOp::Add;
     if (add) {
         out += cat("#if ", extension_condition(a), "\n");
-        out += cat("    ", noret ? "(void)" : "return ", "atomic_fetch_add_explicit((volatile ", space, " atomic_",
-                   type, "*)p, v, memory_order_relaxed,\n");
+        out += cat("    ", noret ? "(void)" : "return ", "atomic_fetch_add_explicit((volatile ",
+                   space, " atomic_", type, "*)p, v, memory_order_relaxed,\n");
         out += cat("        memory_scope_", global ? "device" : "work_group", ");\n");
     }
     if (global && add) {
@@ -114,7 +115,8 @@ std::string atomic_helpers(const clike::Dialect& d, const clike::Usage& usage) {
     if (helpers.empty()) return "";
     std::string out =
         "// Float atomics: adds through cl_ext_float_atomics where the device has it (OpenCL C\n"
-        "// 2.0 and later) or inline PTX for global adds on NVIDIA; else a compare-exchange loop.\n";
+        "// 2.0 and later) or inline PTX for global adds on NVIDIA; else a compare-exchange "
+        "loop.\n";
     bool first = true;
     for (auto& [name, h] : helpers)
         for (const FloatAtomic& a : h.atomics) {

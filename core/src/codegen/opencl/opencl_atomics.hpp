@@ -2,7 +2,7 @@
 // atomics, and the float atomic helpers the catalog spells (plx_atomic_add_f32 ...).
 #pragma once
 
-#include "../clike/clike.hpp"
+#include "codegen/clike/clike.hpp"
 
 namespace plexus::codegen::opencl {
 

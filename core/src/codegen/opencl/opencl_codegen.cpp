@@ -37,7 +37,6 @@ bool signed_integer(const ir::Type& t) {
     return ir::elem_integer(t) && ir::is_signed(t.scalar());
 }
 
-
 // The extensions a kernel's subgroup operations need, and the helpers of shuffle_up / _down
 // (a lane with no lane `delta` below or above keeps its own value, which OpenCL leaves
 // undefined) and of ballot (cl_khr_subgroup_ballot's uint4 as the IR's u64).
@@ -53,9 +52,11 @@ std::string subgroup_prologue(const std::set<std::string>& spelled) {
         const bool up = name.rfind("subgroup_shuffle_up_", 0) == 0;
         if (!up && name.rfind("subgroup_shuffle_down_", 0) != 0) continue;
         const std::string c = cl_name(*t), fn = name.substr(9); // "shuffle_up_f32"
-        helpers += c + " plx_" + fn + "(" + c + " v, uint d) {\n    const " + c + " r = sub_group_" +
-                   (up ? "shuffle_up" : "shuffle_down") + "(v, d);\n    return " +
-                   (up ? "get_sub_group_local_id() < d" : "d >= get_sub_group_size() - get_sub_group_local_id()") +
+        helpers += c + " plx_" + fn + "(" + c + " v, uint d) {\n    const " + c +
+                   " r = sub_group_" + (up ? "shuffle_up" : "shuffle_down") +
+                   "(v, d);\n    return " +
+                   (up ? "get_sub_group_local_id() < d"
+                       : "d >= get_sub_group_size() - get_sub_group_local_id()") +
                    " ? v : r;\n}\n";
     }
     if (spelled.count("subgroup_ballot"))
@@ -68,7 +69,8 @@ std::string subgroup_prologue(const std::set<std::string>& spelled) {
         {PLX_SUBGROUP_BALLOT, "cl_khr_subgroup_ballot"}};
     if (!features.empty()) features.insert(PLX_SUBGROUP_BASIC);
     for (auto& [f, ext] : extensions)
-        if (features.count(f)) pragmas += std::string("#pragma OPENCL EXTENSION ") + ext + " : enable\n";
+        if (features.count(f))
+            pragmas += std::string("#pragma OPENCL EXTENSION ") + ext + " : enable\n";
     return pragmas + helpers;
 }
 
@@ -222,7 +224,8 @@ public:
                            uint32_t count, uint32_t align) const override {
         return clike::cat(space == ir::Space::Local ? "__local " : "__private ", type, " ", name,
                           "[", std::to_string(count), "]",
-                          align ? " __attribute__((aligned(" + std::to_string(align) + ")))" : "", ";");
+                          align ? " __attribute__((aligned(" + std::to_string(align) + ")))" : "",
+                          ";");
     }
 
     bool is_reserved(const std::string& w) const override {

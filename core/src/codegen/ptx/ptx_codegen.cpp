@@ -2,12 +2,13 @@
 // CUDA backend's JIT (cuModuleLoadData).
 //
 // Math. With libdevice (libdevice.10.bc: $PLEXUS_LIBDEVICE, $CUDA_HOME/nvvm/libdevice,
-// $CUDA_PATH/nvvm/libdevice, /usr/local/cuda/nvvm/libdevice, /usr/lib/nvidia-cuda-toolkit/libdevice,
-// /usr/lib/cuda/nvvm/libdevice) rsqrt, exp, exp2, log, log2, sin, cos, tan and pow call its
+// $CUDA_PATH/nvvm/libdevice, /usr/local/cuda/nvvm/libdevice,
+// /usr/lib/nvidia-cuda-toolkit/libdevice, /usr/lib/cuda/nvvm/libdevice) rsqrt, exp, exp2, log,
+// log2, sin, cos, tan and pow call its
 // __nv_* functions (__nv_sinf, __nv_sin, ...), linked lazily into the module, internalized and
 // optimized with the rest, with nvvm-reflect-ftz = 0 (denormals kept). Their error is CUDA's
-// math library without -use_fast_math; measured on an H100 (tests/ptx/gpu_check.py, x in
-// (0.01, 10)): f32 rsqrt 1.45, exp 1.74, exp2 1.36, log 0.82, log2 0.88, sin 1.40, cos 1.42,
+// math library without -use_fast_math; measured on an H100 (tests/core/codegen/ptx/gpu_check.py, x
+// in (0.01, 10)): f32 rsqrt 1.45, exp 1.74, exp2 1.36, log 0.82, log2 0.88, sin 1.40, cos 1.42,
 // tan 2.68, pow 0.84 ulp; f64 rsqrt 0.51, exp 0.84, exp2 0.82, log 0.52, log2 1.20, sin 1.32,
 // cos 1.42, tan 1.46, pow 1.26 ulp.
 // sqrt (sqrt.rn), fabs, floor, ceil, fma, min/max (fmin/fmax) and clamp are LLVM intrinsics
@@ -27,7 +28,7 @@
 
 #include "codegen/cuda_shared.hpp"
 
-#include "../stopwatch.hpp"
+#include "codegen/stopwatch.hpp"
 
 #include "plexus/error.hpp"
 
@@ -61,7 +62,9 @@ bool calls_libdevice(const llvm::Module& module) {
 class PtxGenerator final : public SourceGenerator {
 public:
     plx_language language() const override { return PLX_LANG_PTX; }
-    uint32_t dynamic_local_bytes(const ir::Kernel& k) const override { return uint32_t(cuda_dynamic_shared(k).bytes); }
+    uint32_t dynamic_local_bytes(const ir::Kernel& k) const override {
+        return uint32_t(cuda_dynamic_shared(k).bytes);
+    }
 
     std::string generate(const ir::Kernel& kernel, const Options& options) const override {
         ir::validate(kernel);
@@ -70,7 +73,8 @@ public:
         // loads on sm_90 only; later GPUs get sm_90 PTX and the mma.sync path).
         const bool warpgroup = kernel.has_warpgroup();
         const bool sm90 = options.arch == "sm_90" || options.arch == "sm_90a";
-        ptx::PtxTarget& target = ptx::PtxTarget::get(warpgroup && sm90 ? std::string("sm_90a") : options.arch);
+        ptx::PtxTarget& target =
+            ptx::PtxTarget::get(warpgroup && sm90 ? std::string("sm_90a") : options.arch);
         const ptx::Libdevice& lib = ptx::libdevice();
         watch.lap(options.phases ? &options.phases->setup : nullptr);
         if (!lib.error.empty()) throw Error(ErrorCode::InvalidConfig, lib.error);
@@ -84,8 +88,8 @@ public:
         module.setDataLayout(target.data_layout());
         // cp.async exists from sm_80; below it the copies are done at once.
         const int sm = target.sm();
-        ptx::lower_kernel(sm >= 80 ? kernel : ir::lower_async_copy(kernel), options, module, lib.bitcode != nullptr, sm,
-                          target.cpu() == "sm_90a");
+        ptx::lower_kernel(sm >= 80 ? kernel : ir::lower_async_copy(kernel), options, module,
+                          lib.bitcode != nullptr, sm, target.cpu() == "sm_90a");
         if (calls_libdevice(module)) {
             // libdevice branches on __nvvm_reflect("__CUDA_FTZ"); 0 keeps denormals, as the
             // rest of the generated code does.
@@ -109,6 +113,8 @@ public:
 
 } // namespace
 
-std::unique_ptr<SourceGenerator> make_ptx_codegen() { return std::make_unique<PtxGenerator>(); }
+std::unique_ptr<SourceGenerator> make_ptx_codegen() {
+    return std::make_unique<PtxGenerator>();
+}
 
 } // namespace plexus::codegen

@@ -14,8 +14,8 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
-#include <map>
 #include <cmath>
+#include <map>
 
 namespace plexus::codegen::ptx {
 namespace {
@@ -30,15 +30,15 @@ class PtxLowering final : public LlvmLowering {
 public:
     PtxLowering(const Kernel& kernel, const Options& options, llvm::Module& module, bool libdevice,
                 int sm, bool wgmma)
-        : LlvmLowering(kernel, options, module, "PTX generation"), libdevice_(libdevice), sm_(sm), wgmma_(wgmma),
-          warpgroup_(kernel.has_warpgroup()) {}
+        : LlvmLowering(kernel, options, module, "PTX generation"), libdevice_(libdevice), sm_(sm),
+          wgmma_(wgmma), warpgroup_(kernel.has_warpgroup()) {}
 
     // One nvvm.annotations entry on the kernel function.
     void annotate(const char* key, uint32_t value) {
         m_.getOrInsertNamedMetadata("nvvm.annotations")
-            ->addOperand(llvm::MDNode::get(
-                c_, {llvm::ValueAsMetadata::get(f_), llvm::MDString::get(c_, key),
-                     llvm::ConstantAsMetadata::get(b_.getInt32(value))}));
+            ->addOperand(
+                llvm::MDNode::get(c_, {llvm::ValueAsMetadata::get(f_), llvm::MDString::get(c_, key),
+                                       llvm::ConstantAsMetadata::get(b_.getInt32(value))}));
     }
     // The declared work-group size, as .reqntid (a required shape) or .maxntid (a most-items
     // bound), only where it can matter for launching: without one ptxas uses at most 255
@@ -90,13 +90,13 @@ public:
         // (extern) array that the launch sizes (codegen::cuda_dynamic_shared).
         if (const CudaDynamicShared dynamic = cuda_dynamic_shared(k_); dynamic.bytes) {
             auto* bytes = llvm::ArrayType::get(b_.getInt8Ty(), 0);
-            auto* all = new llvm::GlobalVariable(m_, bytes, false, llvm::GlobalValue::ExternalLinkage, nullptr,
-                                                 "plx_dynamic_shared", nullptr, llvm::GlobalValue::NotThreadLocal,
-                                                 shared_space);
+            auto* all = new llvm::GlobalVariable(
+                m_, bytes, false, llvm::GlobalValue::ExternalLinkage, nullptr, "plx_dynamic_shared",
+                nullptr, llvm::GlobalValue::NotThreadLocal, shared_space);
             all->setAlignment(llvm::Align(dynamic.align));
             for (uint64_t offset : dynamic.offsets)
-                shared_.push_back(llvm::ConstantExpr::getInBoundsGetElementPtr(b_.getInt8Ty(), all,
-                                                                              b_.getInt64(offset)));
+                shared_.push_back(llvm::ConstantExpr::getInBoundsGetElementPtr(
+                    b_.getInt8Ty(), all, b_.getInt64(offset)));
         } else {
             for (auto& s : k_.shared) {
                 auto* array_type = array_of(s.type, s.count);
@@ -108,7 +108,10 @@ public:
                     llvm::GlobalValue::NotThreadLocal, shared_space);
                 // 32 bytes where matrix fragments may load from it (wmma's alignment).
                 // 1024 for a swizzled array (the tensor cores swizzle by the address bits).
-                global->setAlignment(std::max(llvm::Align(s.swizzle ? 1024 : k_.fragments.empty() ? 16 : 32), align_of(s.type)));
+                global->setAlignment(std::max(llvm::Align(s.swizzle              ? 1024
+                                                          : k_.fragments.empty() ? 16
+                                                                                 : 32),
+                                              align_of(s.type)));
                 shared_.push_back(global);
             }
         }
@@ -122,7 +125,7 @@ public:
 
 private:
     const bool libdevice_;
-    const int sm_; // the architecture: 90 for sm_90
+    const int sm_;         // the architecture: 90 for sm_90
     const bool wgmma_;     // the target is sm_90a: warpgroup accumulators on wgmma
     const bool warpgroup_; // the kernel has warpgroup accumulators
 
@@ -200,11 +203,13 @@ private:
             f.reg = b_.getFloatTy();
             f.count = d.n / 2;
         } else if (d.use == MatrixUse::Acc) {
-            f.reg = d.type == Scalar::F32 ? b_.getFloatTy() : llvm::FixedVectorType::get(b_.getHalfTy(), 2);
+            f.reg = d.type == Scalar::F32 ? b_.getFloatTy()
+                                          : llvm::FixedVectorType::get(b_.getHalfTy(), 2);
             f.count = d.type == Scalar::F32 ? 8 : 4;
         } else {
-            f.reg = d.type == Scalar::F16 ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(b_.getHalfTy(), 2))
-                                          : b_.getInt32Ty();
+            f.reg = d.type == Scalar::F16
+                        ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(b_.getHalfTy(), 2))
+                        : b_.getInt32Ty();
             f.count = d.type == Scalar::F16 ? 8 : 4;
         }
         f.home = entry_alloca(llvm::ArrayType::get(f.reg, f.count), name);
@@ -216,18 +221,21 @@ private:
     std::vector<Value*> registers(const std::string& name) {
         Fragment& f = fragment(name);
         std::vector<Value*> v;
-        for (unsigned i = 0; i < f.count; ++i) v.push_back(b_.CreateLoad(f.reg, reg_slot(f, i)));
+        for (unsigned i = 0; i < f.count; ++i)
+            v.push_back(b_.CreateLoad(f.reg, reg_slot(f, i)));
         return v;
     }
     void set_registers(const std::string& name, Value* call) {
         Fragment& f = fragment(name);
-        for (unsigned i = 0; i < f.count; ++i) b_.CreateStore(b_.CreateExtractValue(call, i), reg_slot(f, i));
+        for (unsigned i = 0; i < f.count; ++i)
+            b_.CreateStore(b_.CreateExtractValue(call, i), reg_slot(f, i));
     }
     static std::string wmma_type(const FragmentDecl& d) {
         return d.use != MatrixUse::Acc && d.type == Scalar::F32 ? "tf32" : to_string(d.type);
     }
     // An NVVM intrinsic by its full name; `overload` is the pointer type of a load or store.
-    Value* wmma(const std::string& name, llvm::ArrayRef<Value*> args, llvm::Type* overload = nullptr) {
+    Value* wmma(const std::string& name, llvm::ArrayRef<Value*> args,
+                llvm::Type* overload = nullptr) {
         llvm::Intrinsic::ID id = llvm::Function::lookupIntrinsicID(name);
         if (id == llvm::Intrinsic::not_intrinsic) internal("LLVM 19 has no intrinsic " + name);
         llvm::Function* fn = overload ? llvm::Intrinsic::getDeclaration(&m_, id, {overload})
@@ -242,16 +250,19 @@ private:
         const int needs = d.type == Scalar::BF16 || d.k == 8 || d.warpgroup() ? 80 : 70;
         if (sm_ < needs)
             fail(ErrorCode::Unsupported, std::string("matrix fragments ") + d.intrinsic() +
-                                             " need sm_" + std::to_string(needs) + ", the target is sm_" +
-                                             std::to_string(sm_));
+                                             " need sm_" + std::to_string(needs) +
+                                             ", the target is sm_" + std::to_string(sm_));
         switch (n.op) {
         case MatrixOp::Fill: {
             if (d.warpgroup()) wgmma_drain(n.frag);
-            Value* v = cast(expr(n.value), n.value->type, Type(d.type)); // register form: f32 for f16 / bf16
+            Value* v = cast(expr(n.value), n.value->type,
+                            Type(d.type)); // register form: f32 for f16 / bf16
             Fragment& f = fragment(n.frag);
             Value* reg = nullptr;
-            if (f.reg->isFloatTy()) reg = v;
-            else if (d.type == Scalar::F32) reg = b_.CreateBitCast(v, b_.getInt32Ty()); // tf32
+            if (f.reg->isFloatTy())
+                reg = v;
+            else if (d.type == Scalar::F32)
+                reg = b_.CreateBitCast(v, b_.getInt32Ty()); // tf32
             else if (d.type == Scalar::F16) {
                 Value* h = b_.CreateBitCast(half_from_f32(v, Scalar::F16), b_.getHalfTy());
                 reg = b_.CreateVectorSplat(2, h);
@@ -259,7 +270,8 @@ private:
                 Value* bits = b_.CreateZExt(half_from_f32(v, Scalar::BF16), b_.getInt32Ty());
                 reg = b_.CreateOr(bits, b_.CreateShl(bits, 16));
             }
-            for (unsigned i = 0; i < f.count; ++i) b_.CreateStore(reg, reg_slot(f, i));
+            for (unsigned i = 0; i < f.count; ++i)
+                b_.CreateStore(reg, reg_slot(f, i));
             return;
         }
         case MatrixOp::Load:
@@ -267,37 +279,49 @@ private:
             if (d.warpgroup()) return warpgroup_store(n); // the validator allows no load
             const bool load = n.op == MatrixOp::Load;
             const MatrixLayout layout = d.use == MatrixUse::Acc ? n.layout : d.layout;
-            const char* which = !load ? "d" : d.use == MatrixUse::A ? "a" : d.use == MatrixUse::B ? "b" : "c";
-            const std::string name = "llvm.nvvm.wmma." + d.shape() + (load ? ".load." : ".store.") + which + "." +
-                                     to_string(layout) + ".stride." + wmma_type(d);
+            const char* which = !load                   ? "d"
+                                : d.use == MatrixUse::A ? "a"
+                                : d.use == MatrixUse::B ? "b"
+                                                        : "c";
+            const std::string name = "llvm.nvvm.wmma." + d.shape() + (load ? ".load." : ".store.") +
+                                     which + "." + to_string(layout) + ".stride." + wmma_type(d);
             Value* address = element_address(n.array, n.space, n.index);
-            Value* stride = b_.CreateIntCast(expr(n.stride), b_.getInt32Ty(), is_signed(n.stride->type));
+            Value* stride =
+                b_.CreateIntCast(expr(n.stride), b_.getInt32Ty(), is_signed(n.stride->type));
             if (load) {
                 set_registers(n.frag, wmma(name, {address, stride}, address->getType()));
             } else {
                 std::vector<Value*> args{address};
-                for (Value* r : registers(n.frag)) args.push_back(r);
+                for (Value* r : registers(n.frag))
+                    args.push_back(r);
                 args.push_back(stride);
                 wmma(name, args, address->getType());
             }
             return;
         }
         case MatrixOp::Mma: {
-            const FragmentDecl &a = *k_.fragment(n.a), &b = *k_.fragment(n.b), &c = *k_.fragment(n.c);
-            // f16 products name the accumulators' types (.f32.f32), the others their inputs' (.bf16).
+            const FragmentDecl &a = *k_.fragment(n.a), &b = *k_.fragment(n.b),
+                               &c = *k_.fragment(n.c);
+            // f16 products name the accumulators' types (.f32.f32), the others their inputs'
+            // (.bf16).
             std::string name = "llvm.nvvm.wmma." + d.shape() + ".mma.";
             name.append(to_string(a.layout)).append(".").append(to_string(b.layout)).append(".");
-            if (a.type == Scalar::F16) name.append(to_string(d.type)).append(".").append(to_string(c.type));
-            else name.append(wmma_type(a));
+            if (a.type == Scalar::F16)
+                name.append(to_string(d.type)).append(".").append(to_string(c.type));
+            else
+                name.append(wmma_type(a));
             std::vector<Value*> args;
             for (const std::string* f : {&n.a, &n.b, &n.c})
-                for (Value* r : registers(*f)) args.push_back(r);
+                for (Value* r : registers(*f))
+                    args.push_back(r);
             set_registers(n.frag, wmma(name, args));
             return;
         }
         case MatrixOp::MmaShared:
-            if (wgmma_) wgmma(n, d);
-            else mma_sync_shared(n, d);
+            if (wgmma_)
+                wgmma(n, d);
+            else
+                mma_sync_shared(n, d);
             return;
         }
     }
@@ -307,18 +331,23 @@ private:
     // register i of lane l holds row 8 * (i / 2 % 2) + l / 4 and column 8 * (i / 4) + 2 * (l %
     // 4) + i % 2 of the subgroup's part, the rows 16 * (warp % 4) .. of the tile. Each 8 columns
     // are mma.m16n8k16's C fragment, so the sm_80 path uses the same registers.
-    Value* i32_of(const Expr& e) { return b_.CreateIntCast(expr(e), b_.getInt32Ty(), is_signed(e->type)); }
+    Value* i32_of(const Expr& e) {
+        return b_.CreateIntCast(expr(e), b_.getInt32Ty(), is_signed(e->type));
+    }
     Value* quarter_row() { // 16 * (warp % 4)
-        return b_.CreateShl(b_.CreateAnd(b_.CreateLShr(linear_local_id(), 5), b_.getInt32(3)), 4, "quarter_row");
+        return b_.CreateShl(b_.CreateAnd(b_.CreateLShr(linear_local_id(), 5), b_.getInt32(3)), 4,
+                            "quarter_row");
     }
     // The byte offset of [r][c] in a swizzled array: the panel, the row, the byte in the row;
     // `swizzled` applies the chunk permutation (the tensor cores apply it themselves to a
     // descriptor's addresses).
     Value* swizzled_bytes(const ArrayDecl& a, Value* r, Value* c, bool swizzled) {
         const uint32_t size = size_of(a.type.scalar()), per_row = 128 / size;
-        Value* panel = b_.CreateMul(b_.CreateUDiv(c, b_.getInt32(per_row)), b_.getInt32(a.dims[0] * 128));
+        Value* panel =
+            b_.CreateMul(b_.CreateUDiv(c, b_.getInt32(per_row)), b_.getInt32(a.dims[0] * 128));
         Value* in_row = b_.CreateMul(b_.CreateURem(c, b_.getInt32(per_row)), b_.getInt32(size));
-        if (swizzled) in_row = b_.CreateXor(in_row, b_.CreateShl(b_.CreateAnd(r, b_.getInt32(7)), 4));
+        if (swizzled)
+            in_row = b_.CreateXor(in_row, b_.CreateShl(b_.CreateAnd(r, b_.getInt32(7)), 4));
         return b_.CreateAdd(b_.CreateAdd(panel, b_.CreateMul(r, b_.getInt32(128))), in_row);
     }
     Value* shared_start(const std::string& array) {
@@ -336,10 +365,13 @@ private:
         Value* col0 = b_.CreateShl(b_.CreateAnd(lane, b_.getInt32(3)), 1);
         Value* index = b_.CreateIntCast(expr(n.index), i64, is_signed(n.index->type));
         Value* stride = b_.CreateIntCast(expr(n.stride), i64, is_signed(n.stride->type));
-        Value* rows = n.rows ? b_.CreateIntCast(expr(n.rows), i64, is_signed(n.rows->type)) : nullptr;
-        Value* cols = n.cols ? b_.CreateIntCast(expr(n.cols), i64, is_signed(n.cols->type)) : nullptr;
+        Value* rows =
+            n.rows ? b_.CreateIntCast(expr(n.rows), i64, is_signed(n.rows->type)) : nullptr;
+        Value* cols =
+            n.cols ? b_.CreateIntCast(expr(n.cols), i64, is_signed(n.cols->type)) : nullptr;
         // Pairs go out whole when the first of them lands on an even element of 8-byte elements.
-        Value* even = b_.CreateICmpEQ(b_.CreateAnd(b_.CreateOr(index, stride), b_.getInt64(1)), b_.getInt64(0));
+        Value* even = b_.CreateICmpEQ(b_.CreateAnd(b_.CreateOr(index, stride), b_.getInt64(1)),
+                                      b_.getInt64(0));
         Value* base = element_address(n.array, n.space, Const::make_int(Scalar::I64, 0));
         llvm::Type* f32 = b_.getFloatTy();
         for (unsigned i = 0; i < f.count; i += 2) {
@@ -347,14 +379,19 @@ private:
             Value* c = b_.CreateZExt(b_.CreateAdd(col0, b_.getInt32(8 * (i / 4))), i64);
             Value* at = b_.CreateAdd(index, b_.CreateAdd(b_.CreateMul(r, stride), c));
             Value* p = b_.CreateGEP(f32, base, at);
-            Value* v0 = b_.CreateLoad(f32, reg_slot(f, i)), *v1 = b_.CreateLoad(f32, reg_slot(f, i + 1));
+            Value *v0 = b_.CreateLoad(f32, reg_slot(f, i)),
+                  *v1 = b_.CreateLoad(f32, reg_slot(f, i + 1));
             Value* row_in = rows ? b_.CreateICmpSLT(r, rows) : b_.getTrue();
             Value* first_in = cols ? b_.CreateAnd(row_in, b_.CreateICmpSLT(c, cols)) : row_in;
-            Value* second_in = cols ? b_.CreateAnd(row_in, b_.CreateICmpSLT(b_.CreateAdd(c, b_.getInt64(1)), cols)) : row_in;
+            Value* second_in =
+                cols ? b_.CreateAnd(row_in, b_.CreateICmpSLT(b_.CreateAdd(c, b_.getInt64(1)), cols))
+                     : row_in;
             llvm::BasicBlock *single = new_block("wg.single"), *second = new_block("wg.second"),
                              *done = new_block("wg.done");
-            Value* pair = b_.CreateInsertElement(llvm::PoisonValue::get(llvm::FixedVectorType::get(f32, 2)), v0, uint64_t(0));
-            store_if(b_.CreateAnd(second_in, even), b_.CreateInsertElement(pair, v1, uint64_t(1)), p, 8, done, single);
+            Value* pair = b_.CreateInsertElement(
+                llvm::PoisonValue::get(llvm::FixedVectorType::get(f32, 2)), v0, uint64_t(0));
+            store_if(b_.CreateAnd(second_in, even), b_.CreateInsertElement(pair, v1, uint64_t(1)),
+                     p, 8, done, single);
             store_if(first_in, v0, p, 4, second, second);
             store_if(second_in, v1, b_.CreateGEP(f32, p, b_.getInt64(1)), 4, done, done);
             b_.SetInsertPoint(done);
@@ -362,7 +399,8 @@ private:
     }
 
     // if (cond) *at = v, then on to `next`; else to `otherwise`. Continues in `otherwise`.
-    void store_if(Value* cond, Value* v, Value* at, unsigned align, llvm::BasicBlock* next, llvm::BasicBlock* otherwise) {
+    void store_if(Value* cond, Value* v, Value* at, unsigned align, llvm::BasicBlock* next,
+                  llvm::BasicBlock* otherwise) {
         llvm::BasicBlock* yes = new_block("wg.store");
         b_.CreateCondBr(cond, yes, otherwise);
         b_.SetInsertPoint(yes);
@@ -379,26 +417,33 @@ private:
         std::vector<Value*> args;
         std::vector<llvm::Type*> types(f.count, f.reg);
         std::string constraints;
-        for (unsigned i = 0; i < f.count; ++i) constraints += "=f,";
+        for (unsigned i = 0; i < f.count; ++i)
+            constraints += "=f,";
         for (unsigned i = 0; i < f.count; ++i) {
             args.push_back(b_.CreateLoad(f.reg, reg_slot(f, i)));
             constraints += std::to_string(i) + (i + 1 < f.count ? "," : ",~{memory}");
         }
         auto* type = llvm::FunctionType::get(llvm::StructType::get(c_, types), types, false);
-        set_registers(frag, b_.CreateCall(llvm::InlineAsm::get(type, "wgmma.wait_group.sync.aligned 0;", constraints, true), args));
+        set_registers(frag,
+                      b_.CreateCall(llvm::InlineAsm::get(type, "wgmma.wait_group.sync.aligned 0;",
+                                                         constraints, true),
+                                    args));
     }
 
     static std::string operand_list(unsigned first, unsigned count) {
         std::string s = "{";
-        for (unsigned i = 0; i < count; ++i) s += (i ? ", $" : "$") + std::to_string(first + i);
+        for (unsigned i = 0; i < count; ++i)
+            s += (i ? ", $" : "$") + std::to_string(first + i);
         return s + "}";
     }
     // A shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): the start's
     // shared address, the leading and stride byte offsets, each >> 4, and the 128-byte swizzle.
     Value* descriptor(Value* address, uint32_t leading, uint32_t stride) {
         llvm::Type* i64 = b_.getInt64Ty();
-        Value* start = b_.CreateLShr(b_.CreateAnd(b_.CreateZExt(address, i64), b_.getInt64(0x3FFFF)), 4);
-        const uint64_t fixed = uint64_t(leading >> 4) << 16 | uint64_t(stride >> 4) << 32 | uint64_t(1) << 62;
+        Value* start =
+            b_.CreateLShr(b_.CreateAnd(b_.CreateZExt(address, i64), b_.getInt64(0x3FFFF)), 4);
+        const uint64_t fixed =
+            uint64_t(leading >> 4) << 16 | uint64_t(stride >> 4) << 32 | uint64_t(1) << 62;
         return b_.CreateOr(start, b_.getInt64(fixed));
     }
 
@@ -412,34 +457,47 @@ private:
         Fragment& f = fragment(n.frag);
         Value* a_start = b_.CreatePtrToInt(shared_start(n.array), b_.getInt32Ty());
         Value* b_start = b_.CreatePtrToInt(shared_start(n.array_b), b_.getInt32Ty());
-        Value *row_a = i32_of(n.row_a), *col_a = i32_of(n.col_a), *row_b = i32_of(n.row_b), *col_b = i32_of(n.col_b);
+        Value *row_a = i32_of(n.row_a), *col_a = i32_of(n.col_a), *row_b = i32_of(n.row_b),
+              *col_b = i32_of(n.col_b);
         const unsigned regs = f.count;
         std::vector<Value*> args;
-        for (unsigned i = 0; i < regs; ++i) args.push_back(b_.CreateLoad(f.reg, reg_slot(f, i)));
+        for (unsigned i = 0; i < regs; ++i)
+            args.push_back(b_.CreateLoad(f.reg, reg_slot(f, i)));
         for (uint32_t s = 0; s < n.steps; ++s) {
-            Value* at_a = b_.CreateAdd(a_start, swizzled_bytes(a, row_a, b_.CreateAdd(col_a, b_.getInt32(16 * s)), false));
-            Value* at_b = b_.CreateAdd(b_start, swizzled_bytes(bd, b_.CreateAdd(row_b, b_.getInt32(16 * s)), col_b, false));
+            Value* at_a = b_.CreateAdd(
+                a_start, swizzled_bytes(a, row_a, b_.CreateAdd(col_a, b_.getInt32(16 * s)), false));
+            Value* at_b =
+                b_.CreateAdd(b_start, swizzled_bytes(bd, b_.CreateAdd(row_b, b_.getInt32(16 * s)),
+                                                     col_b, false));
             args.push_back(descriptor(at_a, 16, 1024));
             args.push_back(descriptor(at_b, bd.dims[0] * 128, 1024));
         }
         const std::string t = ir::to_string(a.type.scalar());
-        std::string text = "{\n.reg .pred plx_p;\nsetp.ne.b32 plx_p, $" + std::to_string(2 * regs + 2 * n.steps) +
+        std::string text = "{\n.reg .pred plx_p;\nsetp.ne.b32 plx_p, $" +
+                           std::to_string(2 * regs + 2 * n.steps) +
                            ", 0;\nwgmma.fence.sync.aligned;\n";
         for (uint32_t s = 0; s < n.steps; ++s)
-            text += "wgmma.mma_async.sync.aligned.m64n" + std::to_string(d.n) + "k16.f32." + t + "." + t + " " +
-                    operand_list(0, regs) + ", $" + std::to_string(2 * regs + 2 * s) + ", $" +
+            text += "wgmma.mma_async.sync.aligned.m64n" + std::to_string(d.n) + "k16.f32." + t +
+                    "." + t + " " + operand_list(0, regs) + ", $" +
+                    std::to_string(2 * regs + 2 * s) + ", $" +
                     std::to_string(2 * regs + 2 * s + 1) + ", plx_p, 1, 1, 0, 1;\n";
-        text += "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned " + std::to_string(n.in_flight) + ";\n}";
+        text += "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned " +
+                std::to_string(n.in_flight) + ";\n}";
         std::string constraints;
-        for (unsigned i = 0; i < regs; ++i) constraints += "=f,";
-        for (unsigned i = 0; i < regs; ++i) constraints += std::to_string(i) + ",";
-        for (uint32_t s = 0; s < 2 * n.steps; ++s) constraints += "l,";
+        for (unsigned i = 0; i < regs; ++i)
+            constraints += "=f,";
+        for (unsigned i = 0; i < regs; ++i)
+            constraints += std::to_string(i) + ",";
+        for (uint32_t s = 0; s < 2 * n.steps; ++s)
+            constraints += "l,";
         constraints += "r,~{memory}";
         args.push_back(b_.getInt32(1));
         std::vector<llvm::Type*> outs(regs, f.reg), ins;
-        for (Value* v : args) ins.push_back(v->getType());
+        for (Value* v : args)
+            ins.push_back(v->getType());
         auto* fn_type = llvm::FunctionType::get(llvm::StructType::get(c_, outs), ins, false);
-        Value* out = b_.CreateCall(llvm::InlineAsm::get(fn_type, text, constraints, /*hasSideEffects=*/true), args);
+        Value* out = b_.CreateCall(
+            llvm::InlineAsm::get(fn_type, text, constraints, /*hasSideEffects=*/true), args);
         set_registers(n.frag, out);
     }
 
@@ -451,36 +509,52 @@ private:
         Fragment& f = fragment(n.frag);
         const bool f16 = a.type == Scalar::F16;
         Value* lane = lane_id();
-        Value* matrix = b_.CreateLShr(lane, 3);                 // which 8 x 8 matrix this lane addresses
-        Value* row8 = b_.CreateAdd(b_.CreateShl(b_.CreateAnd(matrix, b_.getInt32(1)), 3), b_.CreateAnd(lane, b_.getInt32(7)));
-        Value* col8 = b_.CreateShl(b_.CreateLShr(matrix, 1), 3); // + 8 for the lanes of matrices 2 and 3
-        Value *row_a = b_.CreateAdd(b_.CreateAdd(i32_of(n.row_a), quarter_row()), row8), *col_a = i32_of(n.col_a);
-        Value *row_b = b_.CreateAdd(i32_of(n.row_b), row8), *col_b = b_.CreateAdd(i32_of(n.col_b), col8);
+        Value* matrix = b_.CreateLShr(lane, 3); // which 8 x 8 matrix this lane addresses
+        Value* row8 = b_.CreateAdd(b_.CreateShl(b_.CreateAnd(matrix, b_.getInt32(1)), 3),
+                                   b_.CreateAnd(lane, b_.getInt32(7)));
+        Value* col8 =
+            b_.CreateShl(b_.CreateLShr(matrix, 1), 3); // + 8 for the lanes of matrices 2 and 3
+        Value *row_a = b_.CreateAdd(b_.CreateAdd(i32_of(n.row_a), quarter_row()), row8),
+              *col_a = i32_of(n.col_a);
+        Value *row_b = b_.CreateAdd(i32_of(n.row_b), row8),
+              *col_b = b_.CreateAdd(i32_of(n.col_b), col8);
         Value *a_start = shared_start(n.array), *b_start = shared_start(n.array_b);
         auto ldmatrix = [&](Value* start, Value* bytes, bool trans) {
             Value* p = b_.CreateGEP(b_.getInt8Ty(), start, bytes);
-            Value* regs = wmma(std::string("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.") + (trans ? "trans." : "") + "b16", {p},
+            Value* regs = wmma(std::string("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.") +
+                                   (trans ? "trans." : "") + "b16",
+                               {p},
                                p->getType()); // overloaded on the pointer's address space
             std::vector<Value*> out;
             for (unsigned i = 0; i < 4; ++i) {
                 Value* r = b_.CreateExtractValue(regs, i);
-                out.push_back(f16 ? b_.CreateBitCast(r, llvm::FixedVectorType::get(b_.getHalfTy(), 2)) : r);
+                out.push_back(
+                    f16 ? b_.CreateBitCast(r, llvm::FixedVectorType::get(b_.getHalfTy(), 2)) : r);
             }
             return out;
         };
-        const std::string mma = f16 ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32" : "llvm.nvvm.mma.m16n8k16.row.col.bf16";
+        const std::string mma =
+            f16 ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32" : "llvm.nvvm.mma.m16n8k16.row.col.bf16";
         for (uint32_t s = 0; s < n.steps; ++s) {
             // Lanes 16 .. 31 address A's columns 8 .. 15 (matrices 2 and 3).
-            std::vector<Value*> fa = ldmatrix(a_start, swizzled_bytes(a, row_a, b_.CreateAdd(b_.CreateAdd(col_a, col8), b_.getInt32(16 * s)), true), false);
+            std::vector<Value*> fa = ldmatrix(
+                a_start,
+                swizzled_bytes(a, row_a,
+                               b_.CreateAdd(b_.CreateAdd(col_a, col8), b_.getInt32(16 * s)), true),
+                false);
             for (uint32_t j = 0; j < d.n / 16; ++j) {
                 Value* kb = b_.CreateAdd(row_b, b_.getInt32(16 * s));
-                std::vector<Value*> fb = ldmatrix(b_start, swizzled_bytes(bd, kb, b_.CreateAdd(col_b, b_.getInt32(16 * j)), true), true);
+                std::vector<Value*> fb = ldmatrix(
+                    b_start, swizzled_bytes(bd, kb, b_.CreateAdd(col_b, b_.getInt32(16 * j)), true),
+                    true);
                 for (unsigned h = 0; h < 2; ++h) {
                     const unsigned first = 4 * (2 * j + h);
                     std::vector<Value*> args{fa[0], fa[1], fa[2], fa[3], fb[2 * h], fb[2 * h + 1]};
-                    for (unsigned i = 0; i < 4; ++i) args.push_back(b_.CreateLoad(f.reg, reg_slot(f, first + i)));
+                    for (unsigned i = 0; i < 4; ++i)
+                        args.push_back(b_.CreateLoad(f.reg, reg_slot(f, first + i)));
                     Value* out = nvvm(mma, args);
-                    for (unsigned i = 0; i < 4; ++i) b_.CreateStore(b_.CreateExtractValue(out, i), reg_slot(f, first + i));
+                    for (unsigned i = 0; i < 4; ++i)
+                        b_.CreateStore(b_.CreateExtractValue(out, i), reg_slot(f, first + i));
                 }
             }
         }
@@ -492,18 +566,23 @@ private:
     void async_copy(const AsyncCopy& n) override {
         switch (n.op) {
         case AsyncCopyOp::Commit: nvvm("llvm.nvvm.cp.async.commit.group"); return;
-        case AsyncCopyOp::Wait: nvvm("llvm.nvvm.cp.async.wait.group", {b_.getInt32(n.pending)}); return;
+        case AsyncCopyOp::Wait:
+            nvvm("llvm.nvvm.cp.async.wait.group", {b_.getInt32(n.pending)});
+            return;
         case AsyncCopyOp::Copy: {
-            const uint32_t size = size_of(k_.param(n.buffer)->type.scalar()), bytes = size * n.count;
+            const uint32_t size = size_of(k_.param(n.buffer)->type.scalar()),
+                           bytes = size * n.count;
             Value* dst = element_address(n.array, Space::Local, n.index);
             Value* src = element_address(n.buffer, Space::Global, n.src_index);
-            Value* valid = b_.CreateIntCast(expr(n.valid), b_.getInt32Ty(), is_signed(n.valid->type));
+            Value* valid =
+                b_.CreateIntCast(expr(n.valid), b_.getInt32Ty(), is_signed(n.valid->type));
             // Reading nothing, the copy still names an address: the buffer's start, which is
             // valid and aligned, stands in for one that may lie outside the buffer.
             Value* base = buffers_[size_t(k_.param(n.buffer) - k_.params.data())];
             src = b_.CreateSelect(b_.CreateICmpSGT(valid, b_.getInt32(0)), src, base);
-            const std::string name = std::string("llvm.nvvm.cp.async.") + (bytes == 16 ? "cg" : "ca") +
-                                     ".shared.global." + std::to_string(bytes) + ".s";
+            const std::string name = std::string("llvm.nvvm.cp.async.") +
+                                     (bytes == 16 ? "cg" : "ca") + ".shared.global." +
+                                     std::to_string(bytes) + ".s";
             nvvm(name, {dst, src, b_.CreateMul(valid, b_.getInt32(size))});
             return;
         }
@@ -515,7 +594,8 @@ private:
     void barrier() override {
         if (wgmma_ && warpgroup_) {
             auto* type = llvm::FunctionType::get(b_.getVoidTy(), false);
-            b_.CreateCall(llvm::InlineAsm::get(type, "fence.proxy.async.shared::cta;", "~{memory}", true));
+            b_.CreateCall(
+                llvm::InlineAsm::get(type, "fence.proxy.async.shared::cta;", "~{memory}", true));
         }
         catalog("barrier");
     }
@@ -529,19 +609,24 @@ private:
     // the lanes that take part, which in a group's partial last warp are the ones that exist.
     unsigned subgroup_width() const override { return 32; }
     Value* member_mask() {
-        return b_.CreateLShr(b_.getInt32(~0u), b_.CreateSub(b_.getInt32(32), subgroup_lanes()), "member_mask");
+        return b_.CreateLShr(b_.getInt32(~0u), b_.CreateSub(b_.getInt32(32), subgroup_lanes()),
+                             "member_mask");
     }
     Value* shuffle32(Shuffle kind, Value* v, Value* arg) override {
-        static const char* const names[] = {"llvm.nvvm.shfl.sync.idx.i32", "llvm.nvvm.shfl.sync.bfly.i32",
-                                            "llvm.nvvm.shfl.sync.up.i32", "llvm.nvvm.shfl.sync.down.i32"};
-        // The clamp operand: 0x1f bounds idx, bfly and down by the warp's last lane, 0 up by its first.
+        static const char* const names[] = {
+            "llvm.nvvm.shfl.sync.idx.i32", "llvm.nvvm.shfl.sync.bfly.i32",
+            "llvm.nvvm.shfl.sync.up.i32", "llvm.nvvm.shfl.sync.down.i32"};
+        // The clamp operand: 0x1f bounds idx, bfly and down by the warp's last lane, 0 up by its
+        // first.
         const uint32_t clamp = kind == Shuffle::Up ? 0 : 0x1f;
         return nvvm(names[int(kind)], {member_mask(), v, arg, b_.getInt32(clamp)});
     }
     Value* vote(Vote kind, Value* pred) override {
         if (kind == Vote::Ballot)
-            return b_.CreateZExt(nvvm("llvm.nvvm.vote.ballot.sync", {member_mask(), pred}), b_.getInt64Ty());
-        return nvvm(kind == Vote::Any ? "llvm.nvvm.vote.any.sync" : "llvm.nvvm.vote.all.sync", {member_mask(), pred});
+            return b_.CreateZExt(nvvm("llvm.nvvm.vote.ballot.sync", {member_mask(), pred}),
+                                 b_.getInt64Ty());
+        return nvvm(kind == Vote::Any ? "llvm.nvvm.vote.any.sync" : "llvm.nvvm.vote.all.sync",
+                    {member_mask(), pred});
     }
     // From sm_80 a 32-bit integer reduction is one redux.sync; the rest is the shared lowering's.
     Value* subgroup(const std::string& name, Scalar t, const std::vector<Value*>& args) override {
@@ -569,17 +654,19 @@ private:
         if (base == "hypot" && t == Scalar::F64) return hypot_f64(args[0], args[1]);
         if (libdevice_) {
             std::vector<llvm::Type*> types;
-            for (Value* a : args) types.push_back(a->getType());
-            auto callee = m_.getOrInsertFunction(
-                "__nv_" + base + (t == Scalar::F32 ? "f" : ""),
-                llvm::FunctionType::get(reg_type(t), types, false));
+            for (Value* a : args)
+                types.push_back(a->getType());
+            auto callee =
+                m_.getOrInsertFunction("__nv_" + base + (t == Scalar::F32 ? "f" : ""),
+                                       llvm::FunctionType::get(reg_type(t), types, false));
             return b_.CreateCall(callee, args);
         }
         if (t != Scalar::F32)
-            fail(ErrorCode::Unsupported,
-                 "intrinsic '" + base + "_" + to_string(t) + "' needs libdevice (libdevice.10.bc), "
-                 "which was not found (looked in " + libdevice().path +
-                 "; set CUDA_HOME or PLEXUS_LIBDEVICE)");
+            fail(ErrorCode::Unsupported, "intrinsic '" + base + "_" + to_string(t) +
+                                             "' needs libdevice (libdevice.10.bc), "
+                                             "which was not found (looked in " +
+                                             libdevice().path +
+                                             "; set CUDA_HOME or PLEXUS_LIBDEVICE)");
         return approximate_f32(base, args);
     }
 
@@ -602,7 +689,7 @@ private:
     }
 
     // libdevice's __nv_hypot overflows to inf at (4.9e-324, 1.8e308), whose result is 1.8e308
-    // (tests/math, on the H100): max * sqrt(1 + (min / max)^2) instead, under 2 ulp (a sweep of
+    // (tests/core/kernel/math, on the H100): max * sqrt(1 + (min / max)^2) instead, under 2 ulp (a sweep of
     // 2 million inputs of the same formula on the host: 1.97) where the bound is 4, with C's
     // special values (an infinity wins over NaN).
     Value* hypot_f64(Value* x, Value* y) {
@@ -613,12 +700,14 @@ private:
         Value* hi = call_intrinsic(llvm::Intrinsic::maxnum, f64, {a, b});
         Value* lo = call_intrinsic(llvm::Intrinsic::minnum, f64, {a, b});
         Value* r = b_.CreateFDiv(lo, hi);
-        Value* h = b_.CreateFMul(hi, call_intrinsic(llvm::Intrinsic::sqrt, f64,
-                                                    {call_intrinsic(llvm::Intrinsic::fma, f64, {r, r, c(1)})}));
+        Value* h = b_.CreateFMul(
+            hi, call_intrinsic(llvm::Intrinsic::sqrt, f64,
+                               {call_intrinsic(llvm::Intrinsic::fma, f64, {r, r, c(1)})}));
         h = b_.CreateSelect(b_.CreateFCmpOEQ(hi, c(0)), c(0), h);
         Value* nan = b_.CreateFCmpUNO(x, y);
         h = b_.CreateSelect(nan, llvm::ConstantFP::getNaN(f64), h);
-        Value* inf = b_.CreateOr(b_.CreateFCmpOEQ(a, c(INFINITY)), b_.CreateFCmpOEQ(b, c(INFINITY)));
+        Value* inf =
+            b_.CreateOr(b_.CreateFCmpOEQ(a, c(INFINITY)), b_.CreateFCmpOEQ(b, c(INFINITY)));
         return b_.CreateSelect(inf, c(INFINITY), h);
     }
 
@@ -642,7 +731,8 @@ private:
             return nvvm("llvm.nvvm.ex2.approx.f",
                         b_.CreateFMul(args[1], nvvm("llvm.nvvm.lg2.approx.f", x)));
         fail(ErrorCode::Unsupported,
-             "intrinsic '" + base + "_f32' needs libdevice (libdevice.10.bc), which was not found (looked in " +
+             "intrinsic '" + base +
+                 "_f32' needs libdevice (libdevice.10.bc), which was not found (looked in " +
                  libdevice().path + "; set CUDA_HOME or PLEXUS_LIBDEVICE)");
     }
 };

@@ -2,7 +2,7 @@
 // PTX printing, and finding, reading and linking libdevice. Everything cached is per process.
 #include "ptx_target.hpp"
 
-#include "../stopwatch.hpp"
+#include "codegen/stopwatch.hpp"
 
 #include "config/env.hpp"
 #include "plexus/error.hpp"
@@ -48,7 +48,8 @@ const ArchPtx& known_arch(std::string_view cpu) {
 
 [[noreturn]] void bad_arch(const std::string& arch, const std::string& why) {
     std::string known;
-    for (auto& a : known_archs) known += std::string(known.empty() ? "" : ", ") + a.cpu;
+    for (auto& a : known_archs)
+        known += std::string(known.empty() ? "" : ", ") + a.cpu;
     throw Error(ErrorCode::InvalidArgument,
                 "PTX target architecture '" + arch + "' " + why + " (LLVM 19 knows " + known +
                     "; newer sm_NN get sm_90 PTX, which the driver compiles for them)");
@@ -79,7 +80,9 @@ void initialize_nvptx() {
     });
 }
 
-std::string read_error(const std::error_code& ec) { return ec.message(); }
+std::string read_error(const std::error_code& ec) {
+    return ec.message();
+}
 
 // NVPTX numbers its call sequences ("{ // callseq 12, 0") with a process-wide counter, so the
 // same kernel would print differently on every call; number them from 0 in each module.
@@ -92,7 +95,8 @@ std::string renumber_call_sequences(const std::string& ptx) {
     for (size_t hit; (hit = ptx.find(marker, pos)) != std::string::npos;) {
         const size_t start = hit + marker.size();
         size_t end = start;
-        while (end < ptx.size() && std::isdigit(static_cast<unsigned char>(ptx[end]))) ++end;
+        while (end < ptx.size() && std::isdigit(static_cast<unsigned char>(ptx[end])))
+            ++end;
         auto [it, fresh] = numbers.try_emplace(ptx.substr(start, end - start), "");
         if (fresh) it->second = std::to_string(numbers.size() - 1);
         out.append(ptx, pos, start - pos).append(it->second);
@@ -145,8 +149,8 @@ Libdevice find_libdevice() {
         found.path = *path;
         auto buffer = llvm::MemoryBuffer::getFile(*path);
         if (!buffer) {
-            found.error = "PLEXUS_LIBDEVICE=" + *path + " cannot be read: " +
-                          read_error(buffer.getError());
+            found.error =
+                "PLEXUS_LIBDEVICE=" + *path + " cannot be read: " + read_error(buffer.getError());
             return found;
         }
         if (!llvm::isBitcode(reinterpret_cast<const unsigned char*>((*buffer)->getBufferStart()),
@@ -173,7 +177,8 @@ Libdevice find_libdevice() {
         found.bitcode = std::move(*buffer);
         return found;
     }
-    for (auto& dir : candidates) found.path += (found.path.empty() ? "" : ", ") + dir;
+    for (auto& dir : candidates)
+        found.path += (found.path.empty() ? "" : ", ") + dir;
     return found;
 }
 
@@ -186,14 +191,14 @@ PtxTarget::PtxTarget(std::string cpu, std::string features)
     const llvm::Target* target = llvm::TargetRegistry::lookupTarget(nvptx_triple, error);
     if (!target)
         throw Error(ErrorCode::Internal, "LLVM has no NVPTX target although plexus was built "
-                                         "with it: " + error);
+                                         "with it: " +
+                                             error);
     llvm::TargetOptions options; // IEEE: no contraction of a*b+c, no approximate division
-    machine_.reset(target->createTargetMachine(nvptx_triple, cpu_, features_, options,
-                                               std::nullopt, std::nullopt,
-                                               llvm::CodeGenOptLevel::Aggressive));
+    machine_.reset(target->createTargetMachine(nvptx_triple, cpu_, features_, options, std::nullopt,
+                                               std::nullopt, llvm::CodeGenOptLevel::Aggressive));
     if (!machine_)
-        throw Error(ErrorCode::Internal, "LLVM could not make an NVPTX target machine for " +
-                                             cpu_ + " " + features_);
+        throw Error(ErrorCode::Internal,
+                    "LLVM could not make an NVPTX target machine for " + cpu_ + " " + features_);
 }
 
 PtxTarget::~PtxTarget() = default;
@@ -209,13 +214,16 @@ PtxTarget& PtxTarget::get(const std::string& arch) {
     return *slot;
 }
 
-llvm::DataLayout PtxTarget::data_layout() const { return machine_->createDataLayout(); }
+llvm::DataLayout PtxTarget::data_layout() const {
+    return machine_->createDataLayout();
+}
 
-int PtxTarget::sm() const { return std::stoi(cpu_.substr(3)); } // "sm_90a": stoi stops at the 'a'
-
+int PtxTarget::sm() const {
+    return std::stoi(cpu_.substr(3));
+} // "sm_90a": stoi stops at the 'a'
 
 std::string PtxTarget::optimize_and_emit(llvm::Module& module, const std::string& kernel_name,
-                                      codegen::Phases* phases) {
+                                         codegen::Phases* phases) {
     std::lock_guard lock(mutex_);
     codegen::Stopwatch watch;
     llvm::internalizeModule(
@@ -257,9 +265,8 @@ void link_libdevice(llvm::Module& module) {
     const Libdevice& lib = libdevice();
     auto loaded = llvm::getLazyBitcodeModule(lib.bitcode->getMemBufferRef(), module.getContext());
     if (!loaded)
-        throw Error(ErrorCode::Internal,
-                    "libdevice " + lib.path + " cannot be loaded: " +
-                        llvm::toString(loaded.takeError()));
+        throw Error(ErrorCode::Internal, "libdevice " + lib.path + " cannot be loaded: " +
+                                             llvm::toString(loaded.takeError()));
     // libdevice says nvptx64-nvidia-gpulibs; matching the module avoids the linker's warning.
     (*loaded)->setTargetTriple(module.getTargetTriple());
     (*loaded)->setDataLayout(module.getDataLayout());

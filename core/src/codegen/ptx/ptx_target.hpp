@@ -27,7 +27,7 @@ public:
     // "" picks sm_80. Throws InvalidArgument for an architecture that is not "sm_NN[a]".
     static PtxTarget& get(const std::string& arch);
 
-    const std::string& cpu() const { return cpu_; }         // "sm_90"
+    const std::string& cpu() const { return cpu_; }           // "sm_90"
     int sm() const;                                           // 90
     const std::string& features() const { return features_; } // "+ptx78"
     llvm::DataLayout data_layout() const;
@@ -51,7 +51,7 @@ private:
 // not found; `error` is set when PLEXUS_LIBDEVICE names a file that cannot be used.
 struct Libdevice {
     std::unique_ptr<llvm::MemoryBuffer> bitcode;
-    std::string path;     // the file read, or where it was looked for
+    std::string path; // the file read, or where it was looked for
     std::string error;
 };
 const Libdevice& libdevice();
@@ -60,10 +60,11 @@ const Libdevice& libdevice();
 void link_libdevice(llvm::Module& module);
 
 // Builds the kernel function, its shared arrays and the nvvm.annotations in `module` (whose
-// triple and data layout are set), through the shared LLVM lowering (codegen/llvm). Math goes to libdevice's __nv_* functions when
-// `use_libdevice`, else to LLVM / NVVM intrinsics; see ptx_codegen.cpp for the accuracy.
-// `sm` is the architecture's number (80 for sm_80): bf16 conversions depend on it; `wgmma`
-// says the target is sm_90a, whose warpgroup accumulators run on wgmma.
+// triple and data layout are set), through the shared LLVM lowering (codegen/llvm). Math goes to
+// libdevice's __nv_* functions when `use_libdevice`, else to LLVM / NVVM intrinsics; see
+// ptx_codegen.cpp for the accuracy. `sm` is the architecture's number (80 for sm_80): bf16
+// conversions depend on it; `wgmma` says the target is sm_90a, whose warpgroup accumulators run on
+// wgmma.
 void lower_kernel(const ir::Kernel& kernel, const Options& options, llvm::Module& module,
                   bool use_libdevice, int sm, bool wgmma);
 

@@ -1,6 +1,6 @@
 // Which regions run one work-item at a time so that LLVM's SLP vectorizer makes vectors of a
-// work-item's own straight-line code (item_mode.hpp, per_item_region). Decided on the IR alone, from
-// how each access's index moves from one lane of a chunk of W work-items to the next.
+// work-item's own straight-line code (item_mode.hpp, per_item_region). Decided on the IR alone,
+// from how each access's index moves from one lane of a chunk of W work-items to the next.
 #include "codegen/host/analysis/item_mode.hpp"
 #include "codegen/host/analysis/layout.hpp"
 
@@ -23,7 +23,8 @@ struct Form {
 
 class Strides {
 public:
-    Strides(unsigned lanes, unsigned full_rate_lanes, const std::function<NameForm(const std::string&)>& outer)
+    Strides(unsigned lanes, unsigned full_rate_lanes,
+            const std::function<NameForm(const std::string&)>& outer)
         : w_(lanes), full_(full_rate_lanes ? full_rate_lanes : lanes), outer_(outer) {}
 
     // Counts the region's accesses to buffers and shared arrays by how their index moves
@@ -40,7 +41,8 @@ public:
             expr(n.cond);
             return count(n.then_body) && count(n.else_body);
         }
-        case StmtKind::For: case StmtKind::While: return false;
+        case StmtKind::For:
+        case StmtKind::While: return false;
         case StmtKind::Native: return count(static_cast<const Native&>(*s).fallback);
         case StmtKind::Match: {
             auto& n = static_cast<const Match&>(*s);
@@ -92,8 +94,10 @@ private:
     // same element in every lane, or no known pattern, counts for neither.
     void note(const std::optional<Form>& f) {
         if (!f || f->coeff == 0) return;
-        if (std::llabs(f->coeff) == 1) ++unit;
-        else if (2 * std::llabs(f->coeff) >= int64_t(full_)) ++strided;
+        if (std::llabs(f->coeff) == 1)
+            ++unit;
+        else if (2 * std::llabs(f->coeff) >= int64_t(full_))
+            ++strided;
     }
     void expr(const Expr& e) {
         if (auto* l = as<Load>(e); l && l->space != Space::Private) note(form(l->index));
@@ -117,7 +121,8 @@ private:
     std::optional<Form> divided(const std::optional<Form>& f, int64_t d, bool remainder) const {
         if (!f || d <= 0) return std::nullopt;
         if (f->coeff == 0) return uniform();
-        if (f->coeff == 1 && f->residue == 0 && d % int64_t(w_) == 0) return remainder ? Form{1, 0} : uniform();
+        if (f->coeff == 1 && f->residue == 0 && d % int64_t(w_) == 0)
+            return remainder ? Form{1, 0} : uniform();
         return std::nullopt;
     }
 
@@ -144,7 +149,9 @@ private:
         case ExprKind::Cast: return form(static_cast<const Cast&>(*e).a);
         case ExprKind::Unary: {
             auto& n = static_cast<const Unary&>(*e);
-            return n.op == UnaryOp::Neg ? scaled(form(n.a), -1) : is_uniform(form(n.a)) ? std::optional<Form>(uniform()) : std::nullopt;
+            return n.op == UnaryOp::Neg    ? scaled(form(n.a), -1)
+                   : is_uniform(form(n.a)) ? std::optional<Form>(uniform())
+                                           : std::nullopt;
         }
         case ExprKind::Load: {
             auto& n = static_cast<const Load&>(*e);
@@ -155,10 +162,12 @@ private:
             auto a = form(n.a), b = form(n.b);
             auto cb = constant(n.b), ca = constant(n.a);
             switch (n.op) {
-            case BinaryOp::Add: case BinaryOp::Sub: {
+            case BinaryOp::Add:
+            case BinaryOp::Sub: {
                 if (!a || !b) return std::nullopt;
                 const int64_t sign = n.op == BinaryOp::Add ? 1 : -1;
-                const int64_t r = a->residue < 0 || b->residue < 0 ? -1 : mod(a->residue + sign * b->residue);
+                const int64_t r =
+                    a->residue < 0 || b->residue < 0 ? -1 : mod(a->residue + sign * b->residue);
                 return Form{a->coeff + sign * b->coeff, r};
             }
             case BinaryOp::Mul:
@@ -168,7 +177,8 @@ private:
             case BinaryOp::Shl:
                 if (cb && *cb >= 0 && *cb < 31) return scaled(a, int64_t(1) << *cb);
                 break;
-            case BinaryOp::Div: case BinaryOp::Rem:
+            case BinaryOp::Div:
+            case BinaryOp::Rem:
                 if (cb) return divided(a, *cb, n.op == BinaryOp::Rem);
                 break;
             case BinaryOp::Shr:
@@ -193,7 +203,8 @@ private:
 } // namespace
 
 bool per_item_region(const std::vector<const Stmt*>& region, unsigned lanes,
-                     const std::function<NameForm(const std::string&)>& outer, unsigned full_rate_lanes) {
+                     const std::function<NameForm(const std::string&)>& outer,
+                     unsigned full_rate_lanes) {
     if (lanes < 2) return false;
     Strides s(lanes, full_rate_lanes, outer);
     for (const Stmt* x : region)

@@ -26,7 +26,8 @@ template <class F> bool any_arm(const ir::Match& m, F&& f) {
 } // namespace
 
 bool is_index_call(const std::string& name) {
-    for (const char* index : {"local_id_", "local_size_", "group_id_", "num_groups_", "global_id_", "global_size_"})
+    for (const char* index :
+         {"local_id_", "local_size_", "group_id_", "num_groups_", "global_id_", "global_size_"})
         if (name.rfind(index, 0) == 0) return true;
     return false;
 }
@@ -48,7 +49,8 @@ bool any_nested(const ir::Stmt& s, const std::function<bool(const ir::StmtNode&)
     case StmtKind::While: return any_nested(static_cast<const While&>(*s).body, pred);
     case StmtKind::Native: return any_nested(static_cast<const Native&>(*s).fallback, pred);
     case StmtKind::Match:
-        return any_arm(static_cast<const Match&>(*s), [&](const Stmt& x) { return any_nested(x, pred); });
+        return any_arm(static_cast<const Match&>(*s),
+                       [&](const Stmt& x) { return any_nested(x, pred); });
     default: return false;
     }
 }
@@ -62,18 +64,22 @@ bool is_group_stmt(const ir::Stmt& s, bool in_barrier_loop) {
     if (!s) return false;
     switch (s->kind) {
     case StmtKind::Barrier: return true;
-    case StmtKind::Break: case StmtKind::Continue: return in_barrier_loop;
+    case StmtKind::Break:
+    case StmtKind::Continue: return in_barrier_loop;
     case StmtKind::Block:
         for (auto& x : static_cast<const Block&>(*s).body)
             if (is_group_stmt(x, in_barrier_loop)) return true;
         return false;
     case StmtKind::If: {
         auto& n = static_cast<const If&>(*s);
-        return is_group_stmt(n.then_body, in_barrier_loop) || is_group_stmt(n.else_body, in_barrier_loop);
+        return is_group_stmt(n.then_body, in_barrier_loop) ||
+               is_group_stmt(n.else_body, in_barrier_loop);
     }
     // A break inside a loop leaves that loop, so only the loop's own barriers matter.
-    case StmtKind::For: case StmtKind::While: return contains_barrier(s);
-    case StmtKind::Native: return is_group_stmt(static_cast<const Native&>(*s).fallback, in_barrier_loop);
+    case StmtKind::For:
+    case StmtKind::While: return contains_barrier(s);
+    case StmtKind::Native:
+        return is_group_stmt(static_cast<const Native&>(*s).fallback, in_barrier_loop);
     // A match on a uniform value may hold a barrier, or a break of a loop that holds one.
     case StmtKind::Match:
         return any_arm(static_cast<const Match&>(*s),
@@ -115,7 +121,11 @@ public:
             case Kind::Buffer: s = Storage::Value; break;
             // An assigned parameter is a variable set before the body; with barriers, the
             // body's regions all see it, so each work-item needs its own.
-            case Kind::Param: s = !d.assigned ? Storage::Value : out.barrier ? Storage::PerItem : Storage::Private; break;
+            case Kind::Param:
+                s = !d.assigned   ? Storage::Value
+                    : out.barrier ? Storage::PerItem
+                                  : Storage::Private;
+                break;
             case Kind::GroupLoop: s = Storage::Group; break;
             // A payload bound by group control is uniform: one slot for the group, unless the
             // case's work-items assign it.
@@ -124,8 +134,8 @@ public:
             // value from one region to the next: one copy, like a variable of one region.
             case Kind::Var:
                 s = !d.shared_between_regions() || (!d.by_group && !d.exposed) ? Storage::Private
-                    : recomputable(out, d)                                   ? Storage::Recompute
-                                                                             : Storage::PerItem;
+                    : recomputable(out, d)                                     ? Storage::Recompute
+                                                                               : Storage::PerItem;
                 break;
             }
             out.region_local.push_back(s == Storage::Private && d.shared_between_regions());
@@ -135,13 +145,15 @@ public:
         }
         for (auto& r : regions_)
             out.item_region.push_back(per_item_region(
-                r, lanes_, [&](const std::string& name) { return outer(out, name); }, full_rate_lanes_));
+                r, lanes_, [&](const std::string& name) { return outer(out, name); },
+                full_rate_lanes_));
         // The per-item arrays, then the records; a record's members in declaration order, each
         // at a multiple of its alignment.
         for (size_t i = 0; i < decls_.size(); ++i) {
             const bool per_item = out.decls[i] == Storage::PerItem;
             bool record = false;
-            for (int r : decls_[i].regions) record = record || (per_item && out.item_region.at(size_t(r)));
+            for (int r : decls_[i].regions)
+                record = record || (per_item && out.item_region.at(size_t(r)));
             const MemoryForm m = memory_form(decls_[i].type);
             uint64_t at = 0;
             if (record) {
@@ -162,7 +174,8 @@ public:
             out.privates.push_back(s);
             out.private_prefix.push_back(s == Storage::PerItem ? out.per_item_bytes : 0);
             const ArrayDecl& a = k_.privates[i];
-            if (s == Storage::PerItem) out.per_item_bytes += uint64_t(a.count) * memory_form(a.type).size;
+            if (s == Storage::PerItem)
+                out.per_item_bytes += uint64_t(a.count) * memory_form(a.type).size;
         }
         uint64_t at = 0;
         for (auto& a : k_.shared) {
@@ -199,7 +212,7 @@ private:
     const unsigned lanes_;
     const unsigned full_rate_lanes_;
     std::vector<Decl> decls_;
-    std::vector<std::vector<const Stmt*>> regions_; // each region's statements
+    std::vector<std::vector<const Stmt*>> regions_;                  // each region's statements
     std::vector<Use> arrays_ = std::vector<Use>(k_.privates.size()); // per private array
     std::vector<std::pair<std::string, size_t>> scope_;
     int region_ = kGroup;
@@ -219,8 +232,9 @@ private:
     size_t find(const std::string& name) const {
         for (auto it = scope_.rbegin(); it != scope_.rend(); ++it)
             if (it->first == name) return it->second;
-        throw Error(ErrorCode::Internal, "host codegen: '" + name + "' is not declared in kernel '" +
-                                             k_.name + "' although it validated");
+        throw Error(ErrorCode::Internal, "host codegen: '" + name +
+                                             "' is not declared in kernel '" + k_.name +
+                                             "' although it validated");
     }
     // Whether e can be evaluated again anywhere in its variable's scope with the same result;
     // notes the declarations it reads.
@@ -228,7 +242,8 @@ private:
         bool ok = true;
         switch (e->kind) {
         case ExprKind::Var: reads.push_back(find(static_cast<const ir::Var&>(*e).name)); break;
-        case ExprKind::Load: case ExprKind::Atomic: return false;
+        case ExprKind::Load:
+        case ExprKind::Atomic: return false;
         case ExprKind::Call: return is_index_call(static_cast<const Call&>(*e).name);
         default: break;
         }
@@ -253,7 +268,8 @@ private:
     // earlier), none of whose names is declared twice in the kernel (so a later shadowing
     // declaration cannot change what the expression reads), at most 48 nodes in all.
     bool recomputable(const Layout& out, const Decl& d) const {
-        if (!d.init || d.writes != 1 || !d.pure || !d.type.is_scalar() || declared_.at(d.name) != 1) return false;
+        if (!d.init || d.writes != 1 || !d.pure || !d.type.is_scalar() || declared_.at(d.name) != 1)
+            return false;
         for (size_t r : d.reads) {
             const Decl& x = decls_[r];
             if (r >= out.decls.size() || declared_.at(x.name) != 1) return false;
@@ -268,7 +284,8 @@ private:
         for (size_t i = 0; i < decls_.size(); ++i) {
             if (decls_[i].name != name) continue;
             switch (out.decls[i]) {
-            case Storage::Value: case Storage::Group: return {NameForm::Uniform, nullptr};
+            case Storage::Value:
+            case Storage::Group: return {NameForm::Uniform, nullptr};
             case Storage::Recompute: return {NameForm::Defined, decls_[i].init};
             default: return {};
             }
@@ -276,8 +293,10 @@ private:
         return {};
     }
     void use(Use& u) const {
-        if (region_ == kGroup) u.by_group = true;
-        else if (u.regions.empty() || u.regions.back() != region_) u.regions.push_back(region_);
+        if (region_ == kGroup)
+            u.by_group = true;
+        else if (u.regions.empty() || u.regions.back() != region_)
+            u.regions.push_back(region_);
     }
     void touch(const std::string& name, bool assign) {
         const size_t i = find(name);
@@ -285,8 +304,10 @@ private:
         d.assigned = d.assigned || assign;
         d.writes += assign;
         if (region_ != kGroup) {
-            if (assign) assigned_.insert(i);
-            else if (!assigned_.count(i)) d.exposed = true;
+            if (assign)
+                assigned_.insert(i);
+            else if (!assigned_.count(i))
+                d.exposed = true;
         }
         use(d);
     }
@@ -330,7 +351,8 @@ private:
         size_t mark = scope_.size();
         switch (s->kind) {
         case StmtKind::Block:
-            for (auto& x : static_cast<const Block&>(*s).body) item_stmt_in_block(x);
+            for (auto& x : static_cast<const Block&>(*s).body)
+                item_stmt_in_block(x);
             break;
         case StmtKind::If: {
             auto& n = static_cast<const If&>(*s);
@@ -357,7 +379,8 @@ private:
         }
         case StmtKind::Native: item_stmt(static_cast<const Native&>(*s).fallback); break;
         case StmtKind::Match:
-            match(static_cast<const Match&>(*s), Kind::Var, [&](const Stmt& x) { maybe([&] { item_stmt(x); }); });
+            match(static_cast<const Match&>(*s), Kind::Var,
+                  [&](const Stmt& x) { maybe([&] { item_stmt(x); }); });
             break;
         default: item_stmt_in_block(s); break;
         }
@@ -370,7 +393,8 @@ private:
             auto& n = static_cast<const Let&>(*s);
             expr(n.init);
             std::vector<size_t> reads;
-            const bool is_pure = pure(n.init, reads); // before the name is declared: it may shadow one it reads
+            const bool is_pure =
+                pure(n.init, reads); // before the name is declared: it may shadow one it reads
             declare(n.name, n.type, Kind::Var);
             touch(n.name, true);
             decls_.back().init = n.init;
@@ -392,9 +416,11 @@ private:
             return;
         }
         case StmtKind::Eval: expr(static_cast<const Eval&>(*s).value); return;
-        case StmtKind::Break: case StmtKind::Continue: case StmtKind::Return:
-        case StmtKind::Barrier: case StmtKind::Fence:
-            return;
+        case StmtKind::Break:
+        case StmtKind::Continue:
+        case StmtKind::Return:
+        case StmtKind::Barrier:
+        case StmtKind::Fence: return;
         default: item_stmt(s); return;
         }
     }
@@ -405,7 +431,8 @@ private:
         size_t mark = scope_.size();
         const std::vector<Stmt>* list = nullptr;
         std::vector<Stmt> one;
-        if (auto b = as<Block>(s)) list = &b->body;
+        if (auto b = as<Block>(s))
+            list = &b->body;
         else {
             one.push_back(s);
             list = &one;
@@ -485,7 +512,8 @@ std::set<const ir::StmtNode*> per_item_statements(const ir::Kernel& kernel, unsi
     std::set<const ir::StmtNode*> out;
     for (size_t r = 0; r < layout.item_region.size(); ++r)
         if (layout.item_region[r])
-            for (const ir::Stmt* s : a.region(r)) out.insert(s->get());
+            for (const ir::Stmt* s : a.region(r))
+                out.insert(s->get());
     return out;
 }
 

@@ -69,7 +69,8 @@ struct Layout {
     // PerItem its prefix, as for variables.
     std::vector<Storage> privates;
     std::vector<uint64_t> private_prefix;
-    uint64_t per_item_bytes = 0; // one work-item's share of the arrays: PerItem variables and private arrays
+    uint64_t per_item_bytes =
+        0; // one work-item's share of the arrays: PerItem variables and private arrays
     std::vector<uint64_t> shared_offset; // per shared array, 64-byte aligned
     uint64_t shared_bytes = 0;           // end of the shared arrays, rounded up to 64
 

@@ -43,11 +43,13 @@ struct Bits {
         return true;
     }
     void add(const Bits& o) {
-        for (size_t i = 0; i < w.size(); ++i) w[i] |= o.w[i];
+        for (size_t i = 0; i < w.size(); ++i)
+            w[i] |= o.w[i];
     }
     size_t count_new(const Bits& o) const { // bits of o not in this
         size_t n = 0;
-        for (size_t i = 0; i < w.size(); ++i) n += size_t(__builtin_popcountll(o.w[i] & ~w[i]));
+        for (size_t i = 0; i < w.size(); ++i)
+            n += size_t(__builtin_popcountll(o.w[i] & ~w[i]));
         return n;
     }
 };
@@ -85,7 +87,8 @@ void read_names(const Stmt& s, std::set<std::string>& out) {
 }
 
 // The run reordered; `after` is what follows it in its block (its Lets' readers).
-std::vector<Stmt> schedule_run(std::span<const Stmt> run, std::span<const Stmt> after, const Shape& shape) {
+std::vector<Stmt> schedule_run(std::span<const Stmt> run, std::span<const Stmt> after,
+                               const Shape& shape) {
     const size_t n = run.size();
     // The names the run defines, how often, and whether first by a Let. Outputs are some of
     // those names: with few of them there is nothing to gain, and most runs end here.
@@ -96,7 +99,8 @@ std::vector<Stmt> schedule_run(std::span<const Stmt> run, std::span<const Stmt> 
     }
     if (definitions.size() <= shape.block_outputs) return {run.begin(), run.end()};
     std::vector<std::set<std::string>> reads(n);
-    for (size_t i = 0; i < n; ++i) read_names(run[i], reads[i]);
+    for (size_t i = 0; i < n; ++i)
+        read_names(run[i], reads[i]);
     // Dependences: a read after the write it reads (the run's last definition before it), a
     // write after the previous write of the name and after every read of it in between.
     std::vector<std::vector<size_t>> deps(n);
@@ -130,16 +134,19 @@ std::vector<Stmt> schedule_run(std::span<const Stmt> run, std::span<const Stmt> 
     // The outputs: each name's last definition where something after the run may read it (a
     // variable declared before the run, or a Let of the run read after it).
     std::set<std::string> read_later;
-    for (const Stmt& x : after) read_names(x, read_later);
+    for (const Stmt& x : after)
+        read_names(x, read_later);
     std::vector<size_t> outputs;
     for (auto& [name, i] : last_def)
         if (!let_first[name] || read_later.count(name)) outputs.push_back(i);
     std::sort(outputs.begin(), outputs.end());
     std::vector<bool> is_output(n, false);
-    for (size_t i : outputs) is_output[i] = true;
+    for (size_t i : outputs)
+        is_output[i] = true;
     // Few outputs: nothing to gain. Very long runs: left as written, to bound the cost of the
     // greedy choice below (outputs^3 x run length / 64 word operations).
-    if (outputs.size() <= shape.block_outputs || outputs.size() > 256 || n > 8192) return {run.begin(), run.end()};
+    if (outputs.size() <= shape.block_outputs || outputs.size() > 256 || n > 8192)
+        return {run.begin(), run.end()};
 
     // What each output needs (its statement and their dependences, transitively), and of that
     // what it shares with another output: the inputs a block of outputs keeps live together.
@@ -151,12 +158,14 @@ std::vector<Stmt> schedule_run(std::span<const Stmt> run, std::span<const Stmt> 
             todo.pop_back();
             if (needs[o].has(i)) continue;
             needs[o].set(i);
-            for (size_t d : deps[i]) todo.push_back(d);
+            for (size_t d : deps[i])
+                todo.push_back(d);
         }
     }
     std::vector<size_t> users(n, 0);
     for (const Bits& b : needs)
-        for (size_t i = 0; i < n; ++i) users[i] += b.has(i);
+        for (size_t i = 0; i < n; ++i)
+            users[i] += b.has(i);
     std::vector<Bits> shared(outputs.size(), Bits(n));
     for (size_t o = 0; o < outputs.size(); ++o)
         for (size_t i = 0; i < n; ++i)
@@ -209,7 +218,8 @@ std::vector<Stmt> schedule_run(std::span<const Stmt> run, std::span<const Stmt> 
                 Bits grown = inputs;
                 grown.add(shared[c]);
                 size_t covered = 0;
-                for (size_t o = 0; o < outputs.size(); ++o) covered += !taken[o] && grown.count_new(shared[o]) == 0;
+                for (size_t o = 0; o < outputs.size(); ++o)
+                    covered += !taken[o] && grown.count_new(shared[o]) == 0;
                 if (best == outputs.size() || added < best_new || covered > best_covered)
                     best = c, best_new = added, best_covered = covered;
             }
@@ -220,11 +230,13 @@ std::vector<Stmt> schedule_run(std::span<const Stmt> run, std::span<const Stmt> 
             inputs.add(shared[best]);
         }
         Bits want(n);
-        for (size_t o : block) want.add(needs[o]);
+        for (size_t o : block)
+            want.add(needs[o]);
         emit(want, shape.read_again);
     }
     Bits rest(n);
-    for (size_t i = 0; i < n; ++i) rest.set(i);
+    for (size_t i = 0; i < n; ++i)
+        rest.set(i);
     emit(rest, false);
     return out;
 }
@@ -234,7 +246,8 @@ std::vector<Stmt> schedule_run(std::span<const Stmt> run, std::span<const Stmt> 
 // micro-tile in one, and blocks of outputs would split those vectors).
 Stmt schedule(const Stmt& s, const Shape& shape, const std::set<const StmtNode*>& leave) {
     if (!s) return s;
-    if (s->kind != StmtKind::Block) return with_children(s, [&](const Stmt& x) { return schedule(x, shape, leave); });
+    if (s->kind != StmtKind::Block)
+        return with_children(s, [&](const Stmt& x) { return schedule(x, shape, leave); });
     std::vector<Stmt> body;
     std::vector<bool> kept;
     for (auto& x : static_cast<const Block&>(*s).body) {
@@ -244,13 +257,15 @@ Stmt schedule(const Stmt& s, const Shape& shape, const std::set<const StmtNode*>
     std::vector<Stmt> out;
     for (size_t i = 0; i < body.size();) {
         size_t j = i;
-        while (j < body.size() && !kept[j] && movable(body[j])) ++j;
+        while (j < body.size() && !kept[j] && movable(body[j]))
+            ++j;
         if (j == i) {
             out.push_back(body[i++]);
             continue;
         }
         const std::span<const Stmt> all(body);
-        for (Stmt& x : schedule_run(all.subspan(i, j - i), all.subspan(j), shape)) out.push_back(std::move(x));
+        for (Stmt& x : schedule_run(all.subspan(i, j - i), all.subspan(j), shape))
+            out.push_back(std::move(x));
         i = j;
     }
     return Block::make(std::move(out));

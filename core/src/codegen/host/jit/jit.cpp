@@ -1,9 +1,9 @@
 // compile_host: lowers a kernel for the host CPU, optimizes it at O3 with the host's target
 // info (so the work-item loops vectorize), emits an object file and links it with ORC LLJIT;
 // load_host_object links one read back from the disk cache.
-#include "codegen/host/jit/host_kernel.hpp"
 #include "codegen/host/analysis/layout.hpp"
 #include "codegen/host/analysis/schedule.hpp"
+#include "codegen/host/jit/host_kernel.hpp"
 #include "codegen/host/lower/work_group.hpp"
 #include "codegen/host/passes/interleave.hpp"
 #include "codegen/host/passes/streaming.hpp"
@@ -14,6 +14,7 @@
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -25,15 +26,14 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/Config/llvm-config.h>
 #include <llvm/Passes/PassBuilder.h>
-#include <llvm/Transforms/InstCombine/InstCombine.h>
-#include <llvm/Transforms/Scalar/Scalarizer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/SubtargetFeature.h>
+#include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Scalar/Scalarizer.h>
 
 #include <dlfcn.h>
 
@@ -50,7 +50,8 @@ namespace {
     ErrorContext ctx;
     ctx.kernel = k.name;
     ctx.build_log = msg;
-    throw Error(ErrorCode::Compile, "host code for kernel '" + k.name + "': " + what + ": " + msg, ctx);
+    throw Error(ErrorCode::Compile, "host code for kernel '" + k.name + "': " + what + ": " + msg,
+                ctx);
 }
 
 template <class T> T take(const ir::Kernel& k, const std::string& what, llvm::Expected<T> v) {
@@ -60,14 +61,17 @@ template <class T> T take(const ir::Kernel& k, const std::string& what, llvm::Ex
 
 class JitKernel final : public HostKernel {
 public:
-    JitKernel(std::unique_ptr<llvm::orc::LLJIT> jit, plx_workgroup_fn fn, plx_workgroup_fn streaming, std::string ir,
-              host::Layout layout, std::vector<unsigned char> object)
-        : jit_(std::move(jit)), fn_(fn), streaming_(streaming), ir_(std::move(ir)), layout_(std::move(layout)),
-          object_(std::move(object)) {}
+    JitKernel(std::unique_ptr<llvm::orc::LLJIT> jit, plx_workgroup_fn fn,
+              plx_workgroup_fn streaming, std::string ir, host::Layout layout,
+              std::vector<unsigned char> object)
+        : jit_(std::move(jit)), fn_(fn), streaming_(streaming), ir_(std::move(ir)),
+          layout_(std::move(layout)), object_(std::move(object)) {}
     plx_workgroup_fn function() const override { return fn_; }
     plx_workgroup_fn streaming_function() const override { return streaming_; }
     const std::string& llvm_ir() const override { return ir_; }
-    uint64_t local_bytes(uint32_t work_group_size) const override { return layout_.local_bytes(work_group_size); }
+    uint64_t local_bytes(uint32_t work_group_size) const override {
+        return layout_.local_bytes(work_group_size);
+    }
     const std::vector<unsigned char>& object() const override { return object_; }
 
 private:
@@ -101,15 +105,19 @@ const std::vector<llvm::VecDesc>& libmvec_functions(bool avx512) {
     struct Fn {
         const char *scalar, *intrinsic, *args;
     };
-    static const Fn fns[] = {{"expf", "llvm.exp.f32", "v"}, {"sinf", "llvm.sin.f32", "v"}, {"cosf", "llvm.cos.f32", "v"},
-                             {"tanf", "llvm.tan.f32", "v"}, {"powf", "llvm.pow.f32", "vv"}};
+    static const Fn fns[] = {{"expf", "llvm.exp.f32", "v"},
+                             {"sinf", "llvm.sin.f32", "v"},
+                             {"cosf", "llvm.cos.f32", "v"},
+                             {"tanf", "llvm.tan.f32", "v"},
+                             {"powf", "llvm.pow.f32", "vv"}};
     static const std::pair<const char*, unsigned> isas[] = {{"b", 4}, {"d", 8}, {"e", 16}};
     // VecDesc keeps StringRefs: the names live as long as the tables.
     static const std::deque<std::string> names = [] {
         std::deque<std::string> n;
         for (const Fn& f : fns)
             for (auto [isa, lanes] : isas) {
-                n.push_back(std::string("_ZGV") + isa + "N" + std::to_string(lanes) + f.args + "_" + f.scalar);
+                n.push_back(std::string("_ZGV") + isa + "N" + std::to_string(lanes) + f.args + "_" +
+                            f.scalar);
                 n.push_back("_ZGV_LLVM_N" + std::to_string(lanes) + f.args);
             }
         return n;
@@ -165,31 +173,34 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, const host::HostTarget& 
     // With libmvec a vectorized work-item loop calls _ZGVdN8v_expf instead of expf once per
     // lane. Registered before the default analyses, which keep an analysis already there.
     llvm::TargetLibraryInfoImpl libraries(tm.getTargetTriple());
-    if (target.libmvec) libraries.addVectorizableFunctions(libmvec_functions(target.vector_bits == 512));
+    if (target.libmvec)
+        libraries.addVectorizableFunctions(libmvec_functions(target.vector_bits == 512));
     fam.registerPass([&] { return llvm::TargetLibraryAnalysis(libraries); });
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
     pb.registerFunctionAnalyses(fam);
     pb.registerLoopAnalyses(lam);
     pb.crossRegisterProxies(lam, fam, cgam, mam);
-    pb.registerVectorizerStartEPCallback([](llvm::FunctionPassManager& fpm, llvm::OptimizationLevel) {
-        fpm.addPass(SplitVectors());
-    });
+    pb.registerVectorizerStartEPCallback(
+        [](llvm::FunctionPassManager& fpm, llvm::OptimizationLevel) {
+            fpm.addPass(SplitVectors());
+        });
     const bool x86 = tm.getTargetTriple().isX86();
-    pb.registerOptimizerLastEPCallback([x86](llvm::ModulePassManager& mpm, llvm::OptimizationLevel) {
-        mpm.addPass(llvm::createModuleToFunctionPassAdaptor(host::WidenIndices()));
-        mpm.addPass(llvm::createModuleToFunctionPassAdaptor(host::InterleaveChains()));
-        if (x86) mpm.addPass(host::StreamingStores());
-    });
+    pb.registerOptimizerLastEPCallback(
+        [x86](llvm::ModulePassManager& mpm, llvm::OptimizationLevel) {
+            mpm.addPass(llvm::createModuleToFunctionPassAdaptor(host::WidenIndices()));
+            mpm.addPass(llvm::createModuleToFunctionPassAdaptor(host::InterleaveChains()));
+            if (x86) mpm.addPass(host::StreamingStores());
+        });
     pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
 }
 
 // The conversions LLVM calls for f16 and bf16 where the CPU has no instruction. The lowering
 // never asks for them (integer code instead); refusing them in the JIT keeps it so.
 bool half_libcall(llvm::StringRef name) {
-    static const char* const names[] = {"__truncsfhf2",   "__truncdfhf2",   "__extendhfsf2",
-                                        "__extendhfdf2",  "__gnu_f2h_ieee", "__gnu_h2f_ieee",
-                                        "__truncsfbf2",   "__truncdfbf2"};
+    static const char* const names[] = {"__truncsfhf2",  "__truncdfhf2",   "__extendhfsf2",
+                                        "__extendhfdf2", "__gnu_f2h_ieee", "__gnu_h2f_ieee",
+                                        "__truncsfbf2",  "__truncdfbf2"};
     for (const char* n : names)
         if (name == n) return true;
     return false;
@@ -213,7 +224,9 @@ void check_target(const ir::Kernel& kernel, const Options& options, const llvm::
     if (options.host_cpu.empty() && options.host_features.empty()) return;
     std::string why;
     const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple.str(), why);
-    if (!t) compile_error(kernel, "no LLVM target for " + triple.str(), llvm::make_error<llvm::StringError>(why, llvm::inconvertibleErrorCode()));
+    if (!t)
+        compile_error(kernel, "no LLVM target for " + triple.str(),
+                      llvm::make_error<llvm::StringError>(why, llvm::inconvertibleErrorCode()));
     std::unique_ptr<llvm::MCSubtargetInfo> sub(t->createMCSubtargetInfo(triple.str(), "", ""));
     auto bad = [&](const std::string& what) {
         ErrorContext ctx;
@@ -221,7 +234,8 @@ void check_target(const ir::Kernel& kernel, const Options& options, const llvm::
         throw Error(ErrorCode::InvalidArgument, "host code: " + what, ctx);
     };
     if (!options.host_cpu.empty() && !sub->isCPUStringValid(options.host_cpu))
-        bad("LLVM knows no CPU '" + options.host_cpu + "' for " + triple.str() + " (the native backend's \"cpu\")");
+        bad("LLVM knows no CPU '" + options.host_cpu + "' for " + triple.str() +
+            " (the native backend's \"cpu\")");
     for (llvm::StringRef rest = options.host_features; !rest.empty();) {
         auto [one, tail] = rest.split(',');
         rest = tail;
@@ -229,14 +243,16 @@ void check_target(const ir::Kernel& kernel, const Options& options, const llvm::
         if (name.empty()) continue;
         if (name.front() == '+' || name.front() == '-') name = name.drop_front();
         bool known = false;
-        for (const llvm::SubtargetFeatureKV& f : sub->getAllProcessorFeatures()) known = known || name == f.Key;
+        for (const llvm::SubtargetFeatureKV& f : sub->getAllProcessorFeatures())
+            known = known || name == f.Key;
         if (!known)
             bad("LLVM knows no CPU feature '" + name.str() + "' for " + triple.str() +
                 " (the native backend's \"features\": names like +avx2,-avx512f)");
     }
 }
 
-Machine machine(const ir::Kernel& kernel, const Options& options, const std::vector<std::string>& feature_changes) {
+Machine machine(const ir::Kernel& kernel, const Options& options,
+                const std::vector<std::string>& feature_changes) {
     static std::once_flag once;
     std::call_once(once, [] {
         llvm::InitializeNativeTarget();
@@ -247,21 +263,25 @@ Machine machine(const ir::Kernel& kernel, const Options& options, const std::vec
     jtmb.setCPU(options.host_cpu.empty() ? llvm::sys::getHostCPUName().str() : options.host_cpu);
     llvm::SubtargetFeatures features;
     if (options.host_cpu.empty())
-        for (auto& f : llvm::sys::getHostCPUFeatures()) features.AddFeature(f.getKey(), f.getValue());
+        for (auto& f : llvm::sys::getHostCPUFeatures())
+            features.AddFeature(f.getKey(), f.getValue());
     for (llvm::StringRef rest = options.host_features; !rest.empty();) {
         auto [one, tail] = rest.split(',');
         if (!one.trim().empty()) features.AddFeature(one.trim());
         rest = tail;
     }
-    for (auto& f : feature_changes) features.AddFeature(f);
+    for (auto& f : feature_changes)
+        features.AddFeature(f);
     jtmb.addFeatures(features.getFeatures());
     jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-    std::unique_ptr<llvm::TargetMachine> tm = take(kernel, "no target machine for the host", jtmb.createTargetMachine());
+    std::unique_ptr<llvm::TargetMachine> tm =
+        take(kernel, "no target machine for the host", jtmb.createTargetMachine());
     // The subtarget resolves the feature list: a later "-f16c" wins, and turns off what
     // implies it.
     const llvm::MCSubtargetInfo& sub = *tm->getMCSubtargetInfo();
-    host::HostTarget target{tm->getTargetTriple().str(), jtmb.getCPU(), jtmb.getFeatures().getString(),
-                        tm->createDataLayout(), sub.checkFeatures("+f16c")};
+    host::HostTarget target{tm->getTargetTriple().str(), jtmb.getCPU(),
+                            jtmb.getFeatures().getString(), tm->createDataLayout(),
+                            sub.checkFeatures("+f16c")};
     // LLVM's x86 CPU models prefer 256-bit vectors on every AVX-512 CPU but Zen 4 (512-bit
     // instructions lowered the clock of the first Xeons that had them); a work-item loop is
     // the long, FMA-dense loop 512 bits pay for, so it gets the widest registers. NEON is 128
@@ -282,9 +302,10 @@ Machine machine(const ir::Kernel& kernel, const Options& options, const std::vec
 
 // The kernel lowered, verified and (unless `optimize_it` is false) optimized; LLVM's errors
 // are collected in `diagnostics`.
-std::unique_ptr<llvm::Module> optimized_module(const ir::Kernel& kernel, const Options& options, Machine& m,
-                                               const host::Layout& layout, llvm::LLVMContext& context,
-                                               std::string& diagnostics, bool optimize_it = true) {
+std::unique_ptr<llvm::Module> optimized_module(const ir::Kernel& kernel, const Options& options,
+                                               Machine& m, const host::Layout& layout,
+                                               llvm::LLVMContext& context, std::string& diagnostics,
+                                               bool optimize_it = true) {
     // A library must not print LLVM's remarks and warnings ("loop not vectorized"); errors
     // are kept and reported as a Compile error once the code is built.
     context.setDiagnosticHandlerCallBack(
@@ -302,27 +323,31 @@ std::unique_ptr<llvm::Module> optimized_module(const ir::Kernel& kernel, const O
     if (llvm::verifyModule(*module, &problems_os)) {
         ErrorContext ctx;
         ctx.kernel = kernel.name;
-        throw Error(ErrorCode::Internal, "host codegen of kernel '" + kernel.name +
-                                             "' made an invalid LLVM module: " + problems, ctx);
+        throw Error(ErrorCode::Internal,
+                    "host codegen of kernel '" + kernel.name +
+                        "' made an invalid LLVM module: " + problems,
+                    ctx);
     }
     if (optimize_it) optimize(*module, *m.tm, m.target);
     return module;
 }
 
-std::vector<unsigned char> emit(const ir::Kernel& kernel, llvm::Module& module, llvm::TargetMachine& tm,
-                                llvm::CodeGenFileType type) {
+std::vector<unsigned char> emit(const ir::Kernel& kernel, llvm::Module& module,
+                                llvm::TargetMachine& tm, llvm::CodeGenFileType type) {
     llvm::SmallVector<char, 0> bytes;
     llvm::raw_svector_ostream stream(bytes);
     llvm::legacy::PassManager pm;
     if (tm.addPassesToEmitFile(pm, stream, nullptr, type))
-        throw Error(ErrorCode::Internal, "the host target cannot emit code for kernel '" + kernel.name + "'");
+        throw Error(ErrorCode::Internal,
+                    "the host target cannot emit code for kernel '" + kernel.name + "'");
     pm.run(module);
     return {bytes.begin(), bytes.end()};
 }
 
 // Links the object code into a JIT of its own and finds the work-group function.
-std::unique_ptr<HostKernel> link(const ir::Kernel& kernel, Machine& m, std::vector<unsigned char> object,
-                                 std::string ir, host::Layout layout) {
+std::unique_ptr<HostKernel> link(const ir::Kernel& kernel, Machine& m,
+                                 std::vector<unsigned char> object, std::string ir,
+                                 host::Layout layout) {
     // libm (expf, tanf, ...), aligned_alloc and free come from the process; the f16 and bf16
     // conversion routines do not, even where the process has them.
     llvm::orc::LLJITBuilder builder;
@@ -340,15 +365,19 @@ std::unique_ptr<HostKernel> link(const ir::Kernel& kernel, Machine& m, std::vect
         });
     std::unique_ptr<llvm::orc::LLJIT> jit = take(kernel, "cannot create the JIT", builder.create());
     llvm::StringRef view(reinterpret_cast<const char*>(object.data()), object.size());
-    if (llvm::Error err = jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(view, "plx_wg_" + kernel.name)))
+    if (llvm::Error err =
+            jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(view, "plx_wg_" + kernel.name)))
         compile_error(kernel, "the JIT refused the object code", std::move(err));
-    auto address = take(kernel, "cannot link the work-group function", jit->lookup(host::function_name(kernel)));
+    auto address = take(kernel, "cannot link the work-group function",
+                        jit->lookup(host::function_name(kernel)));
     // The streaming twin is there where StreamingStores made one.
     plx_workgroup_fn streaming = nullptr;
-    if (auto twin = jit->lookup(host::streaming_name(host::function_name(kernel)))) streaming = twin->toPtr<plx_workgroup_fn>();
-    else llvm::consumeError(twin.takeError());
-    return std::make_unique<JitKernel>(std::move(jit), address.toPtr<plx_workgroup_fn>(), streaming, std::move(ir),
-                                       std::move(layout), std::move(object));
+    if (auto twin = jit->lookup(host::streaming_name(host::function_name(kernel))))
+        streaming = twin->toPtr<plx_workgroup_fn>();
+    else
+        llvm::consumeError(twin.takeError());
+    return std::make_unique<JitKernel>(std::move(jit), address.toPtr<plx_workgroup_fn>(), streaming,
+                                       std::move(ir), std::move(layout), std::move(object));
 }
 
 } // namespace
@@ -367,9 +396,9 @@ struct HostForm {
     host::Layout layout;
 };
 static HostForm lowered(const ir::Kernel& written, const host::HostTarget& target) {
-    ir::Kernel kernel = host::schedule_by_output(ir::lower_async_copy(ir::lower_matrix(written)),
-                                                 target.vector_registers, target.lanes(),
-                                                 target.full_rate_lanes());
+    ir::Kernel kernel =
+        host::schedule_by_output(ir::lower_async_copy(ir::lower_matrix(written)),
+                                 target.vector_registers, target.lanes(), target.full_rate_lanes());
     host::Layout layout = host::analyze(kernel, target.lanes(), target.full_rate_lanes());
     return {std::move(kernel), std::move(layout)};
 }
@@ -380,20 +409,25 @@ static HostForm host_form(const ir::Kernel& written, const host::HostTarget& tar
     return lowered(written, target);
 }
 
-std::unique_ptr<HostKernel> host::compile_with_features(
-    const ir::Kernel& written, const Options& options, const std::vector<std::string>& feature_changes) {
+std::unique_ptr<HostKernel>
+host::compile_with_features(const ir::Kernel& written, const Options& options,
+                            const std::vector<std::string>& feature_changes) {
     Machine m = machine(written, options, feature_changes);
     HostForm form = host_form(written, m.target);
     const ir::Kernel& kernel = form.kernel;
     llvm::LLVMContext context;
     std::string diagnostics;
-    std::unique_ptr<llvm::Module> module = optimized_module(kernel, options, m, form.layout, context, diagnostics);
+    std::unique_ptr<llvm::Module> module =
+        optimized_module(kernel, options, m, form.layout, context, diagnostics);
     std::string text;
     llvm::raw_string_ostream text_os(text);
     module->print(text_os, nullptr);
-    std::vector<unsigned char> object = emit(kernel, *module, *m.tm, llvm::CodeGenFileType::ObjectFile);
+    std::vector<unsigned char> object =
+        emit(kernel, *module, *m.tm, llvm::CodeGenFileType::ObjectFile);
     if (!diagnostics.empty())
-        compile_error(kernel, "LLVM reported errors", llvm::make_error<llvm::StringError>(diagnostics, llvm::inconvertibleErrorCode()));
+        compile_error(
+            kernel, "LLVM reported errors",
+            llvm::make_error<llvm::StringError>(diagnostics, llvm::inconvertibleErrorCode()));
     return link(kernel, m, std::move(object), std::move(text), std::move(form.layout));
 }
 
@@ -401,7 +435,8 @@ std::unique_ptr<HostKernel> load_host_object(const ir::Kernel& written, const Op
                                              const std::vector<unsigned char>& object) {
     Machine m = machine(written, options, {});
     HostForm form = lowered(written, m.target);
-    return link(form.kernel, m, object, "; loaded from the disk cache as object code: no LLVM IR\n", std::move(form.layout));
+    return link(form.kernel, m, object, "; loaded from the disk cache as object code: no LLVM IR\n",
+                std::move(form.layout));
 }
 
 // The machine of the options alone, for what does not depend on a kernel.
@@ -414,12 +449,17 @@ static host::HostTarget target_only(const Options& options) {
     return machine(none, options, {}).target;
 }
 
-unsigned host::vector_bits(const Options& options) { return target_only(options).vector_bits; }
-unsigned host::full_rate_bits(const Options& options) { return target_only(options).full_rate_bits; }
+unsigned host::vector_bits(const Options& options) {
+    return target_only(options).vector_bits;
+}
+unsigned host::full_rate_bits(const Options& options) {
+    return target_only(options).full_rate_bits;
+}
 
 std::string host_target_id(const Options& options) {
     host::HostTarget t = target_only(options);
-    return t.triple + " " + t.cpu + " " + t.features + (t.libmvec ? " libmvec" : "") + " llvm-" LLVM_VERSION_STRING;
+    return t.triple + " " + t.cpu + " " + t.features + (t.libmvec ? " libmvec" : "") +
+           " llvm-" LLVM_VERSION_STRING;
 }
 
 std::string host_assembly(const ir::Kernel& written, const Options& options) {
@@ -427,8 +467,10 @@ std::string host_assembly(const ir::Kernel& written, const Options& options) {
     const HostForm form = host_form(written, m.target);
     llvm::LLVMContext context;
     std::string diagnostics;
-    std::unique_ptr<llvm::Module> module = optimized_module(form.kernel, options, m, form.layout, context, diagnostics);
-    std::vector<unsigned char> text = emit(form.kernel, *module, *m.tm, llvm::CodeGenFileType::AssemblyFile);
+    std::unique_ptr<llvm::Module> module =
+        optimized_module(form.kernel, options, m, form.layout, context, diagnostics);
+    std::vector<unsigned char> text =
+        emit(form.kernel, *module, *m.tm, llvm::CodeGenFileType::AssemblyFile);
     return {text.begin(), text.end()};
 }
 

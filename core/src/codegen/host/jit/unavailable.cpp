@@ -14,10 +14,16 @@ std::unique_ptr<HostKernel> load_host_object(const ir::Kernel& kernel, const Opt
     return compile_host(kernel, options);
 }
 
-std::string host_target_id(const Options&) { return "none"; }
+std::string host_target_id(const Options&) {
+    return "none";
+}
 
-unsigned host::vector_bits(const Options&) { return 0; }
-unsigned host::full_rate_bits(const Options&) { return 0; }
+unsigned host::vector_bits(const Options&) {
+    return 0;
+}
+unsigned host::full_rate_bits(const Options&) {
+    return 0;
+}
 
 std::string host_assembly(const ir::Kernel& kernel, const Options& options) {
     compile_host(kernel, options);
@@ -29,7 +35,8 @@ std::string host_llvm_ir(const ir::Kernel& kernel, const Options& options, bool)
     return {};
 }
 
-std::unique_ptr<HostKernel> host::compile_with_features(const ir::Kernel& kernel, const Options& options,
+std::unique_ptr<HostKernel> host::compile_with_features(const ir::Kernel& kernel,
+                                                        const Options& options,
                                                         const std::vector<std::string>&) {
     return compile_host(kernel, options);
 }

@@ -28,11 +28,15 @@ size_t HostLowering::new_variable(const std::string& name, const Type& t) {
         if (it->second.value && storage_[d] != Storage::PerItem) lane_recomputed_[d] = it->second;
         pending_recompute_.erase(it);
     }
-    lane_frame_[d] = lanes_ && storage_[d] == Storage::Private && !uniform_decl_ && !lane_recomputed_.count(d);
-    if (uniform_decl_) uniform_vars_.insert(d);
-    else uniform_vars_.erase(d);
+    lane_frame_[d] =
+        lanes_ && storage_[d] == Storage::Private && !uniform_decl_ && !lane_recomputed_.count(d);
+    if (uniform_decl_)
+        uniform_vars_.insert(d);
+    else
+        uniform_vars_.erase(d);
     uniform_decl_ = false;
-    if (lane_frame_[d]) variables_[d].home = lane_frame(t, name.c_str());
+    if (lane_frame_[d])
+        variables_[d].home = lane_frame(t, name.c_str());
     else if (storage_[d] == Storage::Private || storage_[d] == Storage::Group)
         variables_[d].home = entry_alloca(reg_type(t), name);
     return d;
@@ -56,8 +60,9 @@ void HostLowering::rehome_region_locals() {
 
 Value* HostLowering::per_item_address(size_t id) {
     if (layout_.in_record[id])
-        return b_.CreateInBoundsGEP(b_.getInt8Ty(), variables_[id].home,
-                                    b_.CreateMul(item_->linear, b_.getInt64(layout_.record_bytes), "", true, true));
+        return b_.CreateInBoundsGEP(
+            b_.getInt8Ty(), variables_[id].home,
+            b_.CreateMul(item_->linear, b_.getInt64(layout_.record_bytes), "", true, true));
     return b_.CreateInBoundsGEP(mem_type(variables_[id].type), variables_[id].home, item_->linear);
 }
 
@@ -69,12 +74,14 @@ Value* HostLowering::per_item_address(size_t id) {
 // load where W vectors of 16 bytes would be a strided group that x86 loops do not vectorize
 // (particles' positions and forces).
 bool HostLowering::per_item_split(size_t id) const {
-    return storage_[id] == Storage::PerItem && !layout_.in_record[id] && variables_[id].type.is_vector();
+    return storage_[id] == Storage::PerItem && !layout_.in_record[id] &&
+           variables_[id].type.is_vector();
 }
 
 Value* HostLowering::per_item_lane(size_t id, unsigned lane) {
     const Type element = variables_[id].type.element();
-    Value* index = b_.CreateAdd(b_.CreateMul(padded_, b_.getInt64(lane), "", true, true), item_->linear, "", true, true);
+    Value* index = b_.CreateAdd(b_.CreateMul(padded_, b_.getInt64(lane), "", true, true),
+                                item_->linear, "", true, true);
     return b_.CreateInBoundsGEP(mem_type(element), variables_[id].home, index);
 }
 
@@ -82,18 +89,21 @@ Value* HostLowering::read_per_item(size_t id) {
     const Type& t = variables_[id].type;
     if (!per_item_split(id)) return load(per_item_address(id), t);
     Value* v = llvm::PoisonValue::get(reg_type(t));
-    for (unsigned i = 0; i < t.lanes(); ++i) v = b_.CreateInsertElement(v, load(per_item_lane(id, i), t.element()), i);
+    for (unsigned i = 0; i < t.lanes(); ++i)
+        v = b_.CreateInsertElement(v, load(per_item_lane(id, i), t.element()), i);
     return v;
 }
 
 void HostLowering::write_per_item(size_t id, Value* v) {
     const Type& t = variables_[id].type;
     if (!per_item_split(id)) return store(per_item_address(id), t, v);
-    for (unsigned i = 0; i < t.lanes(); ++i) store(per_item_lane(id, i), t.element(), b_.CreateExtractElement(v, i));
+    for (unsigned i = 0; i < t.lanes(); ++i)
+        store(per_item_lane(id, i), t.element(), b_.CreateExtractElement(v, i));
 }
 
 Value* HostLowering::read_variable(size_t id) {
-    if (auto it = lane_recomputed_.find(id); it != lane_recomputed_.end()) return it->second.value();
+    if (auto it = lane_recomputed_.find(id); it != lane_recomputed_.end())
+        return it->second.value();
     if (id < lane_frame_.size() && lane_frame_[id]) return read_lane_frame(id);
     switch (storage_[id]) {
     case Storage::Value: return variables_[id].home;
@@ -101,7 +111,8 @@ Value* HostLowering::read_variable(size_t id) {
     // Its Let's expression for the work-item being lowered; the names it reads are declared
     // once in the kernel (Layout), so they still mean what they meant at the Let.
     case Storage::Recompute: return expr(layout_.recompute.at(id));
-    case Storage::Private: case Storage::Group: break;
+    case Storage::Private:
+    case Storage::Group: break;
     }
     return LlvmLowering::read_variable(id);
 }
@@ -121,7 +132,8 @@ void HostLowering::write_variable(size_t id, Value* v) {
         }
         write_per_item(id, v);
         return;
-    case Storage::Private: case Storage::Group: break;
+    case Storage::Private:
+    case Storage::Group: break;
     }
     LlvmLowering::write_variable(id, v);
 }
@@ -137,21 +149,31 @@ Value* HostLowering::private_array(size_t i) {
 
 // ---- the work-item and its group ----------------------------------------------------------------
 
-Value* HostLowering::local_id(unsigned d) { return item_->lid[d]; }
-Value* HostLowering::local_size(unsigned d) { return local_size_[d]; }
-Value* HostLowering::group_id(unsigned d) { return group_id_[d]; }
-Value* HostLowering::num_groups(unsigned d) { return num_groups_[d]; }
+Value* HostLowering::local_id(unsigned d) {
+    return item_->lid[d];
+}
+Value* HostLowering::local_size(unsigned d) {
+    return local_size_[d];
+}
+Value* HostLowering::group_id(unsigned d) {
+    return group_id_[d];
+}
+Value* HostLowering::num_groups(unsigned d) {
+    return num_groups_[d];
+}
 
 // Barriers are group control (work_group.cpp): a region's loops finish every work-item before
 // the next region starts.
-void HostLowering::barrier() { internal("a barrier inside a work-item region"); }
+void HostLowering::barrier() {
+    internal("a barrier inside a work-item region");
+}
 
 void HostLowering::fence(const Fence& n) {
     // Every work-item of a group runs on this one thread, so ordering against the group
     // needs only a compiler fence; device scope orders against other threads too.
-    b_.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent,
-                   n.scope == FenceScope::WorkGroup ? llvm::SyncScope::SingleThread
-                                                    : llvm::SyncScope::System);
+    b_.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent, n.scope == FenceScope::WorkGroup
+                                                                     ? llvm::SyncScope::SingleThread
+                                                                     : llvm::SyncScope::System);
 }
 
 void HostLowering::return_from_item() {
@@ -197,13 +219,18 @@ Value* HostLowering::int_divide(Value* a, Value* b, const Type& t, bool remainde
     llvm::Type* ty = reg_type(t);
     const bool is_signed = ir::is_signed(t.scalar());
     Value* zero = b_.CreateICmpEQ(b, llvm::ConstantInt::get(ty, 0));
-    Value* minus_one = is_signed ? b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(ty, -1)) : nullptr;
-    Value* d = b_.CreateSelect(minus_one ? b_.CreateOr(zero, minus_one) : zero, llvm::ConstantInt::get(ty, 1), b);
+    Value* minus_one =
+        is_signed ? b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(ty, -1)) : nullptr;
+    Value* d = b_.CreateSelect(minus_one ? b_.CreateOr(zero, minus_one) : zero,
+                               llvm::ConstantInt::get(ty, 1), b);
     Value* q = nullptr;
     if (!llvm::isa<llvm::Constant>(b) && ty->getScalarSizeInBits() <= 32) {
         llvm::Type* f64 = b_.getDoubleTy();
-        if (auto* v = llvm::dyn_cast<llvm::VectorType>(ty)) f64 = llvm::VectorType::get(f64, v->getElementCount());
-        auto to_fp = [&](Value* x) { return is_signed ? b_.CreateSIToFP(x, f64) : b_.CreateUIToFP(x, f64); };
+        if (auto* v = llvm::dyn_cast<llvm::VectorType>(ty))
+            f64 = llvm::VectorType::get(f64, v->getElementCount());
+        auto to_fp = [&](Value* x) {
+            return is_signed ? b_.CreateSIToFP(x, f64) : b_.CreateUIToFP(x, f64);
+        };
         Value* ratio = b_.CreateFDiv(to_fp(a), to_fp(d));
         q = is_signed ? b_.CreateFPToSI(ratio, ty) : b_.CreateFPToUI(ratio, ty);
         if (remainder) return b_.CreateSub(a, b_.CreateMul(q, d)); // x % -1 == 0 == x % 1
@@ -221,14 +248,16 @@ Value* HostLowering::transcendental(const std::string& base, Scalar t,
     using namespace llvm;
     llvm::Type* ty = reg_type(t);
     static const std::pair<const char*, Intrinsic::ID> direct[] = {
-        {"exp", Intrinsic::exp}, {"exp2", Intrinsic::exp2}, {"log", Intrinsic::log},
-        {"log2", Intrinsic::log2}, {"sin", Intrinsic::sin}, {"cos", Intrinsic::cos},
+        {"exp", Intrinsic::exp},   {"exp2", Intrinsic::exp2}, {"log", Intrinsic::log},
+        {"log2", Intrinsic::log2}, {"sin", Intrinsic::sin},   {"cos", Intrinsic::cos},
         {"pow", Intrinsic::pow}};
     for (auto& [n, id] : direct)
         if (base == n) return call_intrinsic(id, ty, a);
     if (base == "rsqrt")
         return b_.CreateFDiv(ConstantFP::get(ty, 1.0), call_intrinsic(Intrinsic::sqrt, ty, a));
-    static const std::set<std::string> libm = {"tan", "ldexp",
+    static const std::set<std::string> libm = {
+        "tan",
+        "ldexp",
 #define PLX_LIBM1(fn) #fn,
 #define PLX_LIBM2(fn) #fn,
 #include <plexus/libm.def>
@@ -239,7 +268,8 @@ Value* HostLowering::transcendental(const std::string& base, Scalar t,
         // No LLVM intrinsic: libm's function (tanf / tan, erff / erf, ...), which the JIT finds
         // in the process.
         std::vector<llvm::Type*> args;
-        for (Value* v : a) args.push_back(v->getType()); // ldexp's exponent is an i32
+        for (Value* v : a)
+            args.push_back(v->getType()); // ldexp's exponent is an i32
         FunctionType* ft = FunctionType::get(ty, args, false);
         FunctionCallee fn = m_.getOrInsertFunction(t == Scalar::F32 ? base + "f" : base, ft);
         if (auto* f = dyn_cast<Function>(fn.getCallee())) {
@@ -255,7 +285,9 @@ Value* HostLowering::transcendental(const std::string& base, Scalar t,
 // ---- subgroups: one work-item each (subgroup_width() is 1), so a shuffle reads the lane's own
 // value and a vote sees one lane; the shared lowering's reductions and scans fold to v.
 
-Value* HostLowering::shuffle32(Shuffle, Value* v, Value*) { return v; }
+Value* HostLowering::shuffle32(Shuffle, Value* v, Value*) {
+    return v;
+}
 
 Value* HostLowering::vote(Vote kind, Value* pred) {
     return kind == Vote::Ballot ? b_.CreateZExt(pred, b_.getInt64Ty()) : pred;

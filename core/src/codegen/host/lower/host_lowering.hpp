@@ -56,16 +56,17 @@ private:
     llvm::BasicBlock* ret_ = nullptr;
     llvm::Value* on_heap_ = nullptr; // i1: group-local memory came from aligned_alloc
     llvm::Value* local_base_ = nullptr;
-    llvm::Value* records_ = nullptr; // i64: where the work-items' records start (Layout::records_offset)
-    llvm::Value* padded_ = nullptr;  // i64: the group size padded as the Layout pads it
-    size_t next_region_ = 0;         // regions lowered so far (Layout::item_region)
+    llvm::Value* records_ =
+        nullptr; // i64: where the work-items' records start (Layout::records_offset)
+    llvm::Value* padded_ = nullptr; // i64: the group size padded as the Layout pads it
+    size_t next_region_ = 0;        // regions lowered so far (Layout::item_region)
     // Per private array kept per work-item: the first byte of its copies in group-local memory.
     std::vector<llvm::Value*> private_copies_;
-    const Lanes* lanes_ = nullptr;                // set while a chunk is lowered in lock step
-    std::vector<bool> lane_frame_;                // per declaration: its home is a [W x T] array
-    std::set<const llvm::Value*> lane_arrays_;    // allocas indexed by the lane (mark_parallel)
-    std::set<size_t> uniform_vars_;               // lock step: variables every lane shares
-    bool uniform_decl_ = false;                   // the next declaration is one of them
+    const Lanes* lanes_ = nullptr;             // set while a chunk is lowered in lock step
+    std::vector<bool> lane_frame_;             // per declaration: its home is a [W x T] array
+    std::set<const llvm::Value*> lane_arrays_; // allocas indexed by the lane (mark_parallel)
+    std::set<size_t> uniform_vars_;            // lock step: variables every lane shares
+    bool uniform_decl_ = false;                // the next declaration is one of them
     // The lane loop being lowered: its entry block (ends in the mask's branch) and the scalar
     // copies of the lane frames it reads or writes.
     struct LaneCache {
@@ -96,7 +97,8 @@ private:
     void return_from_item() override;
     llvm::Value* transcendental(const std::string& base, ir::Scalar t,
                                 const std::vector<llvm::Value*>& args) override;
-    llvm::Value* int_divide(llvm::Value* a, llvm::Value* b, const ir::Type& t, bool remainder) override;
+    llvm::Value* int_divide(llvm::Value* a, llvm::Value* b, const ir::Type& t,
+                            bool remainder) override;
     void check_native(const ir::Native& n) override;
     llvm::Value* half_from_f32(llvm::Value* f, ir::Scalar t) override;
     llvm::Value* half_to_f32(llvm::Value* bits, ir::Scalar t) override;
@@ -117,20 +119,22 @@ private:
                       llvm::Value* from = nullptr);
     // `stmts`: the region's statements, when it may run in lock step (body lowers them).
     // `per_item`: the region runs one work-item at a time (Layout::item_region).
-    void item_loops(const std::function<void()>& body, const std::vector<const ir::Stmt*>* stmts = nullptr,
-                    bool per_item = false);
+    void item_loops(const std::function<void()>& body,
+                    const std::vector<const ir::Stmt*>* stmts = nullptr, bool per_item = false);
     // The x loop of every work-item (no vector width known), a chunk of W, the rest after
     // the chunks, or every work-item of a region run per work-item (not vectorized: SLP makes
     // vectors within each work-item).
     enum class XLoop { Whole, Chunk, Rest, Item };
-    void guarded_chunk(const ir::If& guard, const std::vector<const ir::Stmt*>& lets, size_t decls, size_t scope,
+    void guarded_chunk(const ir::If& guard, const std::vector<const ir::Stmt*>& lets, size_t decls,
+                       size_t scope,
                        const std::function<void(const char*, const std::function<void()>&)>& loop,
                        const std::function<void()>& body);
     // A region was lowered as guarded chunks (they want the function's vectors split), and one
     // whose vectors split would gather (a vector region masked otherwise, or run per work-item).
     bool split_guards_ = false;
     bool split_veto_ = false;
-    void mark_parallel(llvm::BasicBlock* after, llvm::BasicBlock* latch, XLoop kind, unsigned lanes);
+    void mark_parallel(llvm::BasicBlock* after, llvm::BasicBlock* latch, XLoop kind,
+                       unsigned lanes);
     void group_body(const ir::Stmt& s, bool in_barrier_loop);
 
     // ---- lock step (lockstep.cpp) ----
@@ -163,13 +167,17 @@ private:
     };
     std::map<size_t, Recomputed> lane_recomputed_;
     std::map<std::string, Recomputed> pending_recompute_;
-    const std::vector<const ir::Stmt*>* region_ = nullptr; // the statements of the region in lock step
-    llvm::Value* lane_if(llvm::Value* on, const std::function<llvm::Value*()>& f, llvm::Value* otherwise);
+    const std::vector<const ir::Stmt*>* region_ =
+        nullptr; // the statements of the region in lock step
+    llvm::Value* lane_if(llvm::Value* on, const std::function<llvm::Value*()>& f,
+                         llvm::Value* otherwise);
     llvm::Value* lane_bit(llvm::Value* mask);
     void uniform_control(const std::function<void(const Body&)>& lower, llvm::Value* mask);
-    void split_mask(llvm::Value* mask, const std::function<llvm::Value*()>& cond, llvm::Value* yes, llvm::Value* no);
-    void lockstep_loop(llvm::Value* mask, const std::function<llvm::Value*()>& cond, const ir::Stmt& body,
-                       const std::function<void()>& step, const std::function<void()>& chunk_step);
+    void split_mask(llvm::Value* mask, const std::function<llvm::Value*()>& cond, llvm::Value* yes,
+                    llvm::Value* no);
+    void lockstep_loop(llvm::Value* mask, const std::function<llvm::Value*()>& cond,
+                       const ir::Stmt& body, const std::function<void()>& step,
+                       const std::function<void()>& chunk_step);
     void lockstep(const ir::Stmt& s, llvm::Value* mask);
     void group_stmt(const ir::Stmt& s, bool in_barrier_loop);
 };

@@ -13,7 +13,7 @@ struct HostTarget {
     std::string cpu;
     std::string features;
     llvm::DataLayout data_layout;
-    bool f16c = false; // the CPU converts f16 itself (vcvtps2ph, vcvtph2ps)
+    bool f16c = false;        // the CPU converts f16 itself (vcvtps2ph, vcvtph2ps)
     unsigned vector_bits = 0; // the widest vector registers (prefer-vector-width); 0: LLVM's choice
     // W: the work-items of a chunk, one 32-bit lane each (0 where LLVM chooses the width).
     unsigned lanes() const { return vector_bits / 32; }

@@ -29,7 +29,8 @@ bool holds_loop(const Stmt& s, bool& ok) {
     case StmtKind::For: holds_loop(static_cast<const For&>(*s).body, ok); return true;
     case StmtKind::Block: {
         bool any = false;
-        for (auto& x : static_cast<const Block&>(*s).body) any = holds_loop(x, ok) || any;
+        for (auto& x : static_cast<const Block&>(*s).body)
+            any = holds_loop(x, ok) || any;
         return any;
     }
     case StmtKind::If: {
@@ -37,10 +38,12 @@ bool holds_loop(const Stmt& s, bool& ok) {
         bool a = holds_loop(n.then_body, ok);
         return holds_loop(n.else_body, ok) || a;
     }
-    case StmtKind::Return: case StmtKind::Break: case StmtKind::Continue: case StmtKind::Match:
-    case StmtKind::Native: case StmtKind::Barrier:
-        ok = false;
-        return false;
+    case StmtKind::Return:
+    case StmtKind::Break:
+    case StmtKind::Continue:
+    case StmtKind::Match:
+    case StmtKind::Native:
+    case StmtKind::Barrier: ok = false; return false;
     default: return false;
     }
 }
@@ -56,8 +59,9 @@ bool holds_vector(const Expr& e) {
 bool holds_vector(const Stmt& s) {
     if (s->kind == StmtKind::Assign && !static_cast<const Assign&>(*s).path.empty()) return true;
     bool found = false;
-    for_each_part(*s, [&](const Expr& e) { found = found || holds_vector(e); },
-                  [&](const Stmt& c) { found = found || holds_vector(c); });
+    for_each_part(
+        *s, [&](const Expr& e) { found = found || holds_vector(e); },
+        [&](const Stmt& c) { found = found || holds_vector(c); });
     return found;
 }
 
@@ -87,7 +91,8 @@ bool HostLowering::lockstep_fits(const std::vector<const Stmt*>& stmts) const {
     // need W copies. An assigned parameter is set before the region by each work-item.
     if (!k_.privates.empty() || !params_init_.empty()) return false;
     bool ok = true, loop = false;
-    for (const Stmt* s : stmts) loop = holds_loop(*s, ok) || loop;
+    for (const Stmt* s : stmts)
+        loop = holds_loop(*s, ok) || loop;
     return ok && loop;
 }
 
@@ -96,7 +101,8 @@ bool HostLowering::lockstep_fits(const std::vector<const Stmt*>& stmts) const {
 // every lane.
 bool HostLowering::uniform(const Expr& e) const {
     switch (e->kind) {
-    case ExprKind::Load: case ExprKind::Atomic: return false;
+    case ExprKind::Load:
+    case ExprKind::Atomic: return false;
     case ExprKind::Call: {
         const std::string& n = static_cast<const Call&>(*e).name;
         // x varies along a chunk, y and z do not; a subgroup of one work-item is the lane itself.
@@ -106,7 +112,8 @@ bool HostLowering::uniform(const Expr& e) const {
     case ExprKind::Var: {
         const size_t id = lookup(static_cast<const ir::Var&>(*e).name);
         switch (storage_[id]) {
-        case Storage::Value: case Storage::Group: return true;
+        case Storage::Value:
+        case Storage::Group: return true;
         case Storage::Recompute: return uniform(layout_.recompute.at(id));
         case Storage::PerItem: return false;
         case Storage::Private: return uniform_vars_.count(id) > 0;
@@ -125,13 +132,15 @@ bool HostLowering::uniform(const Expr& e) const {
 size_t HostLowering::recompute_cost(const Expr& e, bool& ok) const {
     size_t n = 1;
     switch (e->kind) {
-    case ExprKind::Load: case ExprKind::Atomic: ok = false; return n;
+    case ExprKind::Load:
+    case ExprKind::Atomic: ok = false; return n;
     case ExprKind::Call:
         if (!is_index_call(static_cast<const Call&>(*e).name)) ok = false;
         return n;
     case ExprKind::Var: {
         const size_t id = lookup(static_cast<const ir::Var&>(*e).name);
-        if (auto it = lane_recomputed_.find(id); it != lane_recomputed_.end()) return n + it->second.cost;
+        if (auto it = lane_recomputed_.find(id); it != lane_recomputed_.end())
+            return n + it->second.cost;
         if (storage_[id] == Storage::Private && !uniform_vars_.count(id)) ok = false;
         if (storage_[id] == Storage::PerItem) ok = false;
         return n;
@@ -171,7 +180,8 @@ bool HostLowering::reads_run(const Stmt& s, const std::vector<const Stmt*>& run)
     bool found = false;
     auto walk = [&](const Expr& e, auto& self) -> void {
         if (e->kind == ExprKind::Var)
-            found = found || std::count(declared.begin(), declared.end(), static_cast<const ir::Var&>(*e).name);
+            found = found || std::count(declared.begin(), declared.end(),
+                                        static_cast<const ir::Var&>(*e).name);
         for_each_child(*e, [&](const Expr& c) { self(c, self); });
     };
     walk(static_cast<const Let&>(*s).init, walk);
@@ -194,7 +204,8 @@ llvm::AllocaInst* HostLowering::lane_array(llvm::Type* t, const char* name) {
 }
 
 Value* HostLowering::lane_slot(Value* array, llvm::Type* t) {
-    return b_.CreateInBoundsGEP(llvm::ArrayType::get(t, lanes_->w), array, {b_.getInt32(0), item_->lane});
+    return b_.CreateInBoundsGEP(llvm::ArrayType::get(t, lanes_->w), array,
+                                {b_.getInt32(0), item_->lane});
 }
 
 // A variable's lane frame: [W x T], but for a vector one [W x E] array per lane of the vector
@@ -225,7 +236,8 @@ Value* HostLowering::frame_load(llvm::IRBuilder<>& at, size_t id, Value* lane) {
     if (!t.is_vector()) return at.CreateLoad(reg_type(t), frame_slot(at, id, lane, 0));
     Value* v = llvm::PoisonValue::get(reg_type(t));
     for (unsigned i = 0; i < t.lanes(); ++i)
-        v = at.CreateInsertElement(v, at.CreateLoad(reg_type(t.element()), frame_slot(at, id, lane, i)), i);
+        v = at.CreateInsertElement(
+            v, at.CreateLoad(reg_type(t.element()), frame_slot(at, id, lane, i)), i);
     return v;
 }
 
@@ -235,7 +247,8 @@ void HostLowering::frame_store(llvm::IRBuilder<>& at, size_t id, Value* lane, Va
         at.CreateStore(v, frame_slot(at, id, lane, 0));
         return;
     }
-    for (unsigned i = 0; i < t.lanes(); ++i) at.CreateStore(at.CreateExtractElement(v, i), frame_slot(at, id, lane, i));
+    for (unsigned i = 0; i < t.lanes(); ++i)
+        at.CreateStore(at.CreateExtractElement(v, i), frame_slot(at, id, lane, i));
 }
 
 // A lane frame's value inside the current lane loop: a scalar copy loaded at the loop's start
@@ -256,7 +269,9 @@ Value* HostLowering::read_lane_frame(size_t id) {
     return b_.CreateLoad(t, lane_copy(id));
 }
 
-void HostLowering::write_lane_frame(size_t id, Value* v) { b_.CreateStore(v, lane_copy(id)); }
+void HostLowering::write_lane_frame(size_t id, Value* v) {
+    b_.CreateStore(v, lane_copy(id));
+}
 
 // The item of the chunk as a whole, for uniform expressions: x is the chunk's first.
 HostLowering::Item HostLowering::chunk_item() const {
@@ -278,8 +293,10 @@ void HostLowering::lane_loop(Value* mask, const std::function<void()>& f) {
         item_ = &it;
         BasicBlock* on = new_block("lane.on");
         if (mask)
-            b_.CreateCondBr(b_.CreateTrunc(b_.CreateLoad(b_.getInt8Ty(), lane_slot(mask, b_.getInt8Ty())), b_.getInt1Ty()),
-                            on, latch);
+            b_.CreateCondBr(
+                b_.CreateTrunc(b_.CreateLoad(b_.getInt8Ty(), lane_slot(mask, b_.getInt8Ty())),
+                               b_.getInt1Ty()),
+                on, latch);
         else
             b_.CreateBr(on);
         cache.entry = b_.GetInsertBlock();
@@ -318,13 +335,15 @@ Value* HostLowering::lane_if(Value* on, const std::function<Value*()>& f, Value*
 }
 
 Value* HostLowering::lane_bit(Value* mask) {
-    return b_.CreateTrunc(b_.CreateLoad(b_.getInt8Ty(), lane_slot(mask, b_.getInt8Ty())), b_.getInt1Ty());
+    return b_.CreateTrunc(b_.CreateLoad(b_.getInt8Ty(), lane_slot(mask, b_.getInt8Ty())),
+                          b_.getInt1Ty());
 }
 
 // For each lane within `mask` (null: every lane): yes[lane] = cond(), and no[lane] (when not
 // null) its negation; both 0 for the other lanes, where cond is not evaluated. One store of
 // each per lane, so the arrays are written whole.
-void HostLowering::split_mask(Value* mask, const std::function<Value*()>& cond, Value* yes, Value* no) {
+void HostLowering::split_mask(Value* mask, const std::function<Value*()>& cond, Value* yes,
+                              Value* no) {
     llvm::Type* i8 = b_.getInt8Ty();
     lane_loop(nullptr, [&] {
         // Both bits from one evaluation: (cond, not cond) as two bits of an i8.
@@ -341,7 +360,8 @@ void HostLowering::split_mask(Value* mask, const std::function<Value*()>& cond, 
 // A loop in lock step: `cond` (evaluated for lanes still active) narrows the mask before each
 // trip; the loop ends when no lane is active. `step` runs after the body for active lanes.
 void HostLowering::lockstep_loop(Value* mask, const std::function<Value*()>& cond, const Stmt& body,
-                                 const std::function<void()>& step, const std::function<void()>& chunk_step) {
+                                 const std::function<void()>& step,
+                                 const std::function<void()>& chunk_step) {
     llvm::Type* i8 = b_.getInt8Ty();
     llvm::AllocaInst* active = lane_array(i8, "lane.active");
     split_mask(mask, [&] { return b_.getTrue(); }, active, nullptr);
@@ -467,7 +487,8 @@ void HostLowering::lockstep(const Stmt& s, Value* mask) {
                 b_.CreateStore(expr(n.end), lane_slot(end, t));
                 pending_recompute_[n.var] = Recomputed{
                     [this, begin, step, trips, t] {
-                        return b_.CreateAdd(expr(begin), b_.CreateMul(b_.CreateLoad(t, trips), expr(step)));
+                        return b_.CreateAdd(expr(begin),
+                                            b_.CreateMul(b_.CreateLoad(t, trips), expr(step)));
                     },
                     begin_cost + 8};
                 declare(n.var, n.type, expr(n.begin));
@@ -475,9 +496,14 @@ void HostLowering::lockstep(const Stmt& s, Value* mask) {
             });
             lockstep_loop(
                 mask,
-                [&] { return compare(BinaryOp::Lt, read_variable(var), b_.CreateLoad(t, lane_slot(end, t)), n.type); },
-                n.body, nullptr, [&] {
-                    b_.CreateStore(b_.CreateAdd(b_.CreateLoad(t, trips), llvm::ConstantInt::get(t, 1)), trips);
+                [&] {
+                    return compare(BinaryOp::Lt, read_variable(var),
+                                   b_.CreateLoad(t, lane_slot(end, t)), n.type);
+                },
+                n.body, nullptr,
+                [&] {
+                    b_.CreateStore(
+                        b_.CreateAdd(b_.CreateLoad(t, trips), llvm::ConstantInt::get(t, 1)), trips);
                 });
             scope_.resize(mark);
             return;
@@ -496,15 +522,22 @@ void HostLowering::lockstep(const Stmt& s, Value* mask) {
         });
         lockstep_loop(
             mask,
-            [&] { return compare(BinaryOp::Lt, read_variable(var), b_.CreateLoad(t, lane_slot(end, t)), n.type); },
+            [&] {
+                return compare(BinaryOp::Lt, read_variable(var),
+                               b_.CreateLoad(t, lane_slot(end, t)), n.type);
+            },
             n.body,
-            [&] { write_variable(var, b_.CreateAdd(read_variable(var), b_.CreateLoad(t, lane_slot(step, t)))); },
+            [&] {
+                write_variable(
+                    var, b_.CreateAdd(read_variable(var), b_.CreateLoad(t, lane_slot(step, t))));
+            },
             nullptr);
         scope_.resize(mark);
         return;
     }
     // While loops keep a region out of lock step (lockstep_fits).
-    default: internal(std::string("a ") + to_string(s->kind) + " statement holding a loop in lock step");
+    default:
+        internal(std::string("a ") + to_string(s->kind) + " statement holding a loop in lock step");
     }
 }
 

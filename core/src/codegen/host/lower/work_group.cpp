@@ -24,7 +24,8 @@ namespace {
 // the index ones.
 bool pure(const Expr& e) {
     if (e->kind == ExprKind::Load || e->kind == ExprKind::Atomic) return false;
-    if (e->kind == ExprKind::Call && !is_index_call(static_cast<const Call&>(*e).name)) return false;
+    if (e->kind == ExprKind::Call && !is_index_call(static_cast<const Call&>(*e).name))
+        return false;
     bool all = true;
     for_each_child(*e, [&](const Expr& c) { all = all && pure(c); });
     return all;
@@ -38,14 +39,16 @@ const If* bounds_guard(const std::vector<const Stmt*>& stmts, std::vector<const 
     while (list.size() == 1 && *list[0] && (*list[0])->kind == StmtKind::Block) {
         const auto& body = static_cast<const Block&>(**list[0]).body;
         list.clear();
-        for (const Stmt& s : body) list.push_back(&s);
+        for (const Stmt& s : body)
+            list.push_back(&s);
     }
     if (list.empty() || !*list.back() || (*list.back())->kind != StmtKind::If) return nullptr;
     const auto& guard = static_cast<const If&>(**list.back());
     if (guard.else_body || !pure(guard.cond)) return nullptr;
     lets.clear();
     for (size_t i = 0; i + 1 < list.size(); ++i) {
-        if (!*list[i] || (*list[i])->kind != StmtKind::Let || !pure(static_cast<const Let&>(**list[i]).init))
+        if (!*list[i] || (*list[i])->kind != StmtKind::Let ||
+            !pure(static_cast<const Let&>(**list[i]).init))
             return nullptr;
         lets.push_back(list[i]);
     }
@@ -57,9 +60,14 @@ bool branches(const std::vector<const Stmt*>& stmts) {
     for (const Stmt* s : stmts)
         if (any_nested(*s, [](const StmtNode& x) {
                 switch (x.kind) {
-                case StmtKind::If: case StmtKind::For: case StmtKind::While: case StmtKind::Match:
-                case StmtKind::Return: case StmtKind::Break: case StmtKind::Continue: case StmtKind::Native:
-                    return true;
+                case StmtKind::If:
+                case StmtKind::For:
+                case StmtKind::While:
+                case StmtKind::Match:
+                case StmtKind::Return:
+                case StmtKind::Break:
+                case StmtKind::Continue:
+                case StmtKind::Native: return true;
                 default: return false;
                 }
             }))
@@ -108,8 +116,8 @@ void HostLowering::counted_loop(Value* n, const char* name,
 // lane (a broadcast instead of a gather) and `x % 16` is the lane: the indexing of tiles by
 // `tid / cols` and `tid % cols` that GPU kernels use. The region is emitted twice for that
 // (the chunks and the rest), each time with the declarations numbered from the same point.
-void HostLowering::item_loops(const std::function<void()>& body, const std::vector<const Stmt*>* stmts,
-                              bool per_item) {
+void HostLowering::item_loops(const std::function<void()>& body,
+                              const std::vector<const Stmt*>* stmts, bool per_item) {
     llvm::Type* i64 = b_.getInt64Ty();
     Value* lx = b_.CreateZExt(local_size_[0], i64);
     Value* ly = b_.CreateZExt(local_size_[1], i64);
@@ -135,21 +143,26 @@ void HostLowering::item_loops(const std::function<void()>& body, const std::vect
                 item_ = saved;
             };
             // A parallel x loop from `from` to `n` (nullptr: 0); `kind`: see mark_parallel.
-            auto x_loop = [&](const char* name, Value* n, Value* from, const std::function<Value*(Value*)>& id,
-                              XLoop kind, const std::function<void()>& what) {
+            auto x_loop = [&](const char* name, Value* n, Value* from,
+                              const std::function<Value*(Value*)>& id, XLoop kind,
+                              const std::function<void()>& what) {
                 BasicBlock* before = &f_->back();
                 BasicBlock* x_latch = nullptr;
-                counted_loop(n, name, [&](Value* x, BasicBlock* latch) {
-                    item(id(x), latch, what);
-                    x_latch = latch;
-                }, from);
+                counted_loop(
+                    n, name,
+                    [&](Value* x, BasicBlock* latch) {
+                        item(id(x), latch, what);
+                        x_latch = latch;
+                    },
+                    from);
                 mark_parallel(before, x_latch, kind, lanes);
             };
             auto same = [](Value* x) { return x; };
             const bool vectors = stmts && lockstep_vectors(*stmts);
             if (lanes < 2 || per_item) {
                 if (vectors) split_veto_ = true;
-                x_loop("wi.x", local_size_[0], nullptr, same, per_item ? XLoop::Item : XLoop::Whole, body);
+                x_loop("wi.x", local_size_[0], nullptr, same, per_item ? XLoop::Item : XLoop::Whole,
+                       body);
                 return;
             }
             const unsigned shift = llvm::Log2_32(lanes);
@@ -157,16 +170,24 @@ void HostLowering::item_loops(const std::function<void()>& body, const std::vect
             const bool in_step = stmts && lockstep_fits(*stmts);
             if (in_step && vectors) f_->addFnAttr(split_vectors_attribute);
             std::vector<const Stmt*> lets;
-            const If* guard = vectors && !in_step && params_init_.empty() ? bounds_guard(*stmts, lets) : nullptr;
-            if (guard) split_guards_ = true;
-            else if (vectors && !in_step && branches(*stmts)) split_veto_ = true;
+            const If* guard =
+                vectors && !in_step && params_init_.empty() ? bounds_guard(*stmts, lets) : nullptr;
+            if (guard)
+                split_guards_ = true;
+            else if (vectors && !in_step && branches(*stmts))
+                split_veto_ = true;
             counted_loop(chunks, "wi.xc", [&](Value* c, BasicBlock*) {
                 Value* first = b_.CreateShl(c, shift, "wi.first", true, true);
-                auto in_chunk = [&](Value* lane) { return b_.CreateAdd(first, lane, "wi.xl", true, true); };
+                auto in_chunk = [&](Value* lane) {
+                    return b_.CreateAdd(first, lane, "wi.xl", true, true);
+                };
                 if (guard) {
-                    guarded_chunk(*guard, lets, decls, scope, [&](const char* name, const std::function<void()>& what) {
-                        x_loop(name, b_.getInt32(lanes), nullptr, in_chunk, XLoop::Chunk, what);
-                    }, body);
+                    guarded_chunk(
+                        *guard, lets, decls, scope,
+                        [&](const char* name, const std::function<void()>& what) {
+                            x_loop(name, b_.getInt32(lanes), nullptr, in_chunk, XLoop::Chunk, what);
+                        },
+                        body);
                     return;
                 }
                 if (in_step) {
@@ -175,7 +196,8 @@ void HostLowering::item_loops(const std::function<void()>& body, const std::vect
                     lanes_ = &chunk;
                     region_ = stmts;
                     rehome_region_locals();
-                    for (const Stmt* s : *stmts) lockstep(*s, nullptr);
+                    for (const Stmt* s : *stmts)
+                        lockstep(*s, nullptr);
                     lanes_ = nullptr;
                     region_ = nullptr;
                     return;
@@ -184,7 +206,8 @@ void HostLowering::item_loops(const std::function<void()>& body, const std::vect
             });
             next_decl_ = decls;
             scope_.resize(scope);
-            x_loop("wi.xr", local_size_[0], b_.CreateShl(chunks, shift, "", true, true), same, XLoop::Rest, body);
+            x_loop("wi.xr", local_size_[0], b_.CreateShl(chunks, shift, "", true, true), same,
+                   XLoop::Rest, body);
         });
     });
 }
@@ -201,9 +224,10 @@ void HostLowering::item_loops(const std::function<void()>& body, const std::vect
 // the grid take the second way.
 // `loop(name, what)` emits a loop over the chunk's work-items running `what` for each;
 // `decls` and `scope` are where the region's declarations start, for each copy.
-void HostLowering::guarded_chunk(const If& guard, const std::vector<const Stmt*>& lets, size_t decls,
-                                 size_t scope, const std::function<void(const char*, const std::function<void()>&)>& loop,
-                                 const std::function<void()>& body) {
+void HostLowering::guarded_chunk(
+    const If& guard, const std::vector<const Stmt*>& lets, size_t decls, size_t scope,
+    const std::function<void(const char*, const std::function<void()>&)>& loop,
+    const std::function<void()>& body) {
     auto restart = [&] {
         next_decl_ = decls;
         scope_.resize(scope);
@@ -212,7 +236,8 @@ void HostLowering::guarded_chunk(const If& guard, const std::vector<const Stmt*>
     llvm::AllocaInst* all = entry_alloca(flag, "wi.all");
     b_.CreateStore(b_.getTrue(), all);
     loop("wi.xg", [&] {
-        for (const Stmt* s : lets) stmt(*s);
+        for (const Stmt* s : lets)
+            stmt(*s);
         b_.CreateStore(b_.CreateAnd(b_.CreateLoad(flag, all), expr(guard.cond)), all);
     });
     restart();
@@ -221,7 +246,8 @@ void HostLowering::guarded_chunk(const If& guard, const std::vector<const Stmt*>
     b_.CreateCondBr(b_.CreateLoad(flag, all), full, partial);
     b_.SetInsertPoint(full);
     loop("wi.x", [&] {
-        for (const Stmt* s : lets) stmt(*s);
+        for (const Stmt* s : lets)
+            stmt(*s);
         nested(guard.then_body);
     });
     BasicBlock* full_end = b_.GetInsertBlock();
@@ -259,13 +285,16 @@ void HostLowering::mark_parallel(BasicBlock* after, BasicBlock* latch, XLoop kin
             Value* address = nullptr;
             if (auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst); load && load->isSimple())
                 address = load->getPointerOperand();
-            else if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst); store && store->isSimple())
+            else if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst);
+                     store && store->isSimple())
                 address = store->getPointerOperand();
             const Value* object = address ? llvm::getUnderlyingObject(address, 0) : nullptr;
             if (address && (!llvm::isa<llvm::AllocaInst>(object) || lane_arrays_.count(object)))
                 inst.setMetadata(llvm::LLVMContext::MD_access_group, group);
         }
-    std::vector<llvm::Metadata*> hints = {nullptr, llvm::MDNode::get(c_, {llvm::MDString::get(c_, "llvm.loop.parallel_accesses"), group})};
+    std::vector<llvm::Metadata*> hints = {
+        nullptr,
+        llvm::MDNode::get(c_, {llvm::MDString::get(c_, "llvm.loop.parallel_accesses"), group})};
     auto flag = [&](const char* name, llvm::Metadata* value) {
         std::vector<llvm::Metadata*> ops = {llvm::MDString::get(c_, name)};
         if (value) ops.push_back(value);
@@ -291,16 +320,21 @@ void HostLowering::group_body(const Stmt& s, bool in_barrier_loop) {
     size_t mark = scope_.size();
     std::vector<Stmt> one;
     const std::vector<Stmt>* list = &one;
-    if (auto b = as<Block>(s)) list = &b->body;
-    else one.push_back(s);
+    if (auto b = as<Block>(s))
+        list = &b->body;
+    else
+        one.push_back(s);
     std::vector<const Stmt*> run;
     auto flush = [&] {
         if (run.empty()) return;
         const size_t region = next_region_++;
         if (region >= layout_.item_region.size()) internal("more regions than the layout found");
-        item_loops([&] {
-            for (const Stmt* x : run) stmt(*x);
-        }, &run, layout_.item_region[region]);
+        item_loops(
+            [&] {
+                for (const Stmt* x : run)
+                    stmt(*x);
+            },
+            &run, layout_.item_region[region]);
         run.clear();
     };
     for (auto& x : *list) {
@@ -331,7 +365,8 @@ void HostLowering::group_stmt(const Stmt& s, bool in_barrier_loop) {
         match_stmt(static_cast<const Match&>(*s),
                    [&](const Stmt& x) { group_body(x, in_barrier_loop); });
         return;
-    case StmtKind::Break: case StmtKind::Continue: leave_loop(s->kind == StmtKind::Break); return;
+    case StmtKind::Break:
+    case StmtKind::Continue: leave_loop(s->kind == StmtKind::Break); return;
     // Each region already ran for every work-item before the next starts, and all of them
     // run on this thread: that is the barrier and its fence.
     case StmtKind::Barrier: return;
@@ -375,8 +410,7 @@ void HostLowering::prologue() {
 
     // The context struct's layout comes from plugin.h itself, never from a guess.
     for (unsigned d = 0; d < 3; ++d) {
-        group_id_[d] =
-            field(ctx, offsetof(plx_workgroup_ctx, group_id) + 8 * d, i64, "group_id");
+        group_id_[d] = field(ctx, offsetof(plx_workgroup_ctx, group_id) + 8 * d, i64, "group_id");
         num_groups_[d] =
             field(ctx, offsetof(plx_workgroup_ctx, num_groups) + 8 * d, i64, "num_groups");
         local_size_[d] =
@@ -384,9 +418,10 @@ void HostLowering::prologue() {
         // Below 2^31 (devices bound a group far under that): local ids are then non-negative
         // as i32, so `tid / 16` on an Int is a shift, as on an unsigned id.
         llvm::cast<llvm::LoadInst>(local_size_[d])
-            ->setMetadata(llvm::LLVMContext::MD_range,
-                          llvm::MDNode::get(c_, {llvm::ConstantAsMetadata::get(b_.getInt32(0)),
-                                                 llvm::ConstantAsMetadata::get(b_.getInt32(1u << 31))}));
+            ->setMetadata(
+                llvm::LLVMContext::MD_range,
+                llvm::MDNode::get(c_, {llvm::ConstantAsMetadata::get(b_.getInt32(0)),
+                                       llvm::ConstantAsMetadata::get(b_.getInt32(1u << 31))}));
     }
     // A kernel that requires a work-group shape gets it at every launch (the Runtime refuses
     // any other), so the shape is a constant here: the work-item loops have constant trip
@@ -398,7 +433,8 @@ void HostLowering::prologue() {
     Value* shape_ok = b_.getTrue();
     if (required[0]) {
         for (unsigned d = 0; d < 3; ++d) {
-            shape_ok = b_.CreateAnd(shape_ok, b_.CreateICmpEQ(local_size_[d], b_.getInt32(required[d])));
+            shape_ok =
+                b_.CreateAnd(shape_ok, b_.CreateICmpEQ(local_size_[d], b_.getInt32(required[d])));
             local_size_[d] = b_.getInt32(required[d]);
         }
     }
@@ -414,7 +450,8 @@ void HostLowering::prologue() {
     ret_ = new_block("ret");
     BasicBlock* run_bb = new_block("run");
     // A group without work-items (a zero local size) has nothing to run, group control included.
-    b_.CreateCondBr(b_.CreateAnd(shape_ok, b_.CreateICmpNE(group_size, b_.getInt64(0))), run_bb, ret_);
+    b_.CreateCondBr(b_.CreateAnd(shape_ok, b_.CreateICmpNE(group_size, b_.getInt64(0))), run_bb,
+                    ret_);
     b_.SetInsertPoint(run_bb);
     if (layout_.shared_bytes || layout_.per_item_bytes || layout_.record_bytes)
         group_size = group_local_memory(ctx, group_size);
@@ -432,12 +469,13 @@ Value* HostLowering::group_local_memory(Value* ctx, Value* group_size) {
         b_.getInt64(Layout::item_padding));
     padded_ = padded;
     records_ = b_.CreateAdd(b_.getInt64(layout_.shared_bytes),
-                            b_.CreateMul(padded, b_.getInt64(layout_.per_item_bytes)), "records"); // Layout::records_offset
-    Value* need = b_.CreateAdd(records_, b_.CreateMul(group_size, b_.getInt64(layout_.record_bytes)),
-                               "local_need"); // Layout::local_bytes
+                            b_.CreateMul(padded, b_.getInt64(layout_.per_item_bytes)),
+                            "records"); // Layout::records_offset
+    Value* need =
+        b_.CreateAdd(records_, b_.CreateMul(group_size, b_.getInt64(layout_.record_bytes)),
+                     "local_need"); // Layout::local_bytes
     Value* mem = field(ctx, offsetof(plx_workgroup_ctx, local_mem), ptr, "local_mem");
-    Value* have =
-        field(ctx, offsetof(plx_workgroup_ctx, local_mem_bytes), i64, "local_mem_bytes");
+    Value* have = field(ctx, offsetof(plx_workgroup_ctx, local_mem_bytes), i64, "local_mem_bytes");
     Value* fits = b_.CreateAnd(b_.CreateIsNotNull(mem), b_.CreateICmpUGE(have, need));
     BasicBlock* from = b_.GetInsertBlock();
     BasicBlock* heap = new_block("local.heap");
@@ -482,9 +520,11 @@ void HostLowering::bind_params(Value* args, Value* group_size) {
         Variable v{layout_.decl_types[d], nullptr};
         // A record member's home is its place in work-item 0's record.
         if (layout_.decls[d] == Storage::PerItem)
-            v.home = layout_.in_record[d] ? b_.CreateInBoundsGEP(b_.getInt8Ty(), local_base_,
-                                                                 b_.CreateAdd(records_, b_.getInt64(layout_.per_item_prefix[d])))
-                                          : copies(layout_.per_item_prefix[d]);
+            v.home = layout_.in_record[d]
+                         ? b_.CreateInBoundsGEP(
+                               b_.getInt8Ty(), local_base_,
+                               b_.CreateAdd(records_, b_.getInt64(layout_.per_item_prefix[d])))
+                         : copies(layout_.per_item_prefix[d]);
         variables_.push_back(v);
         storage_.push_back(layout_.decls[d]);
     }
@@ -518,15 +558,18 @@ void HostLowering::run() {
     prologue();
     // An assigned parameter is a variable each work-item starts with the argument's value.
     auto init_params = [&] {
-        for (auto& [i, v] : params_init_) write_variable(i, v);
+        for (auto& [i, v] : params_init_)
+            write_variable(i, v);
     };
     if (!layout_.barrier) {
         const std::vector<const Stmt*> body = {&k_.body};
         next_region_ = 1;
-        item_loops([&] {
-            init_params();
-            nested(k_.body);
-        }, &body, layout_.item_region.at(0));
+        item_loops(
+            [&] {
+                init_params();
+                nested(k_.body);
+            },
+            &body, layout_.item_region.at(0));
     } else {
         if (!params_init_.empty()) item_loops(init_params);
         group_body(k_.body, false);

@@ -15,7 +15,9 @@
 namespace plexus::codegen::host {
 
 // The name of the work-group function of a kernel; the validator keeps user names off plx_.
-inline std::string function_name(const ir::Kernel& k) { return "plx_wg_" + k.name; }
+inline std::string function_name(const ir::Kernel& k) {
+    return "plx_wg_" + k.name;
+}
 
 // The attribute of a work-group function whose lock-step lane loops hold vector values (a
 // float3 position): the JIT splits each vector operation into one per lane before

@@ -12,7 +12,8 @@ namespace plexus::codegen::host {
 inline bool is_buffer(const llvm::Value* base, const llvm::Function& f) {
     auto* elements = llvm::dyn_cast<llvm::LoadInst>(base);
     if (!elements) return false;
-    auto* table = llvm::dyn_cast<llvm::LoadInst>(llvm::getUnderlyingObject(elements->getPointerOperand()));
+    auto* table =
+        llvm::dyn_cast<llvm::LoadInst>(llvm::getUnderlyingObject(elements->getPointerOperand()));
     return table && table->getPointerOperand() == f.getArg(1);
 }
 

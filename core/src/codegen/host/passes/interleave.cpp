@@ -46,7 +46,8 @@ bool arithmetic(const Instruction& i) {
     if (!i.getType()->isFPOrFPVectorTy()) return false;
     if (llvm::isa<llvm::BinaryOperator>(i) || llvm::isa<llvm::UnaryOperator>(i)) return true;
     if (const auto* call = llvm::dyn_cast<llvm::IntrinsicInst>(&i))
-        return call->getIntrinsicID() == llvm::Intrinsic::fma || call->getIntrinsicID() == llvm::Intrinsic::fmuladd;
+        return call->getIntrinsicID() == llvm::Intrinsic::fma ||
+               call->getIntrinsicID() == llvm::Intrinsic::fmuladd;
     return false;
 }
 
@@ -78,7 +79,8 @@ bool interleave_block(llvm::BasicBlock& bb, llvm::BatchAAResults& aa) {
     if (chains < 2 || accesses > max_accesses) return false;
     const size_t n = body.size();
     std::unordered_map<const Instruction*, size_t> at;
-    for (size_t k = 0; k < n; ++k) at.emplace(body[k], k);
+    for (size_t k = 0; k < n; ++k)
+        at.emplace(body[k], k);
 
     std::vector<std::vector<size_t>> preds(n), succs(n);
     auto edge = [&](size_t from, size_t to) {
@@ -98,7 +100,8 @@ bool interleave_block(llvm::BasicBlock& bb, llvm::BatchAAResults& aa) {
                 level[k] = std::max(level[k], level[it->second] + (arithmetic(*def) ? 1 : 0));
             }
         if (fixed(*i)) {
-            for (size_t j : since_fixed) edge(j, k);
+            for (size_t j : since_fixed)
+                edge(j, k);
             since_fixed.clear();
             reads.clear();
             writes.clear();
@@ -112,7 +115,9 @@ bool interleave_block(llvm::BasicBlock& bb, llvm::BatchAAResults& aa) {
         const bool store = llvm::isa<llvm::StoreInst>(i);
         auto order_after = [&](const std::vector<size_t>& earlier) {
             for (size_t j : earlier)
-                if (aa.alias(here, llvm::MemoryLocation::get(body[j])) != llvm::AliasResult::NoAlias) edge(j, k);
+                if (aa.alias(here, llvm::MemoryLocation::get(body[j])) !=
+                    llvm::AliasResult::NoAlias)
+                    edge(j, k);
         };
         order_after(writes);
         if (store) order_after(reads);
@@ -161,7 +166,8 @@ bool interleave_block(llvm::BasicBlock& bb, llvm::BatchAAResults& aa) {
     if (order.size() != n) return false; // cannot happen: every edge goes forward
     if (std::is_sorted(order.begin(), order.end())) return false; // the order it had
     Instruction* end = bb.getTerminator();
-    for (size_t k : order) body[k]->moveBefore(end);
+    for (size_t k : order)
+        body[k]->moveBefore(end);
     return true;
 }
 
@@ -171,14 +177,16 @@ llvm::MDNode* item_loop_hint(llvm::LLVMContext& c) {
     return llvm::MDNode::get(c, {llvm::MDString::get(c, item_loop_marker)});
 }
 
-llvm::PreservedAnalyses InterleaveChains::run(llvm::Function& f, llvm::FunctionAnalysisManager& fam) {
+llvm::PreservedAnalyses InterleaveChains::run(llvm::Function& f,
+                                              llvm::FunctionAnalysisManager& fam) {
     const llvm::LoopInfo& loops = fam.getResult<llvm::LoopAnalysis>(f);
     llvm::BatchAAResults aa(fam.getResult<llvm::AAManager>(f));
     bool changed = false;
     for (const llvm::Loop* top : loops)
         for (const llvm::Loop* loop : top->getLoopsInPreorder())
             if (llvm::findOptionMDForLoop(loop, item_loop_marker))
-                for (llvm::BasicBlock* bb : loop->blocks()) changed = interleave_block(*bb, aa) || changed;
+                for (llvm::BasicBlock* bb : loop->blocks())
+                    changed = interleave_block(*bb, aa) || changed;
     if (!changed) return llvm::PreservedAnalyses::all();
     llvm::PreservedAnalyses kept;
     kept.preserveSet<llvm::CFGAnalyses>();

@@ -61,12 +61,18 @@ namespace {
 // other users) is that lane's sum.
 struct Widen : llvm::SCEVRewriteVisitor<Widen> {
     using SCEVRewriteVisitor::SCEVRewriteVisitor;
-    const llvm::SCEV* visitSignExtendExpr(const llvm::SCEVSignExtendExpr* e) { return widen(e, true); }
-    const llvm::SCEV* visitZeroExtendExpr(const llvm::SCEVZeroExtendExpr* e) { return widen(e, false); }
+    const llvm::SCEV* visitSignExtendExpr(const llvm::SCEVSignExtendExpr* e) {
+        return widen(e, true);
+    }
+    const llvm::SCEV* visitZeroExtendExpr(const llvm::SCEVZeroExtendExpr* e) {
+        return widen(e, false);
+    }
     const llvm::SCEV* visitUnknown(const llvm::SCEVUnknown* e) {
         auto* extract = llvm::dyn_cast<llvm::ExtractElementInst>(e->getValue());
-        auto* index = extract ? llvm::dyn_cast<llvm::ConstantInt>(extract->getIndexOperand()) : nullptr;
-        const llvm::SCEV* x = index ? lane(extract->getVectorOperand(), unsigned(index->getZExtValue()), 0) : nullptr;
+        auto* index =
+            extract ? llvm::dyn_cast<llvm::ConstantInt>(extract->getIndexOperand()) : nullptr;
+        const llvm::SCEV* x =
+            index ? lane(extract->getVectorOperand(), unsigned(index->getZExtValue()), 0) : nullptr;
         return x ? x : e;
     }
     // Lane i of an integer vector built of splats, constants and sums; nullptr: something else.
@@ -79,17 +85,20 @@ struct Widen : llvm::SCEVRewriteVisitor<Widen> {
         if (auto* insert = llvm::dyn_cast<llvm::InsertElementInst>(v)) {
             auto* at = llvm::dyn_cast<llvm::ConstantInt>(insert->getOperand(2));
             if (!at) return nullptr;
-            return at->getZExtValue() == i ? SE.getSCEV(insert->getOperand(1)) : lane(insert->getOperand(0), i, depth + 1);
+            return at->getZExtValue() == i ? SE.getSCEV(insert->getOperand(1))
+                                           : lane(insert->getOperand(0), i, depth + 1);
         }
         if (auto* shuffle = llvm::dyn_cast<llvm::ShuffleVectorInst>(v)) {
             const int m = shuffle->getMaskValue(i);
-            const int n = int(llvm::cast<llvm::FixedVectorType>(shuffle->getOperand(0)->getType())->getNumElements());
+            const int n = int(llvm::cast<llvm::FixedVectorType>(shuffle->getOperand(0)->getType())
+                                  ->getNumElements());
             if (m < 0) return nullptr;
             return lane(shuffle->getOperand(m < n ? 0 : 1), unsigned(m % n), depth + 1);
         }
         auto* op = llvm::dyn_cast<llvm::BinaryOperator>(v);
         const bool sum = op && (op->getOpcode() == llvm::Instruction::Add ||
-                                (op->getOpcode() == llvm::Instruction::Or && llvm::cast<llvm::PossiblyDisjointInst>(op)->isDisjoint()));
+                                (op->getOpcode() == llvm::Instruction::Or &&
+                                 llvm::cast<llvm::PossiblyDisjointInst>(op)->isDisjoint()));
         if (!sum) return nullptr;
         const llvm::SCEV* a = lane(op->getOperand(0), i, depth + 1);
         const llvm::SCEV* b = a ? lane(op->getOperand(1), i, depth + 1) : nullptr;
@@ -104,12 +113,13 @@ struct Widen : llvm::SCEVRewriteVisitor<Widen> {
         if (llvm::isa<llvm::SCEVUnknown>(x)) x = visit(x);
         if (auto* sum = llvm::dyn_cast<llvm::SCEVAddExpr>(x)) {
             llvm::SmallVector<const llvm::SCEV*, 4> terms;
-            for (const llvm::SCEV* t : sum->operands()) terms.push_back(extend(t));
+            for (const llvm::SCEV* t : sum->operands())
+                terms.push_back(extend(t));
             return SE.getAddExpr(terms);
         }
         if (auto* rec = llvm::dyn_cast<llvm::SCEVAddRecExpr>(x); rec && rec->isAffine())
-            return SE.getAddRecExpr(extend(rec->getStart()), extend(rec->getStepRecurrence(SE)), rec->getLoop(),
-                                    llvm::SCEV::FlagAnyWrap);
+            return SE.getAddRecExpr(extend(rec->getStart()), extend(rec->getStepRecurrence(SE)),
+                                    rec->getLoop(), llvm::SCEV::FlagAnyWrap);
         return sign ? SE.getSignExtendExpr(x, type) : SE.getZeroExtendExpr(x, type);
     }
 };
@@ -125,19 +135,21 @@ struct Access {
 };
 std::optional<Access> access_of(llvm::Instruction& i) {
     if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&i); store && store->isSimple())
-        return Access{store, store->getPointerOperand(), store->getValueOperand(), store->getAlign()};
+        return Access{store, store->getPointerOperand(), store->getValueOperand(),
+                      store->getAlign()};
     auto* call = llvm::dyn_cast<llvm::IntrinsicInst>(&i);
     if (!call || call->getIntrinsicID() != llvm::Intrinsic::masked_store) return std::nullopt;
     auto* align = llvm::cast<llvm::ConstantInt>(call->getArgOperand(2));
-    return Access{call, call->getArgOperand(1), call->getArgOperand(0), llvm::Align(align->getZExtValue()),
-                  call->getArgOperand(3)};
+    return Access{call, call->getArgOperand(1), call->getArgOperand(0),
+                  llvm::Align(align->getZExtValue()), call->getArgOperand(3)};
 }
 
 // The stores of f that stream, or none where f has an atomic operation or a fence. Stores into
 // one buffer with one step in one loop form runs (their starts a constant apart: an unrolled
 // or interleaved loop's stores, or one store alone); a run streams when its stores cover the
 // step exactly.
-std::vector<Access> streaming_stores(llvm::Function& f, llvm::LoopInfo& loops, llvm::ScalarEvolution& se) {
+std::vector<Access> streaming_stores(llvm::Function& f, llvm::LoopInfo& loops,
+                                     llvm::ScalarEvolution& se) {
     const llvm::DataLayout& dl = f.getParent()->getDataLayout();
     struct Store {
         Access access;
@@ -163,8 +175,11 @@ std::vector<Access> streaming_stores(llvm::Function& f, llvm::LoopInfo& loops, l
             if (!at || at->getLoop() != loop || !at->isAffine()) continue;
             auto* step = llvm::dyn_cast<llvm::SCEVConstant>(at->getStepRecurrence(se));
             auto* base = llvm::dyn_cast<llvm::SCEVUnknown>(se.getPointerBase(at));
-            if (!step || step->getAPInt().getSExtValue() <= 0 || !base || !is_buffer(base->getValue(), f)) continue;
-            groups[{base->getValue(), loop, step->getAPInt().getSExtValue()}].push_back({*a, at->getStart(), bytes});
+            if (!step || step->getAPInt().getSExtValue() <= 0 || !base ||
+                !is_buffer(base->getValue(), f))
+                continue;
+            groups[{base->getValue(), loop, step->getAPInt().getSExtValue()}].push_back(
+                {*a, at->getStart(), bytes});
         }
     std::vector<Access> stores;
     for (auto& [key, group] : groups) {
@@ -176,7 +191,8 @@ std::vector<Access> streaming_stores(llvm::Function& f, llvm::LoopInfo& loops, l
             std::vector<std::pair<int64_t, int64_t>> ranges;
             std::vector<size_t> run;
             for (size_t j = r; j < group.size(); ++j)
-                if (auto* d = llvm::dyn_cast<llvm::SCEVConstant>(se.getMinusSCEV(group[j].start, group[r].start));
+                if (auto* d = llvm::dyn_cast<llvm::SCEVConstant>(
+                        se.getMinusSCEV(group[j].start, group[r].start));
                     !taken[j] && d) {
                     taken[j] = true;
                     run.push_back(j);
@@ -191,7 +207,8 @@ std::vector<Access> streaming_stores(llvm::Function& f, llvm::LoopInfo& loops, l
                 end = std::max(end, to);
             }
             if (!gap && end - ranges.front().first == std::get<2>(key))
-                for (size_t j : run) stores.push_back(group[j].access);
+                for (size_t j : run)
+                    stores.push_back(group[j].access);
         }
     }
     return stores;
@@ -203,8 +220,8 @@ std::vector<Access> streaming_stores(llvm::Function& f, llvm::LoopInfo& loops, l
 // 64-byte aligned, so where LLVM only knows less the store branches on the address. A masked
 // store streams where every lane is on (the full chunks), else stays masked.
 void make_streaming(const Access& a, llvm::MDNode* nontemporal) {
-    const uint64_t bytes =
-        std::min<uint64_t>(a.store->getModule()->getDataLayout().getTypeStoreSize(a.value->getType()), 64);
+    const uint64_t bytes = std::min<uint64_t>(
+        a.store->getModule()->getDataLayout().getTypeStoreSize(a.value->getType()), 64);
     if (!a.mask && a.align.value() >= bytes) {
         a.store->setMetadata(llvm::LLVMContext::MD_nontemporal, nontemporal);
         return;
@@ -212,7 +229,8 @@ void make_streaming(const Access& a, llvm::MDNode* nontemporal) {
     llvm::IRBuilder<> b(a.store);
     llvm::Value* go = a.mask ? b.CreateAndReduce(a.mask) : nullptr;
     if (a.align.value() < bytes) {
-        llvm::Value* low = b.CreateAnd(b.CreatePtrToInt(a.pointer, b.getInt64Ty()), b.getInt64(bytes - 1));
+        llvm::Value* low =
+            b.CreateAnd(b.CreatePtrToInt(a.pointer, b.getInt64Ty()), b.getInt64(bytes - 1));
         llvm::Value* aligned = b.CreateICmpEQ(low, b.getInt64(0));
         go = go ? b.CreateAnd(go, aligned) : aligned;
     }
@@ -234,13 +252,15 @@ llvm::PreservedAnalyses StreamingStores::run(llvm::Module& m, llvm::ModuleAnalys
     std::vector<std::pair<llvm::Function*, std::vector<Access>>> twins;
     for (llvm::Function& f : m) {
         if (f.isDeclaration() || !f.getName().starts_with("plx_wg_") || f.arg_size() != 2) continue;
-        auto stores = streaming_stores(f, fam.getResult<llvm::LoopAnalysis>(f), fam.getResult<llvm::ScalarEvolutionAnalysis>(f));
+        auto stores = streaming_stores(f, fam.getResult<llvm::LoopAnalysis>(f),
+                                       fam.getResult<llvm::ScalarEvolutionAnalysis>(f));
         if (!stores.empty()) twins.emplace_back(&f, std::move(stores));
     }
     if (twins.empty()) return llvm::PreservedAnalyses::all();
     llvm::LLVMContext& context = m.getContext();
     llvm::MDNode* nontemporal = llvm::MDNode::get(
-        context, llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(context), 1)));
+        context,
+        llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(context), 1)));
     llvm::Function* sfence = llvm::Intrinsic::getDeclaration(&m, llvm::Intrinsic::x86_sse_sfence);
     for (auto& [f, stores] : twins) {
         llvm::ValueToValueMapTy map;

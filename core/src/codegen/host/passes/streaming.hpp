@@ -10,7 +10,9 @@
 namespace plexus::codegen::host {
 
 // The name of the streaming twin of a work-group function.
-inline std::string streaming_name(const std::string& function) { return function + ".stream"; }
+inline std::string streaming_name(const std::string& function) {
+    return function + ".stream";
+}
 
 // x86-64 only (the twin ends in sfence): adds plx_wg_NAME.stream beside each plx_wg_NAME that
 // has at least one such store and no atomic operation or fence.

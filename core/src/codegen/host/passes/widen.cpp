@@ -39,16 +39,22 @@ namespace {
 
 // The sign extension D's address indexes with, where D is a simple load or store at x[sext(V)]
 // (a GEP of one index), V an i32 affine recurrence of `loop` with an invariant step.
-llvm::SExtInst* direct_index(llvm::Instruction& d, const llvm::Loop& loop, llvm::ScalarEvolution& se) {
+llvm::SExtInst* direct_index(llvm::Instruction& d, const llvm::Loop& loop,
+                             llvm::ScalarEvolution& se) {
     llvm::Value* address = nullptr;
-    if (auto* load = llvm::dyn_cast<llvm::LoadInst>(&d); load && load->isSimple()) address = load->getPointerOperand();
-    else if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&d); store && store->isSimple()) address = store->getPointerOperand();
+    if (auto* load = llvm::dyn_cast<llvm::LoadInst>(&d); load && load->isSimple())
+        address = load->getPointerOperand();
+    else if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&d); store && store->isSimple())
+        address = store->getPointerOperand();
     auto* gep = llvm::dyn_cast_or_null<llvm::GetElementPtrInst>(address);
-    if (!gep || gep->getNumIndices() != 1 || !is_buffer(gep->getPointerOperand(), *d.getFunction())) return nullptr;
+    if (!gep || gep->getNumIndices() != 1 || !is_buffer(gep->getPointerOperand(), *d.getFunction()))
+        return nullptr;
     auto* index = llvm::dyn_cast<llvm::SExtInst>(gep->getOperand(1));
-    if (!index || !index->getSrcTy()->isIntegerTy(32) || !index->getDestTy()->isIntegerTy(64)) return nullptr;
+    if (!index || !index->getSrcTy()->isIntegerTy(32) || !index->getDestTy()->isIntegerTy(64))
+        return nullptr;
     auto* rec = llvm::dyn_cast<llvm::SCEVAddRecExpr>(se.getSCEV(index->getOperand(0)));
-    if (!rec || rec->getLoop() != &loop || !rec->isAffine() || !se.isLoopInvariant(rec->getStepRecurrence(se), &loop))
+    if (!rec || rec->getLoop() != &loop || !rec->isAffine() ||
+        !se.isLoopInvariant(rec->getStepRecurrence(se), &loop))
         return nullptr;
     return index;
 }
@@ -72,7 +78,8 @@ llvm::PreservedAnalyses WidenIndices::run(llvm::Function& f, llvm::FunctionAnaly
         for (llvm::BasicBlock* block : loop->blocks()) {
             if (loops.getLoopFor(block) != loop || !dt.dominates(block, latch)) continue;
             for (llvm::Instruction& d : *block)
-                if (llvm::SExtInst* index = direct_index(d, *loop, se)) found.push_back({&d, index, loop});
+                if (llvm::SExtInst* index = direct_index(d, *loop, se))
+                    found.push_back({&d, index, loop});
         }
     }
     if (found.empty()) return llvm::PreservedAnalyses::all();
@@ -89,24 +96,29 @@ llvm::PreservedAnalyses WidenIndices::run(llvm::Function& f, llvm::FunctionAnaly
         auto* rec = llvm::dyn_cast<llvm::SCEVAddRecExpr>(se.getSCEV(w.index->getOperand(0)));
         if (!rec || rec->getLoop() != w.loop) continue;
         llvm::Type* i64 = w.index->getType();
-        const llvm::SCEV* wide = se.getAddRecExpr(se.getSignExtendExpr(rec->getStart(), i64),
-                                                  se.getSignExtendExpr(rec->getStepRecurrence(se), i64), w.loop,
-                                                  llvm::SCEV::FlagAnyWrap);
-        llvm::Value* value = expander.expandCodeFor(wide, i64, w.loop->getHeader()->getFirstNonPHIIt());
+        const llvm::SCEV* wide = se.getAddRecExpr(
+            se.getSignExtendExpr(rec->getStart(), i64),
+            se.getSignExtendExpr(rec->getStepRecurrence(se), i64), w.loop, llvm::SCEV::FlagAnyWrap);
+        llvm::Value* value =
+            expander.expandCodeFor(wide, i64, w.loop->getHeader()->getFirstNonPHIIt());
         // Uses of `from` in the loop that D has run before on the same trip take `to`.
         auto replace = [&](llvm::Value* from, llvm::Value* to) {
             std::vector<llvm::Use*> uses;
             for (llvm::Use& u : from->uses())
-                if (w.loop->contains(llvm::cast<llvm::Instruction>(u.getUser())) && dt.dominates(w.d, u)) uses.push_back(&u);
-            for (llvm::Use* u : uses) u->set(to);
+                if (w.loop->contains(llvm::cast<llvm::Instruction>(u.getUser())) &&
+                    dt.dominates(w.d, u))
+                    uses.push_back(&u);
+            for (llvm::Use* u : uses)
+                u->set(to);
         };
         replace(w.index, value);
         // D's own address, which comes before D (and may be shared with other accesses, such
         // as x[i + 1] addressed as &x[i] + 1): a new one for D, which the later uses take.
         const unsigned at = llvm::isa<llvm::LoadInst>(w.d) ? 0 : 1;
         auto* gep = llvm::cast<llvm::GetElementPtrInst>(w.d->getOperand(at));
-        auto* own = llvm::GetElementPtrInst::Create(gep->getSourceElementType(), gep->getPointerOperand(), {value},
-                                                    gep->getName() + ".wide", w.d->getIterator());
+        auto* own =
+            llvm::GetElementPtrInst::Create(gep->getSourceElementType(), gep->getPointerOperand(),
+                                            {value}, gep->getName() + ".wide", w.d->getIterator());
         own->setIsInBounds(gep->isInBounds());
         w.d->setOperand(at, own);
         replace(gep, own);
