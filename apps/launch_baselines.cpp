@@ -213,8 +213,7 @@ struct ForkJoin::State {
             // Spin briefly, then sleep on the generation counter, like a tuned pool: 20 us,
             // the native plugin's own spin (kSpinNs). The rounds alternate with plexus's, and
             // workers still spinning when a plexus round starts would take the cores its pool
-            // runs on (20000 yields, the earlier spin, lasted milliseconds: on the 16-core
-            // Xeon plexus's empty launch read 46 us beside it).
+            // runs on (docs/benchmarks.md, "What the figures taught").
             const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
             while (generation.load(std::memory_order_acquire) == seen &&
                    std::chrono::steady_clock::now() < deadline)

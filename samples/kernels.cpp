@@ -53,8 +53,8 @@ namespace {
 // chain of additions. Step is px::Int, or int where it is a constant: the elements of one trip
 // are then in[i], in[i + 1], ..., addresses the compiler sees are consecutive, and the partial
 // sums one vector. They are added up in order at the end: a pairwise tree led LLVM's SLP
-// vectorizer to pairs of floats instead of one vector (0.82 - 1.02 of the C++ loop with
-// eight sums on the 2-core AVX-512 Xeon; 1.23 - 1.48 with sixteen added in order).
+// vectorizer to pairs of floats instead of one vector (docs/benchmarks.md, "What the figures
+// taught": reduce).
 template <class Step>
 px::Value<float> partial_sums(px::In<float>& in, px::Int& i, const px::Int& end, const Step& step,
                               int lanes) {
@@ -76,11 +76,10 @@ px::Value<float> partial_sums(px::In<float>& in, px::Int& i, const px::Int& end,
 }
 
 // Work-item g's share of a reduction: `run` elements `step` apart. step 1: the contiguous run
-// starting at g * run, which a CPU streams with sixteen partial sums (0.85 of the C++ loop with
-// four on the 2-core EPYC, 0.95 - 1.01 with eight, before the constant step); step = global
-// size: elements a grid apart starting at g, so that a GPU's loads stay coalesced, with four
-// partial sums (the H100 read 0.95 - 0.96 of the nvcc baseline with four, 0.91 - 0.93 with
-// eight). The branch is uniform.
+// starting at g * run, which a CPU streams with sixteen partial sums; step = global size:
+// elements a grid apart starting at g, so that a GPU's loads stay coalesced, with four partial
+// sums (more lose on a GPU what they win on a CPU: docs/benchmarks.md, "What the figures
+// taught": reduce). The branch is uniform.
 px::Value<float> reduce_share(px::In<float>& in, const px::Int& n, const px::Int& run,
                               const px::Int& step) {
     px::Int g = px::global_id(0);

@@ -405,8 +405,8 @@ private:
     // The kernel for the shape and device: with k not a multiple of 8 but n one, the one that
     // loads a through registers, which keeps the warpgroup accumulator where the device has
     // one. Where matrix operations are emulated (a CPU, PoCL) accumulators are arrays in
-    // memory, and matmul_f16's m16 fragments ran 2.6 times as fast as the rows kernel's 64 x
-    // 256 tiles on a Zen 4 (docs/benchmarks.md).
+    // memory, and matmul_f16's m16 fragments run much faster there than the rows kernel's 64 x
+    // 256 tiles (docs/benchmarks.md, "What the figures taught").
     const Kernel<In<T>, In<T>, Out<float>, Int, Int, Int>& kernel_(bool emulated = false) const {
         const bool rows = !emulated && k_ % 8 != 0 && n_ % 8 == 0;
         if constexpr (std::same_as<T, px::half>)

@@ -1,6 +1,7 @@
 // Parallel host memcpy for the staging path of buffer_read / buffer_write. One thread copies
-// about 8-9 GB/s on an H100/H200 host while the copy engine moves 55 GB/s from pinned memory,
-// so large transfers split each staging chunk across a few helper threads.
+// into page-locked memory several times slower than the copy engine moves it on to the GPU
+// (docs/benchmarks.md, "What the figures taught": transfers), so large transfers split each
+// staging chunk across a few helper threads.
 #include "cuda_plugin.hpp"
 
 #include <algorithm>
@@ -13,8 +14,7 @@ namespace plx_cuda {
 namespace {
 
 constexpr size_t kPartBytes = size_t(512) << 10;
-// A memcpy from ordinary into page-locked memory on the 16-core H200 host: 9 GB/s on one
-// thread, 22 - 34 on 8, 34.5 - 35.3 on 16 (`plexus bench --kernel transfer`, the ceilings).
+// That memcpy keeps scaling up to about 16 threads on the GPU machines' hosts.
 constexpr unsigned kMaxThreads = 16;
 
 class CopyPool {

@@ -74,6 +74,9 @@ TEST_CASE("a plugin built against each earlier public header loads and runs the 
                 CHECK(d.matrix_ops == std::optional<uint32_t>(0));
             else
                 CHECK(!d.matrix_ops);
+            // ... and the router's reason then names the plugin's silence, not the device.
+            CHECK(d.subgroup_ops_unstated == (f.minor >= 2));
+            CHECK(d.matrix_ops_unstated == (f.minor >= 3));
         }
         std::set<std::string> ran;
         std::string skipped;

@@ -47,6 +47,10 @@ struct DeviceInfo {
     // The matrix fragments the device runs (PLX_MATRIX_* bits, PLX_MATRIX_EMULATED included);
     // unset when the plugin predates ABI 1.3.
     std::optional<uint32_t> matrix_ops;
+    // True where the plugin (ABI 1.2 on; 1.3 on for matrices) left the field without its KNOWN
+    // bit: the device then has none of those operations, and the router says that is why.
+    bool subgroup_ops_unstated = false;
+    bool matrix_ops_unstated = false;
     // "GPU-8f3a...": the UUID in the form nvidia-smi prints, "" when unknown.
     std::string uuid_string() const;
 };

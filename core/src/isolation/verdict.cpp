@@ -26,8 +26,8 @@ namespace {
 constexpr const char* kFormat = "plexus-plugin-verdict/1";
 
 // A hash of a whole file for change detection (not security: the verdict cache only protects
-// availability). Four FNV-style lanes over 64-bit words: FNV-1a over bytes took 1.8 ms for
-// the 1.1 MB of this tree's four plugins at every first Runtime of a process. Read in blocks,
+// availability). Four FNV-style lanes over 64-bit words: FNV-1a a byte at a time was a
+// visible share of every first Runtime of a process (docs/benchmarks.md). Read in blocks,
 // never mapped: a file truncated while mapped would kill this process with SIGBUS.
 bool hash_file(int fd, uint64_t& hash) {
     constexpr uint64_t kPrime = 0x100000001b3ull;

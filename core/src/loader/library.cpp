@@ -242,11 +242,11 @@ DeviceInfo convert(const plx_device_info& in, uint32_t abi_minor) {
     if (in.subgroup_ops & PLX_SUBGROUP_KNOWN)
         d.subgroup_ops = in.subgroup_ops & PLX_SUBGROUP_ALL;
     else if (abi_minor >= 2)
-        d.subgroup_ops = 0;
+        d.subgroup_ops = 0, d.subgroup_ops_unstated = true;
     if (in.matrix_ops & PLX_MATRIX_KNOWN)
         d.matrix_ops = in.matrix_ops & (PLX_MATRIX_ALL | PLX_MATRIX_EMULATED);
     else if (abi_minor >= 3)
-        d.matrix_ops = 0;
+        d.matrix_ops = 0, d.matrix_ops_unstated = true;
     return d;
 }
 

@@ -55,11 +55,20 @@ std::string drop_reason(const Backend& b, const DeviceInfo& d, const KernelNeeds
         if (!b.has_intrinsic(name)) return "lacks intrinsic " + name;
         const uint32_t feature = subgroup_feature(name);
         if (feature && d.subgroup_ops && (*d.subgroup_ops & feature) == 0)
-            return std::string("the device lacks ") + subgroup_feature_name(feature) + ", which " +
-                   name + " needs";
+            return d.subgroup_ops_unstated
+                       ? "the plugin states no subgroup operations for the device (its "
+                         "subgroup_ops lacks PLX_SUBGROUP_KNOWN), and " +
+                             name + " is one"
+                       : std::string("the device lacks ") + subgroup_feature_name(feature) +
+                             ", which " + name + " needs";
         const uint32_t matrix = matrix_feature(name);
         if (matrix && d.matrix_ops && (*d.matrix_ops & matrix) == 0)
-            return "the device lacks " + matrix_feature_name(matrix) + ", which " + name + " needs";
+            return d.matrix_ops_unstated
+                       ? "the plugin states no matrix operations for the device (its "
+                         "matrix_ops lacks PLX_MATRIX_KNOWN), and " +
+                             name + " is one"
+                       : "the device lacks " + matrix_feature_name(matrix) + ", which " + name +
+                             " needs";
     }
     if (needs.fp64 && !d.fp64) return "the device has no fp64 support";
     if (needs.local_memory_bytes > d.local_memory_bytes)

@@ -181,6 +181,33 @@ TEST_CASE("a missing intrinsic drops the backend and names the intrinsic") {
     CHECK(atomics->intrinsic("sqrt_f32") == nullptr);
 }
 
+TEST_CASE("a device without a subgroup family: the reason says whether the plugin was silent") {
+    DeviceInfo lacking = device("lacking", DeviceType::GPU, 4);
+    lacking.subgroup_ops = PLX_SUBGROUP_BASIC; // states its operations, and has no shuffle
+    DeviceInfo silent = device("silent", DeviceType::GPU, 4);
+    silent.subgroup_ops = 0; // a 1.2 plugin that left the field without PLX_SUBGROUP_KNOWN
+    silent.subgroup_ops_unstated = true;
+    silent.matrix_ops = 0;
+    silent.matrix_ops_unstated = true;
+    const std::vector<std::string> table = {"global_id_x", "subgroup_shuffle_f32",
+                                            "matrix_a_m16n16k16_f16"};
+    auto a = backend("a", ExecModel::JIT, 10, {lacking}, table);
+    auto b = backend("b", ExecModel::JIT, 10, {silent}, table);
+    KernelNeeds k;
+    k.intrinsics = {"global_id_x", "subgroup_shuffle_f32"};
+    auto cs = rank_candidates({a.get(), b.get()}, k, Config{});
+    CHECK(find(cs, "a").reason.rfind("the device lacks ", 0) == 0);
+    CHECK(find(cs, "b").reason == "the plugin states no subgroup operations for the device (its "
+                                  "subgroup_ops lacks PLX_SUBGROUP_KNOWN), and "
+                                  "subgroup_shuffle_f32 is one");
+    k.intrinsics = {"global_id_x", "matrix_a_m16n16k16_f16"};
+    cs = rank_candidates({a.get(), b.get()}, k, Config{});
+    CHECK(find(cs, "b").reason ==
+          "the plugin states no matrix operations for the device (its "
+          "matrix_ops lacks PLX_MATRIX_KNOWN), and matrix_a_m16n16k16_f16 is "
+          "one");
+}
+
 TEST_CASE("fp64, local memory and work-group size limits") {
     Machine m;
     DeviceInfo small = device("small", DeviceType::GPU, 8);

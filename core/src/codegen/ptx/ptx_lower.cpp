@@ -43,8 +43,8 @@ public:
     // The declared work-group size, as .reqntid (a required shape) or .maxntid (a most-items
     // bound), only where it can matter for launching: without one ptxas uses at most 255
     // registers a thread, and a group of up to 256 threads then always fits the 64K-register
-    // file. Below that the hint cost measured speed: .reqntid 256,1,1 (and .maxntid 256) took
-    // matmul_tiled from 0.92 to 0.66 of cuBLAS on the H100 (docs/benchmarks.md). A kernel that
+    // file. Below that the hint costs speed: ptxas then holds matmul_tiled to fewer registers
+    // (docs/benchmarks.md, "What the figures taught"). A kernel that
     // asks for several groups per multiprocessor gets its bound and .minnctapersm at any size.
     void annotate_work_group() {
         const auto& bound = k_.work_group;
@@ -689,9 +689,9 @@ private:
     }
 
     // libdevice's __nv_hypot overflows to inf at (4.9e-324, 1.8e308), whose result is 1.8e308
-    // (tests/core/kernel/math, on the H100): max * sqrt(1 + (min / max)^2) instead, under 2 ulp (a sweep of
-    // 2 million inputs of the same formula on the host: 1.97) where the bound is 4, with C's
-    // special values (an infinity wins over NaN).
+    // (tests/core/kernel/math, on the H100): max * sqrt(1 + (min / max)^2) instead, under 2 ulp (a
+    // sweep of 2 million inputs of the same formula on the host: 1.97) where the bound is 4, with
+    // C's special values (an infinity wins over NaN).
     Value* hypot_f64(Value* x, Value* y) {
         llvm::Type* f64 = b_.getDoubleTy();
         auto c = [&](double v) { return llvm::ConstantFP::get(f64, v); };

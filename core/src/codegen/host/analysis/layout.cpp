@@ -33,26 +33,13 @@ bool is_index_call(const std::string& name) {
 }
 
 bool any_nested(const ir::Stmt& s, const std::function<bool(const ir::StmtNode&)>& pred) {
-    using namespace ir;
     if (!s) return false;
     if (pred(*s)) return true;
-    switch (s->kind) {
-    case StmtKind::Block:
-        for (auto& x : static_cast<const Block&>(*s).body)
-            if (any_nested(x, pred)) return true;
-        return false;
-    case StmtKind::If: {
-        auto& n = static_cast<const If&>(*s);
-        return any_nested(n.then_body, pred) || any_nested(n.else_body, pred);
-    }
-    case StmtKind::For: return any_nested(static_cast<const For&>(*s).body, pred);
-    case StmtKind::While: return any_nested(static_cast<const While&>(*s).body, pred);
-    case StmtKind::Native: return any_nested(static_cast<const Native&>(*s).fallback, pred);
-    case StmtKind::Match:
-        return any_arm(static_cast<const Match&>(*s),
-                       [&](const Stmt& x) { return any_nested(x, pred); });
-    default: return false;
-    }
+    bool found = false;
+    ir::for_each_part(
+        *s, [](const ir::Expr&) {},
+        [&](const ir::Stmt& x) { found = found || any_nested(x, pred); });
+    return found;
 }
 
 bool contains_barrier(const ir::Stmt& s) {

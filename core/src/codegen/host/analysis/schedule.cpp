@@ -18,9 +18,8 @@ namespace {
 
 // Outputs computed together: half the vector registers, so that the accumulators of a block
 // and the values they read fit. With 32 (AVX-512) that is matmul_tiled's 4 x 4 blocks; with 16
-// (AVX2) 2 x 4 blocks: 4 x 4 blocks leave 16 accumulators for 16 registers (on a Zen 3, 485
-// spill stores per step of matmul_tiled with 4 x 4 blocks read again, 171 with 2 x 4 blocks
-// that are not).
+// (AVX2) 2 x 4 blocks: 4 x 4 blocks leave 16 accumulators for 16 registers and spill
+// (docs/benchmarks.md, "What the figures taught": matmul_tiled).
 struct Shape {
     size_t block_outputs;
     // Whether a block after the first computes again the shared Lets it reads (see emit in

@@ -148,7 +148,7 @@ const std::vector<llvm::VecDesc>& libmvec_functions(bool avx512) {
 // and InstCombine folds the inserts and extracts left between the pieces. Only in such
 // functions (but there in every region): in a plain work-item loop a float4 load of a buffer
 // is already one vector access per work-item, and split it becomes four gathers
-// (vector_add_float4 fell from 36 to 10 GB/s with every function split).
+// (docs/benchmarks.md, "What the figures taught": vector_add_float4).
 struct SplitVectors : llvm::PassInfoMixin<SplitVectors> {
     llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& fam) {
         if (!f.hasFnAttribute(host::split_vectors_attribute)) return llvm::PreservedAnalyses::all();

@@ -217,7 +217,7 @@ void HostLowering::item_loops(const std::function<void()>& body,
 // function's split_vectors_attribute), and then each work-item's four floats are a group of
 // four interleaved accesses, which x86 vectorizes as plain wide loads and stores, but not
 // under a mask (masked interleaved groups are off for x86 in LLVM 19; gathers and scatters
-// instead: vector_add_float4 ran at 10 GB/s that way). So the chunk asks first whether the
+// instead, at a quarter of the speed: docs/benchmarks.md). So the chunk asks first whether the
 // guard holds for all its W work-items (a loop of the Lets and the condition, which reads no
 // memory), and if so runs the guarded statements without the If, a loop of 64-byte accesses;
 // else the region as written. With a bounds check (`i < n`), only the chunks at the end of
