@@ -63,6 +63,9 @@ struct Config {
     // How long a validation child may take to open, initialize and list the devices of one
     // plugin before it is killed and the plugin reported timed_out.
     unsigned plugin_init_timeout_ms = 10000;
+    // Threads that compile kernels ahead of their launches (Runtime::prepare); 0: the
+    // hardware's threads, at most 8.
+    unsigned compile_threads = 0;
     std::string source; // the file it came from, "" for defaults
 
     // Parses a configuration document; `origin` names it in errors and anchors relative

@@ -2,6 +2,7 @@
 // routes work to them. Plugins are shared between Runtimes and unloaded with the last one.
 #pragma once
 
+#include <future>
 #include <memory>
 #include <span>
 #include <string>
@@ -25,9 +26,12 @@ struct CompileReport {
     // host compile counts as `lower`; a C-like generator has only `lower`.
     double setup_ms = 0, lower_ms = 0, optimize_ms = 0, emit_ms = 0;
     double cache_ms = 0; // disk cache look-up, and the store after a miss
-    double load_ms =
-        0; // the plugin's module_load: its compile of the source, or loading the binary
+    // The plugin's module_load: its compile of the source, or loading the binary.
+    double load_ms = 0;
     double total_ms = 0; // all of it, kernel_get included
+    // The size of what was loaded: generated source or PTX, a cached binary, the IR JSON of a
+    // Custom plugin, or a Direct backend's host object code.
+    size_t code_bytes = 0;
     // Why the device rejected the kernel ("" when it compiled): a failure is reported once and
     // remembered, and a routed launch goes on to the next candidate without trying again.
     std::string error;
@@ -52,6 +56,22 @@ private:
     std::shared_ptr<void> memory_;
     size_t bytes_ = 0;
     bool page_locked_ = false;
+};
+
+// Kernels being compiled ahead of their launches (Runtime::prepare). Copies share the state;
+// it outlives the Runtime (compiles still queued then end with an error saying so).
+class Prepared {
+public:
+    // Waits until every kernel is compiled (or failed); throws the first failure, the error
+    // the kernel's launch on that device reports.
+    void wait() const;
+    // Whether every compile has ended, without waiting.
+    bool ready() const;
+    size_t size() const { return done_.size(); }
+
+private:
+    friend class Runtime;
+    std::vector<std::shared_future<void>> done_;
 };
 
 class Runtime {
@@ -104,6 +124,16 @@ public:
     HostMemory host_memory(const Target& target, size_t bytes);
     // Waits for every launch and transfer of every device and queue.
     void finish();
+    // Compiles kernels ahead of their launches and returns at once: each on the device its
+    // launch would go to (the first candidate of the router, or of `target`), in parallel on a
+    // pool of at most Config::compile_threads threads. A launch of a kernel still compiling
+    // waits for that kernel alone; one compiled already starts at once.
+    Prepared prepare(std::span<const std::shared_ptr<const ir::Kernel>> kernels,
+                     const Target& target = {});
+    template <class... K> Prepared prepare(const Target& target, const K&... kernels) {
+        const std::shared_ptr<const ir::Kernel> list[] = {kernels.ir_ptr()...};
+        return prepare(std::span<const std::shared_ptr<const ir::Kernel>>(list), target);
+    }
     // One report per kernel compiled (or loaded from the disk cache) by this Runtime, in order.
     std::vector<CompileReport> compile_reports() const;
 

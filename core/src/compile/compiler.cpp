@@ -94,26 +94,47 @@ std::vector<CompileReport> Compiler::reports() const {
 
 Compiled* Compiler::compile(const ir::Kernel& k, uint64_t hash, const DeviceTarget& d) {
     const Key key{hash, d.backend, d.index};
+    std::promise<Compiled*> promise;
     {
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
         if (auto it = compiled_.find(key); it != compiled_.end()) return it->second.get();
         // The same code would fail the same way: the first failure is the answer.
         if (auto it = failed_.find(key); it != failed_.end()) throw it->second;
+        if (auto it = pending_.find(key); it != pending_.end()) {
+            std::shared_future<Compiled*> compiling = it->second;
+            lock.unlock();
+            return compiling.get(); // the compiling thread's kernel, or its error
+        }
+        pending_.emplace(key, promise.get_future().share());
     }
+    auto done = [&] {
+        std::lock_guard lock(mutex_);
+        pending_.erase(key);
+    };
     const auto t0 = std::chrono::steady_clock::now();
     CompileReport report;
     report.kernel = k.name;
     report.backend = d.backend->name();
     report.device = d.info->name;
     try {
-        return build(k, hash, d, report, t0);
+        Compiled* c = build(k, hash, d, report, t0);
+        done();
+        promise.set_value(c);
+        return c;
     } catch (const Error& e) {
-        if (e.code() != ErrorCode::Compile && e.code() != ErrorCode::Unsupported) throw;
-        report.error = e.what();
-        report.total_ms = ms_since(t0);
-        if (trace_) trace_compile(*trace_, d.label, report, t0);
-        std::lock_guard lock(mutex_);
-        if (failed_.emplace(key, e).second) reports_.push_back(std::move(report));
+        if (e.code() == ErrorCode::Compile || e.code() == ErrorCode::Unsupported) {
+            report.error = e.what();
+            report.total_ms = ms_since(t0);
+            if (trace_) trace_compile(*trace_, d.label, report, t0);
+            std::lock_guard lock(mutex_);
+            if (failed_.emplace(key, e).second) reports_.push_back(std::move(report));
+        }
+        done();
+        promise.set_exception(std::current_exception());
+        throw;
+    } catch (...) {
+        done();
+        promise.set_exception(std::current_exception());
         throw;
     }
 }

@@ -13,6 +13,7 @@
 #include "trace/trace.hpp"
 
 #include <chrono>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -53,9 +54,10 @@ public:
     Compiler& operator=(const Compiler&) = delete;
 
     // The kernel compiled for the device: from memory, or made now (and from the disk cache
-    // where it holds it). A failure to compile (ErrorCode::Compile or Unsupported) is
-    // remembered and thrown again for that kernel and device without trying again; memory or a
-    // device may recover, so other failures are not.
+    // where it holds it), or, when another thread is compiling it, what that compile gives. A
+    // failure to compile (ErrorCode::Compile or Unsupported) is remembered and thrown again for
+    // that kernel and device without trying again; memory or a device may recover, so other
+    // failures are not.
     Compiled* compile(const ir::Kernel& k, uint64_t hash, const DeviceTarget& d);
     // The kernel compiled for the device, or null when it was not (yet).
     Compiled* find(uint64_t hash, const Backend* b, uint32_t index) const;
@@ -77,6 +79,9 @@ private:
     mutable std::mutex mutex_;
     std::map<Key, std::unique_ptr<Compiled>> compiled_;
     std::map<Key, Error> failed_; // kernels a device rejected
+    // Kernels being compiled now: a second caller for one waits for the first caller's result
+    // (or error) instead of compiling it again, so a launch waits only for its own kernel.
+    std::map<Key, std::shared_future<Compiled*>> pending_;
     std::vector<CompileReport> reports_;
 };
 

@@ -199,7 +199,8 @@ Config Config::parse(std::string_view json_text, const std::string& origin) {
     r.object(doc, "(top level)");
     r.check_keys(doc, "",
                  {"plugin_dirs", "backends", "kernels", "fallback", "profiling", "cache_dir",
-                  "log_level", "validate_plugins", "plugin_init_timeout_ms", "trace"});
+                  "log_level", "validate_plugins", "plugin_init_timeout_ms", "trace",
+                  "compile_threads"});
 
     Config c;
     c.source = origin;
@@ -245,6 +246,9 @@ Config Config::parse(std::string_view json_text, const std::string& origin) {
             c.validate_plugins = v == "always"  ? PluginValidation::Always
                                  : v == "never" ? PluginValidation::Never
                                                 : PluginValidation::FirstLoad;
+        } else if (key == "compile_threads") {
+            c.compile_threads = static_cast<unsigned>(
+                r.integer(value, key, 1, 256, "an integer between 1 and 256 (threads)"));
         } else if (key == "plugin_init_timeout_ms") {
             c.plugin_init_timeout_ms = static_cast<unsigned>(r.integer(
                 value, key, 100, 3'600'000, "an integer between 100 and 3600000 (milliseconds)"));

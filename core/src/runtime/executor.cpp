@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <spdlog/spdlog.h>
+#include <thread>
 
 namespace plexus::detail {
 
@@ -54,12 +56,16 @@ thread_local HotOwner hot_owner;
 
 Executor::Executor(const Config& config, const std::vector<std::unique_ptr<Backend>>& backends,
                    Trace* trace)
-    : config_(config), trace_(trace), compiler_(config, trace), id_(++executors_made) {
+    : config_(config), trace_(trace), compiler_(config, trace),
+      pool_(config.compile_threads ? config.compile_threads
+                                   : std::clamp(std::thread::hardware_concurrency(), 1u, 8u)),
+      id_(++executors_made) {
     for (auto& b : backends)
         backends_.push_back(b.get());
 }
 
 Executor::~Executor() {
+    pool_.stop(); // queued compiles end with an error, running ones finish
     // Every lane is waited for, also after another failed: its launches may run the code of
     // the compiled kernels freed below.
     for (auto& lane : lanes()) {
@@ -204,9 +210,8 @@ std::array<uint32_t, 3> choose_local(const Grid& g, const DeviceInfo& d, bool co
     }
     // Otherwise a CPU gets 1-D groups of 4096 (clamped to the device's maximum): a work-item
     // loop long enough to amortize the group's set-up, and a kernel that reads a few blocks
-    // a group apart gets streams long enough for the hardware prefetchers (the sample
-    // vector_add reached 0.5 of the C++ loop's bandwidth with groups of 256, 0.85 with 1024
-    // and 0.97 with 4096 on the 2-core EPYC).
+    // a group apart gets streams long enough for the hardware prefetchers (docs/benchmarks.md,
+    // "What the figures taught": vector_add).
     uint32_t wide = d.type == DeviceType::CPU && !cooperative ? 4096 : 256;
     std::array<uint32_t, 3> l = g.dims == 1   ? std::array<uint32_t, 3>{wide, 1, 1}
                                 : g.dims == 2 ? std::array<uint32_t, 3>{16, 16, 1}
@@ -416,16 +421,58 @@ Event Executor::launch_ranked(const Target& target, const std::shared_ptr<const 
     if (last)
         throw Error(last->code(), "kernel '" + k->name + "' failed on every backend:" + tried,
                     kernel_context(*k));
+    throw no_backend(*k, ranked, target);
+}
+
+Error Executor::no_backend(const ir::Kernel& k, const std::vector<Candidate>& ranked,
+                           const Target& target) const {
     std::string reasons;
     for (const Candidate& c : ranked)
         reasons += "\n  " + c.backend + ":" + std::to_string(c.device_index) + " (" +
                    c.device_name + "): " + c.reason;
     if (!target.backend.empty())
         reasons = "\n  requested backend '" + target.backend + "'" + reasons;
-    throw Error(ErrorCode::NoBackend,
-                "no backend can run kernel '" + k->name + "'" +
-                    (reasons.empty() ? std::string(": no backend is loaded") : reasons),
-                kernel_context(*k));
+    return Error(ErrorCode::NoBackend,
+                 "no backend can run kernel '" + k.name + "'" +
+                     (reasons.empty() ? std::string(": no backend is loaded") : reasons),
+                 kernel_context(k));
+}
+
+std::shared_future<void> Executor::prepare(const std::shared_ptr<const ir::Kernel>& k,
+                                           const Target& target) {
+    auto promise = std::make_shared<std::promise<void>>();
+    std::shared_future<void> done = promise->get_future().share();
+    uint64_t hash = 0;
+    std::shared_ptr<const std::vector<Candidate>> ranked = ranking(k, 0, hash);
+    const Candidate* pick = nullptr;
+    for (const Candidate& c : *ranked)
+        if (c.kept && (target.backend.empty() || c.backend == target.backend) &&
+            (target.device < 0 || c.device_index == uint32_t(target.device))) {
+            pick = &c;
+            break;
+        }
+    if (!pick) {
+        promise->set_exception(std::make_exception_ptr(no_backend(*k, *ranked, target)));
+        return done;
+    }
+    pool_.submit([this, k, hash, b = pick->backend_ptr, index = pick->device_index,
+                  promise](bool cancelled) {
+        if (cancelled) {
+            promise->set_exception(std::make_exception_ptr(
+                Error(ErrorCode::InvalidArgument,
+                      "kernel '" + k->name +
+                          "' was not compiled: its Runtime was destroyed before the compile began",
+                      kernel_context(*k))));
+            return;
+        }
+        try {
+            compiler_.compile(*k, hash, context(b, index));
+            promise->set_value();
+        } catch (...) {
+            promise->set_exception(std::current_exception());
+        }
+    });
+    return done;
 }
 
 Executor::HotHit Executor::hot_launch(const std::shared_ptr<const ir::Kernel>& k,

@@ -3,6 +3,7 @@
 // Internal to libplexus.
 #pragma once
 
+#include "compile/compile_pool.hpp"
 #include "compile/compiler.hpp"
 #include "plexus/backend.hpp"
 #include "plexus/codegen.hpp"
@@ -191,6 +192,10 @@ public:
     // candidate.
     std::vector<Candidate> explain(const ir::Kernel& kernel, const Grid* grid,
                                    bool compile = false);
+    // Runtime::prepare of one kernel: its compile queued on the pool for the first candidate
+    // (of the target); the future ends when it has compiled, or holds why not.
+    std::shared_future<void> prepare(const std::shared_ptr<const ir::Kernel>& kernel,
+                                     const Target& target);
     void finish();
     DeviceContext& context(const Backend* b, uint32_t index);
     std::vector<CompileReport> compile_reports() const;
@@ -205,6 +210,7 @@ private:
     std::vector<std::shared_ptr<Lane>> lanes() const; // every default and user lane alive
     uint32_t lanes_made_ = 0;
     Compiler compiler_;
+    CompilePool pool_; // stopped first: its compiles use the compiler and the contexts
     // Per traced kernel, what every launch needs and costs a walk of the IR (the hash
     // serializes it): computed at its first launch. The weak pointer tells a kernel from a
     // later one allocated at the same address.
@@ -235,6 +241,9 @@ private:
     // The device's context and the kernel compiled there, when both exist already: one lock,
     // the common case of a routed launch. {nullptr, nullptr} otherwise.
     std::pair<DeviceContext*, Compiled*> ready(uint64_t hash, const Backend* b, uint32_t index);
+    // The NoBackend error of a kernel no candidate of `ranked` (for the target) takes.
+    Error no_backend(const ir::Kernel& k, const std::vector<Candidate>& ranked,
+                     const Target& target) const;
     // Whether a launch that failed with `e` may go on to the next candidate.
     bool may_fall_back(const Error& e, const Target& target) const;
     // A launch that failed on the device of its thread's last launch like it (the error, or

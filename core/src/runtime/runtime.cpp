@@ -62,6 +62,27 @@ void Runtime::finish() {
     impl_->exec->finish();
 }
 
+Prepared Runtime::prepare(std::span<const std::shared_ptr<const ir::Kernel>> kernels,
+                          const Target& target) {
+    Prepared p;
+    for (const auto& k : kernels)
+        p.done_.push_back(impl_->exec->prepare(k, target));
+    return p;
+}
+
+void Prepared::wait() const {
+    for (const auto& d : done_)
+        d.wait();
+    for (const auto& d : done_)
+        d.get(); // the first failure, in the order the kernels were given
+}
+
+bool Prepared::ready() const {
+    for (const auto& d : done_)
+        if (d.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+    return true;
+}
+
 std::vector<CompileReport> Runtime::compile_reports() const {
     return impl_->exec->compile_reports();
 }

@@ -97,6 +97,15 @@ TEST_CASE("defaults") {
     CHECK(Config::parse("{}", "x.json").backends.empty());
 }
 
+TEST_CASE("compile_threads") {
+    CHECK(Config::parse("{}", "x.json").compile_threads == 0u); // the hardware's, at most 8
+    CHECK(Config::parse(R"({"compile_threads": 3})", "x.json").compile_threads == 3u);
+    expect_error(R"({"compile_threads": 0})", "compile_threads",
+                 "expected an integer between 1 and 256 (threads)", "an integer (0)");
+    expect_error(R"({"compile_threads": "all"})", "compile_threads", "expected an integer",
+                 "a string (\"all\")");
+}
+
 TEST_CASE("plugin validation keys") {
     using plexus::PluginValidation;
     CHECK(Config::parse(R"({"validate_plugins": "always"})", "x.json").validate_plugins ==
