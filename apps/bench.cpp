@@ -251,6 +251,7 @@ struct Options {
     int reps = 10;
     bool first_launch = false;
     bool startup = false;
+    bool compile = false;
     std::string plot_path;
 };
 
@@ -478,6 +479,7 @@ int run_bench(const std::vector<std::string>& args) {
                    "[--reps N] [--json FILE] [--plot FILE]\n"
                    "       plexus bench --first-launch [--json FILE] [--plot FILE]\n"
                    "       plexus bench --startup [--json FILE]\n"
+                   "       plexus bench --compile [--backend NAME] [--kernel NAME] [--json FILE]\n"
                    "  kernels: vector_add, vector_add_float4, reduce, warp_reduce, matmul_naive, "
                    "matmul_tiled (matmul: all;\n"
                    "           on a CPU each also beside OpenBLAS cblas_sgemm, opened at run time "
@@ -507,11 +509,16 @@ int run_bench(const std::vector<std::string>& args) {
                    "processes\n"
                    "  --startup: Runtime construction per backend and for all in new processes, "
                    "beside\n"
-                   "             cuInit + context and clGetPlatformIDs + clGetDeviceIDs\n";
+                   "             cuInit + context and clGetPlatformIDs + clGetDeviceIDs\n"
+                   "  --compile: per sample kernel, its IR, JSON and generated code sizes and each "
+                   "generator's\n"
+                   "             time; per backend, the compile cold and from the disk cache\n";
             return 0;
         }
-        if (args[i] == "--first-launch" || args[i] == "--startup") {
-            (args[i] == "--startup" ? o.startup : o.first_launch) = true;
+        if (args[i] == "--first-launch" || args[i] == "--startup" || args[i] == "--compile") {
+            (args[i] == "--startup"   ? o.startup
+             : args[i] == "--compile" ? o.compile
+                                      : o.first_launch) = true;
             continue;
         }
         if (i + 1 >= args.size()) return usage_error("'" + args[i] + "' needs a value");
@@ -536,6 +543,7 @@ int run_bench(const std::vector<std::string>& args) {
     }
     if (o.first_launch) return run_first_launch(o.json_path, o.plot_path);
     if (o.startup) return run_startup(o.json_path);
+    if (o.compile) return run_compile_bench(o.backend, o.kernel, o.json_path);
 
     Runtime rt(load_config());
     GpuBaselines gpu(rt);

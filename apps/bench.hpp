@@ -75,5 +75,10 @@ int run_startup_child(const std::vector<std::string>& args);
 // raw NVRTC + cuModuleLoadData path. `child` runs one measurement and prints it as JSON.
 int run_first_launch(const std::string& json_path, const std::string& plot_path);
 int run_first_launch_child(const std::vector<std::string>& args);
+// `plexus bench --compile` (bench_compile.cpp): per sample kernel the size of its IR, JSON and
+// generated code and each generator's time, then per backend the compile cold and from the disk
+// cache.
+int run_compile_bench(const std::string& only_backend, const std::string& only_kernel,
+                      const std::string& json_path);
 
 } // namespace plexus::app

@@ -27,6 +27,7 @@ void build_custom(Compiled& c, const ir::Kernel& k, const DeviceTarget& d, Compi
     report.language = to_string(lang);
     std::string json = ir::to_json(plain);
     report.lower_ms = ms_since(t_lower);
+    report.code_bytes = json.size();
     auto t_load = std::chrono::steady_clock::now();
     plx_status s = b.api().module_load(d.device, lang, json.data(), json.size(), "", &c.module);
     report.load_ms = ms_since(t_load);

@@ -54,6 +54,7 @@ std::unique_ptr<codegen::HostKernel> host_kernel(const ir::Kernel& k, uint64_t h
                 report.load_ms = ms_since(t_load);
                 report.language = "host object";
                 report.from_disk_cache = true;
+                report.code_bytes = entry->size();
                 return loaded;
             } catch (const Error& e) {
                 spdlog::warn("plexus: the cached object code of kernel '{}' did not link on {} "
@@ -66,6 +67,7 @@ std::unique_ptr<codegen::HostKernel> host_kernel(const ir::Kernel& k, uint64_t h
     auto t_compile = std::chrono::steady_clock::now();
     auto compiled = codegen::compile_host(k, options);
     report.lower_ms = ms_since(t_compile);
+    report.code_bytes = compiled->object().size();
     if (key) {
         auto t_store = std::chrono::steady_clock::now();
         disk.store(*key, compiled->object().data(), compiled->object().size());

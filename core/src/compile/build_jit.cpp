@@ -44,6 +44,7 @@ plx_module load_module(const ir::Kernel& k, uint64_t hash, const DeviceTarget& d
             report.load_ms = ms_since(t_load);
             report.language = to_string(stored);
             report.from_disk_cache = true;
+            report.code_bytes = entry->size() - 1;
             spdlog::debug("plexus: kernel '{}' for {} from the disk cache ({})", k.name, d.label,
                           to_string(stored));
             return module;
@@ -61,6 +62,7 @@ plx_module load_module(const ir::Kernel& k, uint64_t hash, const DeviceTarget& d
     std::string source = gen.generate(k, options);
     double gen_ms = ms_since(t_gen);
     report.language = lang.name;
+    report.code_bytes = source.size();
     report.setup_ms = phases.setup * 1e3;
     report.optimize_ms = phases.optimize * 1e3;
     report.emit_ms = phases.emit * 1e3;
