@@ -56,7 +56,8 @@ std::vector<std::pair<std::string, const ir::Kernel*>> sample_kernels(const std:
 struct TempDir {
     std::string path;
     TempDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "plexus-bench-XXXXXX").string();
+        std::string tmpl =
+            (std::filesystem::temp_directory_path() / "plexus-bench-XXXXXX").string();
         if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot make a temporary directory");
         path = tmpl;
     }

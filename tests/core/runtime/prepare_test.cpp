@@ -19,12 +19,12 @@ namespace {
 
 // Kernels distinct by a constant, so that each is its own compile: c[i] = a[i] * s + k.
 std::shared_ptr<const px::Kernel<px::In<float>, px::Out<float>, px::Int>> scaled(int k) {
-    return std::make_shared<px::Kernel<px::In<float>, px::Out<float>, px::Int>>(px::kernel(
-        "scaled_" + std::to_string(k), {"a", "c", "n"},
-        [k](px::In<float> a, px::Out<float> c, px::Int n) {
-            px::Int i = px::global_id(0);
-            px::If(i < n, [&] { c[i] = a[i] * 3.0f + float(k); });
-        }));
+    return std::make_shared<px::Kernel<px::In<float>, px::Out<float>, px::Int>>(
+        px::kernel("scaled_" + std::to_string(k), {"a", "c", "n"},
+                   [k](px::In<float> a, px::Out<float> c, px::Int n) {
+                       px::Int i = px::global_id(0);
+                       px::If(i < n, [&] { c[i] = a[i] * 3.0f + float(k); });
+                   }));
 }
 
 // Runs kernel k on the target and checks every element against the host.
@@ -44,10 +44,11 @@ void run_and_check(Runtime& rt, const Target& t, int k,
                         "kernel " << k << " element " << i);
 }
 
-size_t reports_of(const Runtime& rt, const std::string& kernel, const std::string& backend) {
+// The compile reports of the kernel on the device (each test's Runtime compiles for one).
+size_t reports_of(const Runtime& rt, const std::string& kernel, const test::TestDevice& d) {
     size_t n = 0;
     for (const CompileReport& r : rt.compile_reports())
-        n += r.kernel == kernel && r.backend == backend;
+        n += r.kernel == kernel && r.backend == d.target.backend && r.device == d.info->name;
     return n;
 }
 
@@ -60,12 +61,12 @@ Config config_with_threads(unsigned threads) {
 } // namespace
 
 TEST_CASE("prepared kernels run correctly and compile once per device") {
-    Runtime rt(config_with_threads(2));
     std::vector<std::shared_ptr<const px::Kernel<px::In<float>, px::Out<float>, px::Int>>> ks;
     for (int k = 0; k < 6; ++k)
         ks.push_back(scaled(k));
     for (const auto& d : every_device()) {
         CAPTURE(d.label);
+        Runtime rt(config_with_threads(2)); // its reports are this device's alone
         std::vector<std::shared_ptr<const ir::Kernel>> irs;
         for (const auto& k : ks)
             irs.push_back(k->ir_ptr());
@@ -77,7 +78,7 @@ TEST_CASE("prepared kernels run correctly and compile once per device") {
         p.wait();
         CHECK(p.ready());
         for (int k = 0; k < 6; ++k)
-            CHECK(reports_of(rt, "scaled_" + std::to_string(k), d.target.backend) == 1);
+            CHECK(reports_of(rt, "scaled_" + std::to_string(k), d) == 1);
     }
 }
 
@@ -101,7 +102,7 @@ TEST_CASE("threads launching one kernel at once compile it once") {
             t.join();
         p.wait();
         CHECK(failures == 0);
-        CHECK(reports_of(rt, "scaled_100", d.target.backend) == 1);
+        CHECK(reports_of(rt, "scaled_100", d) == 1);
     }
 }
 
@@ -168,8 +169,8 @@ TEST_CASE("a Runtime destroyed with compiles queued ends them with an error, nev
         try {
             p.wait();
         } catch (const Error& e) {
-            CHECK(std::string(e.what()).find("its Runtime was destroyed before the compile began") !=
-                  std::string::npos);
+            CHECK(std::string(e.what()).find(
+                      "its Runtime was destroyed before the compile began") != std::string::npos);
         }
     }
 }
