@@ -8,9 +8,9 @@
 // the plugin's host work too, event included. LAUNCH_PATH_PLUGIN_DIR names another folder to load
 // the plugins from: a copy of another build's, so that two builds run in turn on one machine.
 // Instructions per launch: each row of one backend runs in its own instance of launch_round, so
-//   valgrind --tool=callgrind --callgrind-out-file=cg.out
-//   build/tests/core/runtime/launch/launch_path fakejit 3 2000 callgrind_annotate --inclusive=yes
-//   cg.out | grep launch_round
+//   cd build/tests/core/runtime/launch
+//   valgrind --tool=callgrind --callgrind-out-file=cg.out ./launch_path fakejit 3 2000
+//   callgrind_annotate --inclusive=yes cg.out | grep launch_round
 // gives each row's instructions for the launches it reports (3 x 2000 here).
 #include "counting_new.hpp"
 #include "launch_fixture.hpp"
