@@ -155,6 +155,12 @@ ErrorContext kernel_context(const ir::Kernel& k) {
     return ErrorContext{"", "", k.name, "", "", ""};
 }
 
+// Whether a kept candidate is on the target's backend and device (any, where it names none).
+bool serves(const Candidate& c, const Target& target) {
+    return c.kept && (target.backend.empty() || c.backend == target.backend) &&
+           (target.device < 0 || c.device_index == uint32_t(target.device));
+}
+
 // Whether `seen` is this very kernel object: the same control block, alive since `k` holds
 // it. Unlike seen.lock() == k, no reference count changes.
 bool same_kernel(const std::weak_ptr<const ir::Kernel>& seen,
@@ -394,9 +400,7 @@ Event Executor::launch_ranked(const Target& target, const std::shared_ptr<const 
     std::shared_ptr<const std::vector<Candidate>> ranking_ptr = ranking(k, work_group_size, hash);
     const std::vector<Candidate>& ranked = *ranking_ptr;
     for (const Candidate& c : ranked) {
-        if (!c.kept) continue;
-        if (!target.backend.empty() && c.backend != target.backend) continue;
-        if (target.device >= 0 && c.device_index != uint32_t(target.device)) continue;
+        if (!serves(c, target)) continue;
         auto [ready_ctx, compiled] = ready(hash, c.backend_ptr, c.device_index);
         // A device that rejected the kernel before is passed over at once, as if the router had
         // dropped it: the launch that met the failure said so.
@@ -444,14 +448,9 @@ std::shared_future<void> Executor::prepare(const std::shared_ptr<const ir::Kerne
     std::shared_future<void> done = promise->get_future().share();
     uint64_t hash = 0;
     std::shared_ptr<const std::vector<Candidate>> ranked = ranking(k, 0, hash);
-    const Candidate* pick = nullptr;
-    for (const Candidate& c : *ranked)
-        if (c.kept && (target.backend.empty() || c.backend == target.backend) &&
-            (target.device < 0 || c.device_index == uint32_t(target.device))) {
-            pick = &c;
-            break;
-        }
-    if (!pick) {
+    auto pick = std::find_if(ranked->begin(), ranked->end(),
+                             [&](const Candidate& c) { return serves(c, target); });
+    if (pick == ranked->end()) {
         promise->set_exception(std::make_exception_ptr(no_backend(*k, *ranked, target)));
         return done;
     }
