@@ -25,7 +25,7 @@ int usage(std::ostream& out, int status) {
     auto names = samples::names();
     for (size_t i = 0; i < names.size(); ++i)
         out << (i ? ", " : "") << names[i];
-    out << ") or the path of a JSON IR file (schema plexus-ir/2 or plexus-ir/1)\n"
+    out << ") or the path of a JSON IR file (schema plexus-ir/2.1, /2 or /1)\n"
            "  LANG    ir, json, llvm-host, asm-host";
     for (const codegen::Language& l : codegen::languages())
         if (l.cli && l.make) out << ", " << l.cli;

@@ -303,10 +303,13 @@ void Loader::work_group(const json& j) {
 void Loader::kernel(const json& j) {
     if (!j.is_object()) fail("", std::string("expected a JSON object, found ") + j.type_name());
     const std::string schema = str(j, "", "schema");
-    if (schema != "plexus-ir/1" && schema != "plexus-ir/2")
-        fail("schema",
-             "unsupported schema \"" + schema + "\" (the interpreter reads plexus-ir/1 and /2)");
-    v2_ = schema == "plexus-ir/2";
+    // The core never hands it /2.1 (it drops loop hints for Custom plugins), but a document
+    // written by plexus reads as it is.
+    if (schema != "plexus-ir/1" && schema != "plexus-ir/2" && schema != "plexus-ir/2.1")
+        fail("schema", "unsupported schema \"" + schema +
+                           "\" (the interpreter reads plexus-ir/1, /2 and /2.1)");
+    v2_1_ = schema == "plexus-ir/2.1";
+    v2_ = v2_1_ || schema == "plexus-ir/2";
     p_.name = str(j, "", "name"); // first, so that every later message names the kernel
     if (p_.name.empty()) fail("name", "empty kernel name");
     if (v2_)

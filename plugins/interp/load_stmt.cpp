@@ -77,7 +77,16 @@ void Loader::store(StmtNode& n, const json& j, const std::string& jp) {
 void Loader::loop(StmtNode& n, uint32_t id, bool is_for, const json& j, const std::string& jp,
                   const std::string& sp) {
     if (is_for) {
-        keys(j, jp, {"stmt", "var", "type", "begin", "end", "step", "body"});
+        // An unroll hint only guides compilers: checked for its form, then ignored.
+        if (j.contains("unroll")) {
+            if (!v2_1_) fail(jp + ".unroll", "a loop hint needs schema plexus-ir/2.1");
+            const json& u = j["unroll"];
+            if (!(u.is_string() && u.get<std::string>() == "full") &&
+                !(u.is_number_unsigned() && u.get<uint64_t>() >= 1 && u.get<uint64_t>() <= 1024))
+                fail(jp + ".unroll",
+                     "expected an unroll count from 1 to 1024 or \"full\", found " + u.dump());
+        }
+        keys(j, jp, {"stmt", "var", "type", "begin", "end", "step", "body", "unroll"});
         n.kind = StmtKind::For;
         const TypeId t = type(j, jp);
         const std::string var = str(j, jp, "var");

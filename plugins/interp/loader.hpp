@@ -73,7 +73,8 @@ private:
     std::map<std::pair<Ty, uint64_t>, uint32_t> consts_;
     uint32_t stmt_ = 0; // the statement whose expressions are being read
     int depth_ = 0;
-    bool v2_ = false; // schema plexus-ir/2
+    bool v2_ = false;   // schema plexus-ir/2 (or /2.1)
+    bool v2_1_ = false; // schema plexus-ir/2.1: loops may carry an unroll hint, which is ignored
 
     // ---- JSON access (load_kernel.cpp) ----
     [[noreturn]] void fail(const std::string& path, const std::string& what) const;

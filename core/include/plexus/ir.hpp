@@ -315,14 +315,24 @@ struct If final : StmtNode {
 
 // for (type var = begin; var < end; var += step) body — var is visible in body only and is
 // read-only there; begin, end and step are evaluated once, before the first iteration.
+// `unroll` is a hint to the backend's compiler that never changes what the loop computes:
+// 0 the compiler decides, 1 keep the loop rolled, n (up to max_unroll) unroll by n,
+// unroll_full unroll completely (the validator asks for constant begin, end and step). It is
+// no child, so it stays out of `parts`; the default mutators copy it with the node.
 struct For final : StmtNode {
     static constexpr StmtKind node_kind = StmtKind::For;
+    static constexpr uint32_t unroll_full = UINT32_MAX;
+    // The largest count. Far above what pays, and below what breaks a compiler: PoCL 3.1
+    // (LLVM 15) ran out of 6 GiB unrolling a one-line loop by 65536 (docs/kernel-language.md).
+    static constexpr uint32_t max_unroll = 1024;
     std::string var;
     Scalar type;
     Expr begin, end, step;
     Stmt body;
+    uint32_t unroll = 0;
     static constexpr auto parts = std::tuple{&For::begin, &For::end, &For::step, &For::body};
-    static Stmt make(std::string var, Expr begin, Expr end, Expr step, Stmt body);
+    static Stmt make(std::string var, Expr begin, Expr end, Expr step, Stmt body,
+                     uint32_t unroll = 0);
     For() : StmtNode(node_kind) {}
 };
 
@@ -704,9 +714,16 @@ std::string print(const Expr& e);
 // private or shaped array, a declared work-group size. The JSON writer emits the oldest schema
 // that can express the kernel, so a Custom plugin that reads only "/1" keeps working.
 bool needs_ir_v2(const Kernel& k);
-std::string to_json(const Kernel& k);        // schema "plexus-ir/1" or "/2", indented, sorted keys
+// Whether a loop carries an unroll hint (For::unroll): the JSON writer then writes
+// "plexus-ir/2.1", which is "/2" and that key.
+bool has_loop_hints(const Kernel& k);
+// The kernel with every loop's unroll hint dropped. Hints never change what a kernel computes,
+// so this is what a Custom plugin gets: it keeps receiving "/1" or "/2" documents.
+Kernel without_loop_hints(const Kernel& k);
+// Schema "plexus-ir/2.1" when a loop has a hint, else "/1" or "/2"; indented, sorted keys.
+std::string to_json(const Kernel& k);
 std::string canonical_json(const Kernel& k); // the same on one line: what hash() covers
-// Reads schema "plexus-ir/2" and "plexus-ir/1". Throws plexus::Error(InvalidIR) naming the JSON
+// Reads schemas "plexus-ir/2.1", "/2" and "/1". Throws plexus::Error(InvalidIR) naming the JSON
 // path ("kernel.body.body[2].value.op") and what was expected; `origin` (a file name) goes
 // into the error's context.
 Kernel from_json(std::string_view text, const std::string& origin = "");

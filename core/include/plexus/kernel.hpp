@@ -790,6 +790,34 @@ private:
 };
 IfChain If(const Value<bool>& cond, const std::function<void()>& body);
 
+// How the backend's compiler should unroll a px::For loop, given as its last argument:
+// For(0, n, body, px::unroll(4)). The loop stays one loop of the IR (ir::For::unroll) and only
+// the compiler of the generated code unrolls it, so no hint changes what the kernel computes;
+// a C++ loop around kernel code is unrolled by the tracer instead, into the IR itself.
+struct Unroll {
+    int64_t count = 0; // px::unroll's k, checked when the loop is traced
+    bool full = false;
+};
+// Unroll by k, from 1 to ir::For::max_unroll; 1 keeps the loop rolled.
+template <std::integral K> Unroll unroll(K k) {
+    if constexpr (std::is_unsigned_v<K>)
+        return {uint64_t(k) > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(k), false};
+    else
+        return {int64_t(k), false};
+}
+// Keep the loop rolled where the compiler would unroll it by itself: unroll(1).
+inline Unroll no_unroll() {
+    return {1, false};
+}
+// Unroll the loop completely: for a loop whose begin, end and step are constants (C++ numbers);
+// the validator refuses any other.
+inline Unroll unroll_full() {
+    return {0, true};
+}
+// What px::For takes as its last argument, so that a hint never reads as a step or a body.
+template <class H>
+concept LoopHint = std::same_as<std::remove_cvref_t<H>, Unroll>;
+
 // For(begin, end, [&](Int i){ ... }) runs i = begin, begin + step, ... while i < end.
 namespace detail {
 template <class B, class E> struct loop_type {
@@ -798,13 +826,17 @@ template <class B, class E> struct loop_type {
 template <std::integral B, std::integral E> struct loop_type<B, E> {
     using type = std::common_type_t<B, E>;
 };
+// The hint as ir::For::unroll: an InvalidKernel error naming the kernel for a count out of range.
+uint32_t unroll_hint(const Unroll& hint);
 template <Number T, class F>
-void for_loop(const Value<T>& begin, const Value<T>& end, const Value<T>& step, F& body) {
+void for_loop(const Value<T>& begin, const Value<T>& end, const Value<T>& step, F& body,
+              const Unroll* hint = nullptr) {
     auto& t = Tracer::current();
+    const uint32_t unroll = hint ? unroll_hint(*hint) : 0;
     std::string name = t.fresh("i");
     Var<T> var(ParamTag{}, name);
     ir::Stmt b = t.trace_block([&] { body(std::move(var)); });
-    t.emit(ir::For::make(name, begin.expr(), end.expr(), step.expr(), b));
+    t.emit(ir::For::make(name, begin.expr(), end.expr(), step.expr(), b, unroll));
 }
 } // namespace detail
 template <class B, class E, class F> void For(const B& begin, const E& end, F&& body) {
@@ -812,9 +844,22 @@ template <class B, class E, class F> void For(const B& begin, const E& end, F&& 
     detail::for_loop<T>(detail::lift<T>(begin), detail::lift<T>(end), Value<T>(T(1)), body);
 }
 template <class B, class E, class S, class F>
+    requires(!LoopHint<F>)
 void For(const B& begin, const E& end, const S& step, F&& body) {
     using T = typename detail::loop_type<B, E>::type;
     detail::for_loop<T>(detail::lift<T>(begin), detail::lift<T>(end), detail::lift<T>(step), body);
+}
+// With a hint: For(0, n, body, px::unroll(4)), For(0, 16, 2, body, px::unroll_full()).
+template <class B, class E, class F, LoopHint H>
+void For(const B& begin, const E& end, F&& body, const H& hint) {
+    using T = typename detail::loop_type<B, E>::type;
+    detail::for_loop<T>(detail::lift<T>(begin), detail::lift<T>(end), Value<T>(T(1)), body, &hint);
+}
+template <class B, class E, class S, class F, LoopHint H>
+void For(const B& begin, const E& end, const S& step, F&& body, const H& hint) {
+    using T = typename detail::loop_type<B, E>::type;
+    detail::for_loop<T>(detail::lift<T>(begin), detail::lift<T>(end), detail::lift<T>(step), body,
+                        &hint);
 }
 // The condition is an expression over variables, so it is re-evaluated on every iteration.
 void While(const Value<bool>& cond, const std::function<void()>& body);

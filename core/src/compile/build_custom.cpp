@@ -11,9 +11,10 @@ void build_custom(Compiled& c, const ir::Kernel& k, const DeviceTarget& d, Compi
     auto t_lower = std::chrono::steady_clock::now();
     // A plugin that reads the IR gets warpgroup accumulators as plain arithmetic (each
     // subgroup its 16 rows; the swizzle is then only index arithmetic), and the kernel
-    // without min_groups, which only guides the CUDA generators: one written before
-    // those existed still loads the kernel.
-    ir::Kernel plain = ir::lower_matrix(k, /*only_warpgroup=*/true);
+    // without min_groups, which only guides the CUDA generators, nor loop unroll hints, which
+    // only guide compilers and would make the document "plexus-ir/2.1" (docs/ir.md): one
+    // written before those existed still loads the kernel.
+    ir::Kernel plain = ir::without_loop_hints(ir::lower_matrix(k, /*only_warpgroup=*/true));
     for (ir::ArrayDecl& a : plain.shared)
         a.swizzle = false;
     plain.work_group.min_groups = 0;

@@ -465,7 +465,7 @@ Stmt If::make(Expr cond, Stmt then_body, Stmt else_body) {
     n->else_body = std::move(else_body);
     return n;
 }
-Stmt For::make(std::string var, Expr begin, Expr end, Expr step, Stmt body) {
+Stmt For::make(std::string var, Expr begin, Expr end, Expr step, Stmt body, uint32_t unroll) {
     require_name(var, "loop variable");
     require_integer(begin, "loop begin");
     require_integer(end, "loop end");
@@ -480,6 +480,7 @@ Stmt For::make(std::string var, Expr begin, Expr end, Expr step, Stmt body) {
     n->end = std::move(end);
     n->step = std::move(step);
     n->body = std::move(body);
+    n->unroll = unroll;
     return n;
 }
 Stmt While::make(Expr cond, Stmt body) {
@@ -908,6 +909,31 @@ bool needs_ir_v2(const Kernel& k) {
     };
     if (k.body) walk(k.body, on_expr, on_stmt);
     return v2;
+}
+
+bool has_loop_hints(const Kernel& k) {
+    bool found = false;
+    auto on_stmt = [&](const StmtNode& s) {
+        found = found || (s.kind == StmtKind::For && static_cast<const For&>(s).unroll != 0);
+    };
+    auto on_expr = [](const ExprNode&) {};
+    if (k.body) walk(k.body, on_expr, on_stmt);
+    return found;
+}
+
+Kernel without_loop_hints(const Kernel& k) {
+    auto keep = [](const Expr& e) { return e; };
+    auto strip = [&](const Stmt& s, auto& self) -> Stmt {
+        Stmt now = map_parts(s, keep, [&](const Stmt& c) { return self(c, self); });
+        auto loop = as<For>(now);
+        if (!loop || loop->unroll == 0) return now;
+        auto copy = std::make_shared<For>(*loop);
+        copy->unroll = 0;
+        return copy;
+    };
+    Kernel out = k;
+    if (out.body) out.body = strip(out.body, strip);
+    return out;
 }
 
 KernelUses collect_uses(const Kernel& k) {

@@ -1,5 +1,6 @@
 // The IR as JSON, schema "plexus-ir/2" (docs/ir.md): writing, and reading (also "plexus-ir/1",
-// a subset) with errors that name the JSON path of the offending value.
+// a subset, and "plexus-ir/2.1", /2 with loop hints) with errors that name the JSON path of the
+// offending value.
 #include "plexus/error.hpp"
 #include "plexus/ir.hpp"
 
@@ -11,6 +12,7 @@ namespace plexus::ir {
 using json = nlohmann::json;
 static constexpr const char* schema_name = "plexus-ir/2";
 static constexpr const char* schema_v1 = "plexus-ir/1";
+static constexpr const char* schema_v2_1 = "plexus-ir/2.1"; // /2 and For.unroll
 
 // ---- writing -----------------------------------------------------------------------------
 
@@ -120,8 +122,13 @@ struct Writer : ExprVisitor<Writer, json>, StmtVisitor<Writer, json> {
         return j;
     }
     json visit(const For& n) {
-        return {{"var", n.var},       {"type", to_string(n.type)}, {"begin", expr(n.begin)},
-                {"end", expr(n.end)}, {"step", expr(n.step)},      {"body", stmt(n.body)}};
+        json j = {{"var", n.var},       {"type", to_string(n.type)}, {"begin", expr(n.begin)},
+                  {"end", expr(n.end)}, {"step", expr(n.step)},      {"body", stmt(n.body)}};
+        if (n.unroll == For::unroll_full)
+            j["unroll"] = "full";
+        else if (n.unroll)
+            j["unroll"] = n.unroll;
+        return j;
     }
     json visit(const While& n) { return {{"cond", expr(n.cond)}, {"body", stmt(n.body)}}; }
     json visit(const Break&) { return json::object(); }
@@ -234,8 +241,9 @@ json kernel_json(const Kernel& k) {
               {"params", params},
               {"shared", arrays_json(k.shared)},
               {"body", k.body ? w.stmt(k.body) : json(nullptr)}};
-    if (!needs_ir_v2(k)) return j;
-    j["schema"] = schema_name;
+    const bool hints = has_loop_hints(k);
+    if (!hints && !needs_ir_v2(k)) return j;
+    j["schema"] = hints ? schema_v2_1 : schema_name;
     j["types"] = types;
     j["private"] = arrays_json(k.privates);
     if (!k.fragments.empty()) {
@@ -274,7 +282,9 @@ constexpr int kMaxDepth = 256;
 struct Reader {
     std::string origin;
     std::string kernel;
+    std::string schema;
     bool v2 = true;
+    bool v2_1 = true; // loop hints
     std::vector<std::shared_ptr<const TypeDecl>> decls;
     int depth = 0;
 
@@ -583,12 +593,16 @@ struct Reader {
             return checked(path, [&] { return If::make(c, t, e); });
         }
         if (kind == "For") {
-            keys(j, path, {"stmt", "var", "type", "begin", "end", "step", "body"});
+            if (j.contains("unroll") && !v2_1)
+                fail(path + ".unroll", std::string("a loop hint needs schema ") + schema_v2_1 +
+                                           " (this document is " + schema + ")");
+            keys(j, path, {"stmt", "var", "type", "begin", "end", "step", "body", "unroll"});
             Type t = type(j, path);
             Expr begin = sub("begin"), end = sub("end"), step = sub("step");
+            const uint32_t unroll = j.contains("unroll") ? unroll_hint(j["unroll"], path) : 0;
             Stmt b = body("body");
-            Stmt s =
-                checked(path, [&] { return For::make(str(j, path, "var"), begin, end, step, b); });
+            Stmt s = checked(
+                path, [&] { return For::make(str(j, path, "var"), begin, end, step, b, unroll); });
             if (!(Type(as<For>(s)->type) == t))
                 fail(path + ".type", "does not match the loop bounds' type");
             return s;
@@ -699,6 +713,17 @@ struct Reader {
         }
         fail(path + ".op",
              "unknown matrix op \"" + op + "\" (expected fill, load, store, mma or mma_shared)");
+    }
+
+    // For.unroll: a count from 1 to For::max_unroll, or "full".
+    uint32_t unroll_hint(const json& v, const std::string& path) const {
+        if (v.is_string() && v.get<std::string>() == "full") return For::unroll_full;
+        if (!v.is_number_unsigned() || v.get<uint64_t>() == 0 ||
+            v.get<uint64_t>() > For::max_unroll)
+            fail(path + ".unroll", "expected an unroll count from 1 to " +
+                                       std::to_string(For::max_unroll) + " or \"full\", found " +
+                                       v.dump());
+        return v.get<uint32_t>();
     }
 
     Stmt async_copy(const json& j, const std::string& path) {
@@ -866,11 +891,12 @@ struct Reader {
 
     Kernel kernel_of(const json& j) {
         if (!j.is_object()) fail("", "expected a JSON object, found " + kind_of(j));
-        std::string schema = str(j, "", "schema");
-        if (schema != schema_name && schema != schema_v1)
+        schema = str(j, "", "schema");
+        if (schema != schema_v2_1 && schema != schema_name && schema != schema_v1)
             fail("schema", "unsupported schema \"" + schema + "\" (this plexus reads " +
-                               schema_name + " and " + schema_v1 + ")");
-        v2 = schema == schema_name;
+                               schema_v2_1 + ", " + schema_name + " and " + schema_v1 + ")");
+        v2_1 = schema == schema_v2_1;
+        v2 = v2_1 || schema == schema_name;
         if (v2)
             keys(j, "",
                  {"schema", "name", "types", "params", "shared", "private", "work_group",

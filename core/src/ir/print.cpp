@@ -161,8 +161,14 @@ struct Printer : ExprVisitor<Printer, std::string>, StmtVisitor<Printer> {
         line("}");
     }
     void visit(const For& n) {
+        // The hint as the kernel language writes it.
+        const std::string hint = n.unroll == For::unroll_full ? " unroll_full"
+                                 : n.unroll == 1              ? " no_unroll"
+                                 : n.unroll ? " unroll(" + std::to_string(n.unroll) + ")"
+                                            : "";
         line("for (" + std::string(to_string(n.type)) + " " + n.var + " = " + expr(n.begin) + "; " +
-             n.var + " < " + expr(n.end) + "; " + n.var + " += " + expr(n.step) + ") {");
+             n.var + " < " + expr(n.end) + "; " + n.var + " += " + expr(n.step) + ")" + hint +
+             " {");
         nested(n.body);
         line("}");
     }

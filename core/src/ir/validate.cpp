@@ -112,6 +112,28 @@ private:
         return lane_divergent_ ? kVarying : divergent_ ? kSubgroupUniform : kUniform;
     }
 
+    // A full unroll needs a trip count every compiler can count: constant begin, end and step.
+    void unroll_hint(const For& n, const std::string& where) const {
+        if (n.unroll != For::unroll_full) {
+            if (n.unroll > For::max_unroll)
+                fail(where, "the loop over '" + n.var + "' is unrolled by " +
+                                std::to_string(n.unroll) + " (at most " +
+                                std::to_string(For::max_unroll) + ")");
+            return;
+        }
+        std::vector<std::string> bounds;
+        for (auto [e, name] : {std::pair{&n.begin, "begin"}, {&n.end, "end"}, {&n.step, "step"}})
+            if (!as<Const>(*e)) bounds.push_back(name);
+        if (bounds.empty()) return;
+        std::string list = bounds[0];
+        for (size_t i = 1; i < bounds.size(); ++i)
+            list += (i + 1 == bounds.size() ? " and " : ", ") + bounds[i];
+        fail(where, "the loop over '" + n.var + "' is unrolled fully, but its " + list +
+                        (bounds.size() == 1 ? " is not a constant" : " are not constants") +
+                        " (a full unroll needs a constant trip count; px::unroll(k) unrolls any "
+                        "loop)");
+    }
+
     [[noreturn]] void fail(const std::string& where, const std::string& what) const {
         ErrorContext ctx;
         ctx.kernel = k_.name;
@@ -655,6 +677,7 @@ private:
         }
         case StmtKind::For: {
             auto& n = static_cast<const For&>(*s);
+            unroll_hint(n, where);
             Level v = expr(n.begin, where + ".begin");
             v = std::max(expr(n.end, where + ".end"), v);
             v = std::max(expr(n.step, where + ".step"), v);

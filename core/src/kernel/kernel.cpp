@@ -286,6 +286,19 @@ void fence_device() {
     detail::Tracer::current().emit(ir::Fence::make(ir::FenceScope::Device));
 }
 
+namespace detail {
+uint32_t unroll_hint(const Unroll& hint) {
+    if (hint.full) return ir::For::unroll_full;
+    if (hint.count < 1 || hint.count > int64_t(ir::For::max_unroll))
+        Tracer::current().fail("px::unroll(" + std::to_string(hint.count) +
+                               "): an unroll count is from 1 to " +
+                               std::to_string(ir::For::max_unroll) +
+                               " (px::no_unroll() keeps a loop rolled, px::unroll_full() unrolls "
+                               "it completely)");
+    return uint32_t(hint.count);
+}
+} // namespace detail
+
 void require_work_group_size(uint32_t x, uint32_t y, uint32_t z) {
     auto& t = detail::Tracer::current();
     ir::WorkGroupBound& w = t.kernel().work_group;

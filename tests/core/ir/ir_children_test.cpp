@@ -117,6 +117,7 @@ struct For : ir::StmtNode {
     Scalar type;
     Expr begin, end, step;
     Stmt body;
+    uint32_t unroll; // a hint, no child
 };
 struct While : ir::StmtNode {
     Expr cond;
@@ -361,7 +362,8 @@ std::vector<Case> cases() {
          {"index", "value"});
     stmt("If", If::make(old("cond", Scalar::Bool), old_stmt("then_body"), old_stmt("else_body")),
          {"cond", "then_body", "else_body"});
-    stmt("For", For::make("i", old("begin"), old("end"), old("step"), old_stmt("body")),
+    // With an unroll hint, which is no part: the mutators must copy it with the node.
+    stmt("For", For::make("i", old("begin"), old("end"), old("step"), old_stmt("body"), 4),
          {"begin", "end", "step", "body"});
     stmt("While", While::make(old("cond", Scalar::Bool), old_stmt("body")), {"cond", "body"});
     stmt("Break", Break::make(), {});

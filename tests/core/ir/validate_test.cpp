@@ -145,6 +145,64 @@ TEST_CASE("an assignment to a for loop's variable") {
     expect_invalid(k, {"assignment to the loop variable 'i'", "body[0].body[0]"});
 }
 
+TEST_CASE("a full unroll of a loop whose trip count is not constant; an unroll count too large") {
+    auto loop = [](ir::Expr begin, ir::Expr end, ir::Expr step, uint32_t unroll) {
+        return ir::For::make("j", std::move(begin), std::move(end), std::move(step),
+                             block({store("c", var("j"), f32(1))}), unroll);
+    };
+    const uint32_t full = ir::For::unroll_full;
+    expect_invalid(
+        kernel("full_end", out_c, {loop(i32(0), var("n"), i32(1), full)}),
+        {"the loop over 'j' is unrolled fully, but its end is not a constant", "body[0]"});
+    expect_invalid(
+        kernel(
+            "full_bounds", out_c,
+            {ir::If::make(lt(i32(0), var("n")), block({loop(var("n"), i32(64), var("n"), full)}))}),
+        {"the loop over 'j'", "its begin and step are not constants", "body[0].then[0]"});
+    expect_invalid(
+        kernel("count_too_large", out_c, {loop(i32(0), var("n"), i32(1), ir::For::max_unroll + 1)}),
+        {"the loop over 'j' is unrolled by 1025 (at most 1024)", "body[0]"});
+    // Constant bounds unroll fully; a count unrolls any loop.
+    CHECK_NOTHROW(ir::validate(kernel("full_const", out_c, {loop(i32(0), i32(8), i32(3), full)})));
+    CHECK_NOTHROW(ir::validate(
+        kernel("count", out_c, {loop(var("n"), var("n"), var("n"), ir::For::max_unroll)})));
+    // The kernel language: constants are C++ numbers; a variable bound is refused when traced.
+    CHECK_THROWS_WITH_AS(
+        px::kernel("full_runtime", {"c", "n"},
+                   [](px::Out<float> c, px::Int n) {
+                       px::For(0, n, [&](px::Int j) { c[j] = 1.0f; }, px::unroll_full());
+                   }),
+        doctest::Contains("kernel 'full_runtime': the loop over 'i"), px::Error);
+    CHECK_NOTHROW(px::kernel("full_traced", {"c"}, [](px::Out<float> c) {
+        px::For(0, 8, 2, [&](px::Int j) { c[j] = 1.0f; }, px::unroll_full());
+    }));
+}
+
+TEST_CASE("px::unroll with a count out of range is refused when the kernel is traced") {
+    for (int64_t k : {int64_t(0), int64_t(-1), int64_t(ir::For::max_unroll) + 1, INT64_MAX}) {
+        INFO("px::unroll(" << k << ")");
+        try {
+            px::kernel("bad_unroll", {"c", "n"}, [k](px::Out<float> c, px::Int n) {
+                px::For(0, n, [&](px::Int j) { c[j] = 1.0f; }, px::unroll(k));
+            });
+            FAIL("px::unroll(" << k << ") was accepted");
+        } catch (const px::Error& e) {
+            INFO(e.what());
+            CHECK(e.code() == px::ErrorCode::InvalidKernel);
+            CHECK(e.context().kernel == "bad_unroll");
+            CHECK(e.message().find("kernel 'bad_unroll': px::unroll(" + std::to_string(k) +
+                                   "): an unroll count is from 1 to 1024") != std::string::npos);
+        }
+    }
+    // An unsigned count past int64 reads as the largest int64, still refused.
+    CHECK_THROWS_WITH_AS(
+        px::kernel("huge_unroll", {"c", "n"},
+                   [](px::Out<float> c, px::Int n) {
+                       px::For(0, n, 2, [&](px::Int j) { c[j] = 1.0f; }, px::unroll(UINT64_MAX));
+                   }),
+        doctest::Contains("px::unroll(9223372036854775807)"), px::Error);
+}
+
 TEST_CASE("break and continue outside a loop") {
     expect_invalid(kernel("stray_break", out_c, {ir::Break::make()}), {"break outside a loop"});
     expect_invalid(kernel("stray_continue", out_c,

@@ -290,3 +290,55 @@ TEST_CASE("transpose through a shaped shared tile: [16][16] with rows padded to 
 }
 
 } // namespace interp_test
+
+namespace interp_test {
+
+// out[g] = sum of in[(g + j) % 64] over j in [0, n) (by a loop unrolled by 4) and over j in
+// [0, 8) step 2 (unrolled fully), an integer sum: exact.
+ir::Kernel hinted_sum_kernel() {
+    auto gid = var("gid", I32), j = var("j", I32), acc = var("acc", I32);
+    auto add = [&](ir::Expr i) {
+        return block({assign("acc", bin(B::Add, acc, load("in", I32, bin(B::Rem, i, i32(64)))))});
+    };
+    return kernel("hinted_sum",
+                  {buffer("in", I32), buffer("out", I32, ir::Access::Write), scalar("n", I32)},
+                  {let_gid(), let("acc", i32(0)),
+                   ir::For::make("j", i32(0), var("n", I32), i32(1), add(bin(B::Add, gid, j)), 4),
+                   ir::For::make("j", i32(0), i32(8), i32(2), add(j), ir::For::unroll_full),
+                   store("out", gid, acc)});
+}
+
+} // namespace interp_test
+
+TEST_CASE("loop hints: read from a plexus-ir/2.1 document and ignored; refused in a /2 one") {
+    using namespace interp_test;
+    const ir::Kernel k = hinted_sum_kernel();
+    ir::validate(k);
+    const std::string text = ir::to_json(k);
+    REQUIRE(nlohmann::json::parse(text)["schema"] == "plexus-ir/2.1");
+    const int n = 13, items = 128; // whole groups of 32: no work-item past out
+    const std::vector<int32_t> in = random_vector<int32_t>(64, -1000, 1000);
+    Buffer bin_(in), bout(items * sizeof(int32_t));
+    Module m(text);
+    REQUIRE_MESSAGE(m.status() == PLX_OK, m.error());
+    REQUIRE(launch(m.kernel("hinted_sum"), dims1(items, 32), {bin_, bout, n}) == PLX_OK);
+    const std::vector<int32_t> out = bout.read<int32_t>();
+    for (int g = 0; g < items; ++g) {
+        int32_t want = 0;
+        for (int j = 0; j < n; ++j)
+            want += in[size_t((g + j) % 64)];
+        for (int j = 0; j < 8; j += 2)
+            want += in[size_t(j)];
+        REQUIRE(out[size_t(g)] == want);
+    }
+    nlohmann::json doc = nlohmann::json::parse(text);
+    doc["schema"] = "plexus-ir/2";
+    Module old(doc.dump());
+    CHECK(old.status() == PLX_ERROR_COMPILE);
+    CHECK(contains(old.error(), "body.body[2].unroll: a loop hint needs schema plexus-ir/2.1"));
+    doc["schema"] = "plexus-ir/2.1";
+    doc["body"]["body"][3]["unroll"] = 0;
+    Module zero(doc.dump());
+    CHECK(zero.status() == PLX_ERROR_COMPILE);
+    CHECK(contains(zero.error(), "body.body[3].unroll: expected an unroll count from 1 to 1024"));
+}
