@@ -312,6 +312,32 @@ Kernel control() {
          Fence::make(FenceScope::WorkGroup), gstore("y", gid(), acc)});
 }
 
+// Loops with unroll hints (ir::For::unroll): by 4 over a run-time trip count, completely over
+// a constant one of step 2, by 2 around a loop kept rolled, and a loop without one; a private
+// array indexed by the loop variable.
+Kernel loops() {
+    const auto I = Scalar::I32;
+    const auto P = Space::Private;
+    auto acc = var("acc", I), j = var("j", I), q = var("q", I);
+    auto x_at = [&](Expr e) {
+        return gload("x", I, bin(B::Rem, bin(B::Add, gid(), std::move(e)), n_i32()));
+    };
+    auto add = [&](Expr e) { return assign("acc", bin(B::Add, acc, std::move(e))); };
+    return make(
+        "loops", {buffer("x", I, Access::Read), buffer("y", I, Access::Write), scalar("n", I)}, {},
+        {gid_i32(), if_(bin(B::Ge, gid(), n_i32()), {Return::make()}), let("acc", i32(0)),
+         For::make("j", i32(0), n_i32(), i32(1), block({add(x_at(j))}), 4),
+         For::make("j", i32(0), i32(8), i32(2), block({store("t", P, j, x_at(j))}),
+                   For::unroll_full),
+         For::make(
+             "j", i32(0), i32(3), i32(1),
+             block({For::make("q", j, n_i32(), i32(1), block({add(bin(B::Mul, x_at(q), j))}), 1)}),
+             2),
+         for_("j", i32(0), i32(8), {add(load("t", P, I, bin(B::BitAnd, j, i32(6))))}),
+         gstore("y", gid(), acc)},
+        {{"t", I, 8}});
+}
+
 std::vector<TestKernel> all_kernels() {
     return {{vector_add()},
             {reduce_sum()},
@@ -331,7 +357,8 @@ std::vector<TestKernel> all_kernels() {
             {variants()},
             {arrays()},
             {conversions(), true},
-            {combinations(), true}};
+            {combinations(), true},
+            {loops()}};
 }
 
 } // namespace codegen_test

@@ -37,6 +37,7 @@ vectors(); // f32x4, f32x3, i32x4, u8x8, f16x4, i8x4, bf16x8: ops, swizzles, lan
 plexus::ir::Kernel records();  // Particle / Cell records: fields, paths, construct, shared, select
 plexus::ir::Kernel variants(); // the Kind variant: match (break / continue inside), make_variant
 plexus::ir::Kernel arrays();   // private arrays (i32, f16, f32x4 with lane stores), a shaped tile
+plexus::ir::Kernel loops();    // loop unroll hints of each kind, nested, over a private array
 
 // The records and variant of those kernels.
 plexus::ir::Type particle_type(); // Particle { f32x3 pos, vel; f32 mass; bf16 charge }: 48 bytes

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <limits>
+#include <regex>
 
 namespace {
 
@@ -249,6 +250,29 @@ TEST_CASE("CUDA 64-bit atomics go through unsigned long long, min / max through 
     std::string r = cuda(codegen_test::reduce_sum());
     CHECK(has(r, "__syncthreads();"));
     CHECK(has(cuda(codegen_test::control()), "__threadfence_block();"));
+}
+
+TEST_CASE("loop hints: #pragma unroll on the line before the for, in both languages") {
+    const Kernel k = codegen_test::loops();
+    for (const std::string& text : {ocl(k), cuda(k)}) {
+        INFO(text);
+        // Each hint right above its loop (a hoisted bound comes before the pragma).
+        CHECK(std::regex_search(text,
+                                std::regex(R"(\n *#pragma unroll 4\n *for \(int j = 0; j < )")));
+        CHECK(std::regex_search(
+            text, std::regex(R"(\n *#pragma unroll\n *for \(int j = 0; j < 8; j \+= 2\))")));
+        CHECK(std::regex_search(text,
+                                std::regex(R"(\n *#pragma unroll 2\n *for \(int j = 0; j < 3; )")));
+        CHECK(std::regex_search(text, std::regex(R"(\n *#pragma unroll 1\n *for \(int q = j; )")));
+        // The loop without a hint has none; no other spelling is used.
+        CHECK(std::regex_search(text, std::regex(R"([;{}]\n *for \(int j = 0; j < 8; j \+= 1\))")));
+        size_t pragmas = 0;
+        for (size_t at = text.find("#pragma unroll"); at != std::string::npos;
+             at = text.find("#pragma unroll", at + 1))
+            ++pragmas;
+        CHECK(pragmas == 4);
+        CHECK_FALSE(has(text, "unroll_hint"));
+    }
 }
 
 TEST_CASE("plugin spellings replace the catalog's, $N parenthesized") {

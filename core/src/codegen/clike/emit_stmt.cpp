@@ -139,6 +139,13 @@ void Emitter::visit(const ir::For& n) {
     if (!ir::as<ir::Const>(n.end)) end = hoist_const(type, "plx_end_", id, end);
     if (!ir::as<ir::Const>(n.step)) step = hoist_const(type, "plx_step_", id, step);
     std::string v = name(n.var);
+    // The hint as `#pragma unroll`, which nvcc, NVRTC, NVIDIA's OpenCL and every Clang-based
+    // OpenCL compiler take; OpenCL C's opencl_unroll_hint attribute is 2.0's, and this is 1.2
+    // (docs/kernel-language.md, "Unrolling").
+    if (n.unroll == ir::For::unroll_full)
+        line("#pragma unroll");
+    else if (n.unroll)
+        line("#pragma unroll " + std::to_string(n.unroll));
     line("for (" + type + " " + v + " = " + full_expression(begin) + "; " + v + " < " +
          full_expression(end) + "; " + v + " += " + full_expression(step) + ") {");
     size_t mark = scope_mark();

@@ -173,9 +173,25 @@ void LlvmLowering::for_stmt(const For& n, const Body& body) {
     loop_body(body, n.body, exit, latch);
     b_.SetInsertPoint(latch);
     write_variable(var, b_.CreateAdd(read_variable(var), step)); // wraps, as IR integers do
-    b_.CreateBr(header);
+    mark_unroll(b_.CreateBr(header), n.unroll);
     b_.SetInsertPoint(exit);
     scope_.resize(mark);
+}
+
+// A distinct loop ID whose first operand is itself (LLVM's LoopID convention), holding the hint.
+void LlvmLowering::mark_unroll(llvm::Instruction* backedge, uint32_t unroll) {
+    if (!unroll) return;
+    llvm::Metadata* hint = nullptr;
+    if (unroll == For::unroll_full)
+        hint = llvm::MDNode::get(c_, {llvm::MDString::get(c_, "llvm.loop.unroll.full")});
+    else if (unroll == 1)
+        hint = llvm::MDNode::get(c_, {llvm::MDString::get(c_, "llvm.loop.unroll.disable")});
+    else
+        hint = llvm::MDNode::get(c_, {llvm::MDString::get(c_, "llvm.loop.unroll.count"),
+                                      llvm::ConstantAsMetadata::get(b_.getInt32(unroll))});
+    llvm::MDNode* loop = llvm::MDNode::getDistinct(c_, {nullptr, hint});
+    loop->replaceOperandWith(0, loop);
+    backedge->setMetadata(llvm::LLVMContext::MD_loop, loop);
 }
 
 void LlvmLowering::while_stmt(const While& n, const Body& body) {

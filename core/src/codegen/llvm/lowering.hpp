@@ -196,6 +196,9 @@ protected:
     void match_stmt(const ir::Match& n, const Body& arm);
     // Break (or continue) out of the innermost loop of loops_.
     void leave_loop(bool is_break);
+    // A For's unroll hint (ir::For::unroll, 0: none) as the !llvm.loop of the branch that closes
+    // its loop: llvm.loop.unroll.count N, .full, or .disable for 1; LoopUnroll reads it.
+    void mark_unroll(llvm::Instruction* backedge, uint32_t unroll);
 
     struct Variable {
         ir::Type type;

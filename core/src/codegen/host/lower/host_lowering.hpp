@@ -177,7 +177,7 @@ private:
                     llvm::Value* no);
     void lockstep_loop(llvm::Value* mask, const std::function<llvm::Value*()>& cond,
                        const ir::Stmt& body, const std::function<void()>& step,
-                       const std::function<void()>& chunk_step);
+                       const std::function<void()>& chunk_step, uint32_t unroll);
     void lockstep(const ir::Stmt& s, llvm::Value* mask);
     void group_stmt(const ir::Stmt& s, bool in_barrier_loop);
 };

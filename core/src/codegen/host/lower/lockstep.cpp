@@ -359,9 +359,12 @@ void HostLowering::split_mask(Value* mask, const std::function<Value*()>& cond, 
 
 // A loop in lock step: `cond` (evaluated for lanes still active) narrows the mask before each
 // trip; the loop ends when no lane is active. `step` runs after the body for active lanes.
+// `unroll`, the For's hint, goes on this loop, whose trips are the For's trips of the chunk's
+// lanes; the lane loops inside it keep their own metadata (mark_parallel). A full unroll never
+// gets here: its constant bounds are uniform, so the For is scalar control (for_stmt).
 void HostLowering::lockstep_loop(Value* mask, const std::function<Value*()>& cond, const Stmt& body,
                                  const std::function<void()>& step,
-                                 const std::function<void()>& chunk_step) {
+                                 const std::function<void()>& chunk_step, uint32_t unroll) {
     llvm::Type* i8 = b_.getInt8Ty();
     llvm::AllocaInst* active = lane_array(i8, "lane.active");
     split_mask(mask, [&] { return b_.getTrue(); }, active, nullptr);
@@ -382,7 +385,7 @@ void HostLowering::lockstep_loop(Value* mask, const std::function<Value*()>& con
     lockstep(body, active);
     if (step) lane_loop(active, step);
     if (chunk_step) chunk_step();
-    b_.CreateBr(head);
+    mark_unroll(b_.CreateBr(head), unroll);
     b_.SetInsertPoint(exit);
 }
 
@@ -504,7 +507,8 @@ void HostLowering::lockstep(const Stmt& s, Value* mask) {
                 [&] {
                     b_.CreateStore(
                         b_.CreateAdd(b_.CreateLoad(t, trips), llvm::ConstantInt::get(t, 1)), trips);
-                });
+                },
+                n.unroll);
             scope_.resize(mark);
             return;
         }
@@ -531,7 +535,7 @@ void HostLowering::lockstep(const Stmt& s, Value* mask) {
                 write_variable(
                     var, b_.CreateAdd(read_variable(var), b_.CreateLoad(t, lane_slot(step, t))));
             },
-            nullptr);
+            nullptr, n.unroll);
         scope_.resize(mark);
         return;
     }
