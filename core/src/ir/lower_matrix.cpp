@@ -46,10 +46,18 @@ private:
         return Load::make(array, Space::Local, a.type,
                           swizzled_index(a.dims[0], size_of(a.type.scalar()), row, col));
     }
-    // for (i32 v = 0; v < n; v += 1) body(v)
+    // for (i32 v = 0; v < n; v += 1) body(v), a loop the compiler decides how to unroll
     Stmt loop(uint32_t n, const char* what, const std::function<Stmt(const Expr&)>& body) {
         std::string v = fresh(what);
         return For::make(v, i32(0), i32(n), i32(1), body(var(v)));
+    }
+    // The same, kept rolled (For::unroll 1): an outer loop of a tile. Unrolled, a kernel's few
+    // mma statements became tens of thousands of instructions that LLVM then took tens of
+    // seconds to optimize on a CPU (docs/benchmarks.md, "Compile times"); rolled, the inner
+    // loop over a row still vectorizes.
+    Stmt rolled(uint32_t n, const char* what, const std::function<Stmt(const Expr&)>& body) {
+        std::string v = fresh(what);
+        return For::make(v, i32(0), i32(n), i32(1), body(var(v)), 1);
     }
     const FragmentDecl& frag(const std::string& name) const { return *k_.fragment(name); }
     static Expr element(const FragmentDecl& f, const Expr& flat) {
@@ -87,7 +95,7 @@ private:
             [[fallthrough]];
         case MatrixOp::Load: {
             const MatrixLayout layout = f.use == MatrixUse::Acc ? n.layout : f.layout;
-            return loop(f.rows(), "r", [&](const Expr& r) {
+            return rolled(f.rows(), "r", [&](const Expr& r) {
                 return loop(cols, "c", [&](const Expr& c) {
                     Expr at = address(n, layout, r, c);
                     if (n.op == MatrixOp::Load)
@@ -107,7 +115,7 @@ private:
     Stmt warpgroup_store(const Matrix& n, const FragmentDecl& f) {
         const std::string q = fresh("row0");
         Stmt let = Let::make(q, quarter_row());
-        Stmt body = loop(16, "r", [&](const Expr& i) {
+        Stmt body = rolled(16, "r", [&](const Expr& i) {
             Expr r = add(var(q), i);
             return loop(f.n, "c", [&](const Expr& c) {
                 Expr at = add(i64(n.index), add(mul(i64(r), i64(n.stride)), i64(c)));
@@ -135,8 +143,8 @@ private:
         const uint32_t v = as<Const>(n.col_b) && d.n % run == 0 ? run : 1;
         const std::string q = fresh("row0");
         Stmt let = Let::make(q, add(i32v(n.row_a), quarter_row()));
-        Stmt body = loop(16, "i", [&](const Expr& i) {
-            return loop(16 * n.steps, "k", [&](const Expr& kk) {
+        Stmt body = rolled(16, "i", [&](const Expr& i) {
+            return rolled(16 * n.steps, "k", [&](const Expr& kk) {
                 std::string av = fresh("a");
                 Stmt a =
                     Let::make(av, f32(swizzled(n.array, add(var(q), i), add(i32v(n.col_a), kk))));
@@ -178,8 +186,8 @@ private:
             if (n.c != n.frag)
                 out.push_back(
                     loop(M * N, "e", [&](const Expr& e) { return set(d, e, element(c, e)); }));
-            out.push_back(loop(M, "i", [&](const Expr& i) {
-                return loop(K, "k", [&](const Expr& kk) {
+            out.push_back(rolled(M, "i", [&](const Expr& i) {
+                return rolled(K, "k", [&](const Expr& kk) {
                     std::string av = fresh("a");
                     Stmt let = Let::make(av, f32(element(a, at(i, K, kk))));
                     Stmt row = loop(N, "j", [&](const Expr& j) {
@@ -191,7 +199,7 @@ private:
             }));
             return Block::make(std::move(out));
         }
-        return loop(M, "i", [&](const Expr& i) {
+        return rolled(M, "i", [&](const Expr& i) {
             return loop(N, "j", [&](const Expr& j) {
                 std::string s = fresh("sum");
                 Stmt let = Let::make(s, f32(element(c, at(i, N, j))));
