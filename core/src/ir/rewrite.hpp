@@ -1,5 +1,5 @@
-// What the IR-to-IR lowerings share (lower_matrix, lower_async_copy): names that collide with
-// nothing in the kernel, and a walk that replaces the statements of one kind.
+// What the IR-to-IR lowerings share (lower_matrix, lower_async_copy, unroll_full_loops): names
+// that collide with nothing in the kernel, and a walk that replaces the statements of one kind.
 #pragma once
 
 #include "plexus/ir.hpp"
@@ -56,5 +56,14 @@ Stmt with_children(const Stmt& s, const std::function<Stmt(const Stmt&)>& sub);
 // regions lose a Let of the enclosing block that a nested block's Let reads.
 Stmt replace_stmts(const Stmt& s, StmtKind kind,
                    const std::function<Stmt(const StmtNode&)>& replace);
+
+// Writes out every loop hinted unroll_full (For::unroll_full) whose begin, end and step are
+// constants, up to For::max_unroll trips: one copy of the body per trip, the loop's variable
+// replaced by the trip's constant and each variable the body declares renamed, so that the
+// kernel computes the same. The host backend runs it first: its passes (which regions run per
+// work-item, blocks of outputs sized for the registers, interleaved FMA chains) read straight-
+// line IR, which a loop that LLVM unrolls later would hide from them. A loop whose body holds
+// Native code, whose text names variables, stays a loop.
+Kernel unroll_full_loops(const Kernel& k);
 
 } // namespace plexus::ir
