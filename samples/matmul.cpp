@@ -18,8 +18,10 @@ const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tiled() {
             // 256 work-items owns a TM x TN micro-tile of the block (the block is a 16 x 16
             // grid of them): per k it reads TM values of a and TN of b from shared memory and
             // does TM * TN FMAs into accumulators that stay in registers. The C++ loops below
-            // run while the kernel is traced, so the micro-kernel is straight-line code; the
-            // FMAs are explicit because the generators never contract a * b + c.
+            // run while the kernel is traced, so a step of the micro-kernel is straight-line
+            // code over named accumulators; the steps of a slice are an IR loop the backends
+            // unroll (px::unroll_full). The FMAs are explicit because the generators never
+            // contract a * b + c.
             constexpr int BM = matmul_block, BN = matmul_block, BK = 8;
             constexpr int TM = 8, TN = 8;
             constexpr int cols = BN / TN; // work-items along a row of the block: 16
@@ -101,16 +103,21 @@ const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tiled() {
                 // the order p, i, j; the native backend computes them in 4 x 4 blocks of sums
                 // so that a block's sums fit its vector registers (host::schedule_by_output).
                 std::vector<px::Float> sum(acc.begin(), acc.end());
-                for (int p = 0; p < BK; ++p) {
-                    std::vector<px::Float> fa, fb;
-                    for (int i = 0; i < TM; ++i)
-                        fa.emplace_back(as[ar + (p * AS + offset(i))]);
-                    for (int j = 0; j < TN; ++j)
-                        fb.emplace_back(bs[br + (p * BN + offset(j))]);
-                    for (int i = 0; i < TM; ++i)
+                // The slice's BK steps are one IR loop that the backends unroll: the kernel
+                // stays small (a step is 80 statements) and the code the same as written out.
+                px::For(
+                    0, BK,
+                    [&](px::Int p) {
+                        std::vector<px::Float> fa, fb;
+                        for (int i = 0; i < TM; ++i)
+                            fa.emplace_back(as[ar + (p * AS + offset(i))]);
                         for (int j = 0; j < TN; ++j)
-                            sum[i * TN + j] = px::fma(fa[i], fb[j], sum[i * TN + j]);
-                }
+                            fb.emplace_back(bs[br + (p * BN + offset(j))]);
+                        for (int i = 0; i < TM; ++i)
+                            for (int j = 0; j < TN; ++j)
+                                sum[i * TN + j] = px::fma(fa[i], fb[j], sum[i * TN + j]);
+                    },
+                    px::unroll_full());
                 for (int i = 0; i < TM * TN; ++i)
                     acc[i] = sum[i];
                 stash(1 - stage);
