@@ -93,7 +93,7 @@ void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float
         };
 
         // Groups of 256 work-items (8 subgroups of 32: NVIDIA GPUs) copy with a fixed
-        // number of elements per work-item, in loops the backends unroll: the next
+        // number of elements per work-item, so the copy is straight-line code: the next
         // slice is loaded into registers while the tensor cores work on this one, and a
         // block inside the matrices loads without guards. Elements are consecutive along
         // the rows of a and b across consecutive work-items.
@@ -101,34 +101,30 @@ void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float
         auto register_copies = [&] {
             px::If(items == G, [&] {
                 px::Int ar = tid / BK, ac = tid % BK, br = tid / BN, bc = tid % BN;
-                // The next slice's elements in per-work-item arrays, indexed by loops the
-                // backends unroll: registers, as if each element were its own variable.
-                auto ra = px::private_array<T>(EA);
-                auto rb = px::private_array<T>(EB);
+                std::vector<px::Var<T>> ra(EA), rb(EB);
                 px::Bool inside = row0 + BM <= m && col0 + BN <= n;
-                auto each = [&](int count, const std::function<void(const px::Int&)>& body) {
-                    px::For(0, count, [&](px::Int j) { body(j); }, px::unroll_full());
-                };
                 auto fetch = [&](const px::Value<int32_t>& k0) {
                     px::If(inside && k0 + BK <= kk, [&] {
-                        each(EA, [&](const px::Int& j) {
+                        for (int j = 0; j < EA; ++j)
                             ra[j] = a[(row0 + ar + j * (G / BK)) * kk + k0 + ac];
-                        });
-                        each(EB, [&](const px::Int& j) {
+                        for (int j = 0; j < EB; ++j)
                             rb[j] = b[(k0 + br + j * (G / BN)) * n + col0 + bc];
-                        });
                     }).Else([&] { // an edge block, or past the last slice: zeros outside
-                        each(EA, [&](const px::Int& j) {
-                            ra[j] = a_at(row0 + ar + j * (G / BK), k0 + ac);
-                        });
-                        each(EB, [&](const px::Int& j) {
-                            rb[j] = b_at(k0 + br + j * (G / BN), col0 + bc);
-                        });
+                        for (int j = 0; j < EA; ++j) {
+                            px::Int gr = row0 + ar + j * (G / BK), gk = k0 + ac;
+                            ra[j] = a_at(gr, gk);
+                        }
+                        for (int j = 0; j < EB; ++j) {
+                            px::Int gk = k0 + br + j * (G / BN), gc = col0 + bc;
+                            rb[j] = b_at(gk, gc);
+                        }
                     });
                 };
                 auto stash = [&] {
-                    each(EA, [&](const px::Int& j) { as[ar + j * (G / BK)][ac] = ra[j]; });
-                    each(EB, [&](const px::Int& j) { bs[br + j * (G / BN)][bc] = rb[j]; });
+                    for (int j = 0; j < EA; ++j)
+                        as[ar + j * (G / BK)][ac] = ra[j];
+                    for (int j = 0; j < EB; ++j)
+                        bs[br + j * (G / BN)][bc] = rb[j];
                 };
                 px::If(0 < slices, [&] { fetch(0); }); // k = 0 reads nothing
                 stash();
@@ -222,15 +218,14 @@ void warpgroup_block(const px::In<T>& a, const px::In<T>& b, const px::Out<float
     // Slice t of a or b into stage `stage`, in copies of 8 elements; past the edges they read
     // nothing and write zeros.
     // body(r, col) for each chunk of 8 elements of a rows x (per_row * 8) tile: groups of 256
-    // take a fixed count a work-item, in a loop the backends unroll (its rows 256 / per_row
-    // apart, so the swizzle's row bits are the same for all), other groups loop.
+    // take a fixed count a work-item, straight-line (its rows 256 / per_row apart, so the
+    // swizzle's row bits are the same for all), other groups loop.
     auto chunks = [&](int count, int per_row,
                       const std::function<void(const px::Int&, const px::Int&)>& body) {
         px::If(items == G, [&] {
             px::Int r0 = tid / per_row, col = tid % per_row * V;
-            px::For(
-                0, count / G, [&](px::Int j) { body(r0 + j * (G / per_row), col); },
-                px::unroll_full());
+            for (int j = 0; j < count / G; ++j)
+                body(r0 + j * (G / per_row), col);
         }).Else([&] {
             px::For(tid, count, items, [&](px::Int e) { body(e / per_row, e % per_row * V); });
         });
@@ -285,17 +280,15 @@ void warpgroup_block(const px::In<T>& a, const px::In<T>& b, const px::Out<float
             // and stored into their stage at the start of the next step (the multiply that read
             // that stage last, t - 4, is done).
             px::Int ar = tid / BK, ac = tid % BK;
-            auto ra = px::private_array<T>(EA); // registers once the loops are unrolled
+            std::vector<px::Var<T>> ra(EA);
             auto fetch = [&](const px::Value<int32_t>& t) {
-                px::For(
-                    0, EA, [&](px::Int j) { ra[j] = a_at(row0 + ar + j * (G / BK), t * BK + ac); },
-                    px::unroll_full());
+                for (int j = 0; j < EA; ++j)
+                    ra[j] = a_at(row0 + ar + j * (G / BK), t * BK + ac);
             };
             px::If(0 < slices, [&] { fetch(0); }); // k = 0 reads nothing
             pipeline(false, [&](const px::Int& t) {
-                px::For(
-                    0, EA, [&](px::Int j) { as[t % S * BM + ar + j * (G / BK)][ac] = ra[j]; },
-                    px::unroll_full());
+                for (int j = 0; j < EA; ++j)
+                    as[t % S * BM + ar + j * (G / BK)][ac] = ra[j];
                 px::If(t + 1 < slices, [&] { fetch(t + 1); });
             });
         }).Else([&] {
