@@ -60,8 +60,7 @@ private:
     static const Type& payload_type(const Type& variant, uint32_t index) {
         return variant.decl()->members.at(index).type;
     }
-    std::string rename(const std::string& name, const Type& t,
-                       std::map<std::string, Expr>& names) {
+    std::string rename(const std::string& name, const Type& t, std::map<std::string, Expr>& names) {
         std::string fresh = fresh_(name.c_str());
         names[name] = Var::make(fresh, t);
         return fresh;

@@ -29,19 +29,27 @@ void walk(const ir::Stmt& s, std::vector<const ir::For*>& fors, std::vector<std:
 // [0, min(i + 1, n)): two full loops, one inside the other, a variable declared in each body
 // and a loop with a run-time bound (hinted unroll(2)) inside.
 px::Kernel<px::In<float>, px::Out<float>, px::Int> nested() {
-    return px::kernel("nested", {"a", "out", "n"}, [](px::In<float> a, px::Out<float> out, px::Int n) {
-        px::Int g = px::global_id(0);
-        px::Float s = 0.0f;
-        px::For(0, 3, [&](px::Int i) {
-            px::Int base = g + i;
-            px::For(0, 4, 2, [&](px::Int j) {
-                px::Int first = base + i * j;
-                px::For(0, px::min(i + 1, n), [&](px::Int t) { s += a[(first + t) % n]; },
-                        px::unroll(2u));
-            }, px::unroll_full());
-        }, px::unroll_full());
-        out[g] = s;
-    });
+    return px::kernel(
+        "nested", {"a", "out", "n"}, [](px::In<float> a, px::Out<float> out, px::Int n) {
+            px::Int g = px::global_id(0);
+            px::Float s = 0.0f;
+            px::For(
+                0, 3,
+                [&](px::Int i) {
+                    px::Int base = g + i;
+                    px::For(
+                        0, 4, 2,
+                        [&](px::Int j) {
+                            px::Int first = base + i * j;
+                            px::For(
+                                0, px::min(i + 1, n), [&](px::Int t) { s += a[(first + t) % n]; },
+                                px::unroll(2u));
+                        },
+                        px::unroll_full());
+                },
+                px::unroll_full());
+            out[g] = s;
+        });
 }
 
 } // namespace
