@@ -47,17 +47,18 @@ private:
                           swizzled_index(a.dims[0], size_of(a.type.scalar()), row, col));
     }
     // for (i32 v = 0; v < n; v += 1) body(v), a loop the compiler decides how to unroll
-    Stmt loop(uint32_t n, const char* what, const std::function<Stmt(const Expr&)>& body) {
+    // (or with that hint, For::unroll)
+    Stmt loop(uint32_t n, const char* what, const std::function<Stmt(const Expr&)>& body,
+              uint32_t unroll = 0) {
         std::string v = fresh(what);
-        return For::make(v, i32(0), i32(n), i32(1), body(var(v)));
+        return For::make(v, i32(0), i32(n), i32(1), body(var(v)), unroll);
     }
     // The same, kept rolled (For::unroll 1): an outer loop of a tile. Unrolled, a kernel's few
     // mma statements became tens of thousands of instructions that LLVM then took tens of
     // seconds to optimize on a CPU (docs/benchmarks.md, "Compile times"); rolled, the inner
     // loop over a row still vectorizes.
     Stmt rolled(uint32_t n, const char* what, const std::function<Stmt(const Expr&)>& body) {
-        std::string v = fresh(what);
-        return For::make(v, i32(0), i32(n), i32(1), body(var(v)), 1);
+        return loop(n, what, body, 1);
     }
     const FragmentDecl& frag(const std::string& name) const { return *k_.fragment(name); }
     static Expr element(const FragmentDecl& f, const Expr& flat) {

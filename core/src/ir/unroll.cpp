@@ -26,10 +26,9 @@ public:
             return Block::make(std::move(body));
         }
         if (auto* n = as<Let>(s)) {
+            if (names.empty()) return s; // outside a copy: nothing to replace or rename
             Expr init = expr(n->init, names);
-            if (names.empty()) return init == n->init ? s : Let::make(n->name, init);
-            std::string name = rename(n->name, n->type, names);
-            return Let::make(name, init);
+            return Let::make(rename(n->name, n->type, names), init);
         }
         if (auto* n = as<Assign>(s)) {
             auto it = names.find(n->name);
