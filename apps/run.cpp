@@ -33,14 +33,17 @@ int run_samples(const std::vector<std::string>& args) {
         }
     }
     Runtime rt(load_config());
-    // Every sample's compile for every device starts now, on the Runtime's compile pool
-    // (Config::compile_threads), so that compiles overlap each other and the runs: a run
-    // waits only for its own kernel. A kernel a device cannot take fails its compile here
-    // and its run reports the router's reason, as without this.
+    // The compile of each problem's kernel (the sample of the problem's name) for every device
+    // starts now, on the Runtime's compile pool (Config::compile_threads), so that compiles
+    // overlap each other and the runs: a run waits only for its own kernel. A kernel a device
+    // cannot take fails its compile here and its run reports the router's reason, as without
+    // this. A problem whose kernels have other names (scan's two, the rows kernels that the
+    // matmul problems pick for some shapes and devices) compiles them at its launch.
     std::vector<std::shared_ptr<const ir::Kernel>> kernels;
-    if (only_kernel.empty())
-        for (const std::string& name : samples::names())
-            kernels.push_back(std::make_shared<const ir::Kernel>(*samples::find(name)));
+    for (const std::string& name : samples::problem_names())
+        if (only_kernel.empty() || name == only_kernel)
+            if (const ir::Kernel* k = samples::find(name))
+                kernels.push_back(std::make_shared<const ir::Kernel>(*k));
     for (const Backend* b : rt.backends())
         if (only_backend.empty() || b->name() == only_backend)
             for (size_t d = 0; d < b->devices().size(); ++d)
