@@ -4,9 +4,8 @@
 #include "compile/compiler.hpp"
 
 #include "codegen/host/jit/host_kernel.hpp"
+#include "config/log.hpp"
 #include "runtime/host_cache.hpp"
-
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 
@@ -57,9 +56,9 @@ std::unique_ptr<codegen::HostKernel> host_kernel(const ir::Kernel& k, uint64_t h
                 report.code_bytes = entry->size();
                 return loaded;
             } catch (const Error& e) {
-                spdlog::warn("plexus: the cached object code of kernel '{}' did not link on {} "
-                             "({}); compiling it again",
-                             k.name, d.label, e.what());
+                log().warn("the cached object code of kernel '{}' did not link on {} "
+                           "({}); compiling it again",
+                           k.name, d.label, e.what());
             }
         }
     }

@@ -2,8 +2,7 @@
 // that plexus generates, compiled by the plugin; the plugin's binary of it, or the source,
 // kept in the disk cache.
 #include "compile/compiler.hpp"
-
-#include <spdlog/spdlog.h>
+#include "config/log.hpp"
 
 #include <algorithm>
 
@@ -45,13 +44,12 @@ plx_module load_module(const ir::Kernel& k, uint64_t hash, const DeviceTarget& d
             report.language = to_string(stored);
             report.from_disk_cache = true;
             report.code_bytes = entry->size() - 1;
-            spdlog::debug("plexus: kernel '{}' for {} from the disk cache ({})", k.name, d.label,
-                          to_string(stored));
+            log().debug("kernel '{}' for {} from the disk cache ({})", k.name, d.label,
+                        to_string(stored));
             return module;
         }
-        spdlog::warn(
-            "plexus: the cached {} of kernel '{}' did not load on {} ({}); compiling it again",
-            to_string(stored), k.name, d.label, b.last_error());
+        log().warn("the cached {} of kernel '{}' did not load on {} ({}); compiling it again",
+                   to_string(stored), k.name, d.label, b.last_error());
     } else {
         report.cache_ms = ms_since(t_cache);
     }

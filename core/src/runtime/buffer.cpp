@@ -1,5 +1,6 @@
 // Buffer residency: the host copy and one allocation per device, each marked current or not;
 // data moves only when a launch or a host access needs it there.
+#include "config/log.hpp"
 #include "plexus/runtime.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/runtime_impl.hpp"
@@ -7,7 +8,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <spdlog/spdlog.h>
 
 namespace plexus {
 namespace detail {
@@ -21,7 +21,7 @@ BufferState::~BufferState() {
             if (c.use.write) c.use.write->wait();
         } catch (const std::exception& e) {
             // A destructor cannot throw; the failure belongs to an earlier command, so say so.
-            spdlog::warn("plexus: freeing a buffer used on {}: {}", c.ctx->label, e.what());
+            log().warn("freeing a buffer used on {}: {}", c.ctx->label, e.what());
         }
         c.use = {};
         c.ctx->backend->api().buffer_free(c.buffer);

@@ -2,6 +2,7 @@
 // arguments resident there, launch, and fall back to the next candidate where allowed.
 #include "runtime/executor.hpp"
 
+#include "config/log.hpp"
 #include "runtime/block_cache.hpp"
 #include "runtime/launch_list.hpp"
 
@@ -9,7 +10,6 @@
 #include <atomic>
 #include <chrono>
 #include <future>
-#include <spdlog/spdlog.h>
 #include <thread>
 
 namespace plexus::detail {
@@ -72,7 +72,7 @@ Executor::~Executor() {
         try {
             lane->sync();
         } catch (const std::exception& e) {
-            spdlog::warn("plexus: a queue failed while the runtime shut down: {}", e.what());
+            log().warn("a queue failed while the runtime shut down: {}", e.what());
         }
     }
     compiler_.clear();
@@ -389,8 +389,8 @@ Event Executor::launch_ranked(const Target& target, const std::shared_ptr<const 
     bool fresh_failure = false;
     // A failure on one device that the next candidate may take over.
     auto note = [&](const Error& e, const DeviceContext& ctx) {
-        spdlog::warn("plexus: kernel '{}' failed on {}, trying the next backend: {}", k->name,
-                     ctx.label, e.what());
+        log().warn("kernel '{}' failed on {}, trying the next backend: {}", k->name, ctx.label,
+                   e.what());
         tried += "\n  " + ctx.label + ": " + e.what();
         last = e;
         fresh_failure = true;
