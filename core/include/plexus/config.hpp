@@ -66,6 +66,13 @@ struct Config {
     // Threads that compile kernels ahead of their launches (Runtime::prepare); 0: the
     // hardware's threads, at most 8.
     unsigned compile_threads = 0;
+    // Kernel families (plexus/family.hpp): "auto" (true) measures the variants a device can
+    // run at the first launch of each (family, device, shape bucket) and keeps the fastest,
+    // stored under cache_dir/tuning; "off" (false) takes the family's heuristic and any
+    // choice stored before. The budget bounds one tuning's wall time, compiles included: the
+    // heuristic's variant is always measured, others while time is left.
+    bool tuning = true;
+    unsigned tuning_budget_ms = 2000;
     std::string source; // the file it came from, "" for defaults
 
     // Parses a configuration document; `origin` names it in errors and anchors relative

@@ -10,9 +10,11 @@
 
 #include "plexus/backend.hpp"
 #include "plexus/config.hpp"
+#include "plexus/family.hpp"
 #include "plexus/launch.hpp"
 #include "plexus/queue.hpp"
 #include "plexus/router.hpp"
+#include "plexus/tuning.hpp"
 
 namespace plexus {
 
@@ -117,6 +119,38 @@ public:
     // against its parameters before the launch.
     Event launch_ir(const Target& target, const std::shared_ptr<const ir::Kernel>& kernel,
                     const Grid& grid, std::span<const LaunchArg> args);
+    // Launches a kernel family's variant for this shape: on the best device that can run one
+    // (or on `target`), the variant stored for the (family, device, shape bucket), else the
+    // fastest of the variants timed now (Config::tuning "auto"), else the family's heuristic;
+    // the grid is the family's for that variant. See plexus/family.hpp.
+    template <class... P, class... A>
+    Event launch(const Family<P...>& family, const Shape& shape, A&&... args) {
+        return launch(Target{}, family, shape, std::forward<A>(args)...);
+    }
+    template <class... P, class... A>
+    Event launch(const Target& target, const Family<P...>& family, const Shape& shape,
+                 A&&... args) {
+        auto list = detail::launch_args<P...>(args...);
+        return launch_family(target, family.def_ptr(), shape, list);
+    }
+    Event launch_family(const Target& target, const std::shared_ptr<detail::FamilyDef>& family,
+                        const Shape& shape, std::span<const LaunchArg> args);
+    // The variant a launch of the family with these arguments would use, tuning now where
+    // nothing is stored (`retune`: even where something is); the arguments are the launch's
+    // and the buffers it may write are put back as they were. What `plexus tune` runs.
+    template <class... P, class... A>
+    TuningReport tune(const Target& target, const Family<P...>& family, const Shape& shape,
+                      bool retune, A&&... args) {
+        auto list = detail::launch_args<P...>(args...);
+        return tune_family(target, *family.def_ptr(), shape, list, retune);
+    }
+    TuningReport tune_family(const Target& target, const detail::FamilyDef& family,
+                             const Shape& shape, std::span<const LaunchArg> args, bool retune);
+    // Every choice of a family variant this Runtime made, in order (one per family, device
+    // and shape: later launches of the same shape reuse it).
+    std::vector<TuningReport> tuning_reports() const;
+    // How many launches tuning has timed in this Runtime.
+    size_t tuning_launches() const;
     // A new in-order queue on the target's device (the named backend's device, device 0 when
     // none is given; the highest-priority backend when no backend is named). See queue.hpp.
     Queue queue(const Target& target = {});

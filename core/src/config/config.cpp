@@ -200,7 +200,7 @@ Config Config::parse(std::string_view json_text, const std::string& origin) {
     r.check_keys(doc, "",
                  {"plugin_dirs", "backends", "kernels", "fallback", "profiling", "cache_dir",
                   "log_level", "validate_plugins", "plugin_init_timeout_ms", "trace",
-                  "compile_threads"});
+                  "compile_threads", "tuning", "tuning_budget_ms"});
 
     Config c;
     c.source = origin;
@@ -249,6 +249,11 @@ Config Config::parse(std::string_view json_text, const std::string& origin) {
         } else if (key == "compile_threads") {
             c.compile_threads = static_cast<unsigned>(
                 r.integer(value, key, 1, 256, "an integer between 1 and 256 (threads)"));
+        } else if (key == "tuning") {
+            c.tuning = r.one_of(value, key, {"auto", "off"}) == "auto";
+        } else if (key == "tuning_budget_ms") {
+            c.tuning_budget_ms = static_cast<unsigned>(r.integer(
+                value, key, 0, 3'600'000, "an integer between 0 and 3600000 (milliseconds)"));
         } else if (key == "plugin_init_timeout_ms") {
             c.plugin_init_timeout_ms = static_cast<unsigned>(r.integer(
                 value, key, 100, 3'600'000, "an integer between 100 and 3600000 (milliseconds)"));

@@ -18,7 +18,9 @@ Runtime::Impl::Impl(Config c) : config(std::move(c)) {
 
 Runtime::Runtime() : Runtime(Config::load()) {}
 
-Runtime::Runtime(Config config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+Runtime::Runtime(Config config) : impl_(std::make_unique<Impl>(std::move(config))) {
+    impl_->tuner = std::make_unique<detail::Tuner>(*this);
+}
 
 Runtime::~Runtime() = default;
 
@@ -56,6 +58,25 @@ std::vector<Candidate> Runtime::explain(const ir::Kernel& kernel, const Grid* gr
 Event Runtime::launch_ir(const Target& target, const std::shared_ptr<const ir::Kernel>& kernel,
                          const Grid& grid, std::span<const LaunchArg> args) {
     return impl_->exec->launch(target, kernel, grid, args);
+}
+
+Event Runtime::launch_family(const Target& target, const std::shared_ptr<detail::FamilyDef>& family,
+                             const Shape& shape, std::span<const LaunchArg> args) {
+    return impl_->tuner->launch(target, family, shape, args);
+}
+
+TuningReport Runtime::tune_family(const Target& target, const detail::FamilyDef& family,
+                                  const Shape& shape, std::span<const LaunchArg> args,
+                                  bool retune) {
+    return impl_->tuner->choose(target, family, shape, args, retune);
+}
+
+std::vector<TuningReport> Runtime::tuning_reports() const {
+    return impl_->tuner->reports();
+}
+
+size_t Runtime::tuning_launches() const {
+    return impl_->tuner->timed_launches();
 }
 
 void Runtime::finish() {

@@ -9,6 +9,7 @@
 #include "plexus/runtime.hpp"
 #include "runtime/executor.hpp"
 #include "trace/trace.hpp"
+#include "tune/tuner.hpp"
 
 namespace plexus {
 
@@ -23,6 +24,7 @@ struct Runtime::Impl {
     std::vector<LoadReportEntry> report;
     std::vector<std::unique_ptr<Backend>> backends; // discovery order; keep the plugins loaded
     std::unique_ptr<detail::Executor> exec;         // queues, caches: released before plugins
+    std::unique_ptr<detail::Tuner> tuner;           // family choices (kernels, no handles)
 
     detail::Executor& executor() { return *exec; }
 };

@@ -1,0 +1,280 @@
+// Choosing a kernel family's variant per launch: devices in the router's order; on the first
+// that can run any variant, a stored choice, else the candidates timed within the budget
+// (tuning "auto"), else the family's heuristic.
+#include "tune/tuner.hpp"
+
+#include "config/log.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+namespace plexus::detail {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+bool recoverable(const Error& e) {
+    return e.code() == ErrorCode::Compile || e.code() == ErrorCode::Unsupported ||
+           e.code() == ErrorCode::OutOfResources || e.code() == ErrorCode::NoBackend;
+}
+
+// The contents of every buffer a launch may write, put back after the trials.
+class Snapshot {
+public:
+    Snapshot(const ir::Kernel& k, std::span<const LaunchArg> args) {
+        for (size_t i = 0; i < args.size() && i < k.params.size(); ++i)
+            if (args[i].buffer && k.params[i].access != ir::Access::Read) {
+                std::vector<unsigned char> bytes(args[i].buffer->bytes());
+                args[i].buffer->read_bytes(bytes.data(), bytes.size());
+                saved_.emplace_back(args[i].buffer, std::move(bytes));
+            }
+    }
+    void restore() {
+        for (auto& [buffer, bytes] : saved_)
+            buffer->write_bytes(bytes.data(), bytes.size());
+    }
+
+private:
+    std::vector<std::pair<BufferBase*, std::vector<unsigned char>>> saved_;
+};
+} // namespace
+
+std::vector<Tuner::Device> Tuner::devices(const FamilyDef& family, const Target& target) const {
+    KernelNeeds needs;
+    needs.kernel = family.name();
+    std::vector<Device> out;
+    for (const Candidate& c : rt_.explain(needs)) {
+        if (!c.kept || !c.backend_ptr) continue;
+        if (!target.backend.empty() && c.backend != target.backend) continue;
+        if (target.device >= 0 && c.device_index != uint32_t(target.device)) continue;
+        out.push_back({c.backend_ptr, c.device_index});
+    }
+    return out;
+}
+
+std::optional<Tuner::Choice> Tuner::fit(const FamilyDef& family, const Tuning& v, const Device& d,
+                                        const Shape& shape, std::string& why) const {
+    const DeviceInfo& info = d.backend->devices()[d.index];
+    FamilyContext ctx{d.backend->name(), info, shape};
+    why = family.reject(v, ctx);
+    if (!why.empty()) return std::nullopt;
+    Choice c{Target{d.backend->name(), int(d.index)}, family.kernel(v), family.grid(v, ctx)};
+    // The router's own checks on the traced variant (shared memory, intrinsics, group size,
+    // an earlier compile failure here).
+    for (const Candidate& cand : rt_.explain(*c.kernel, &c.grid)) {
+        if (cand.backend_ptr != d.backend || cand.device_index != d.index) continue;
+        if (cand.kept) return c;
+        why = cand.reason;
+        return std::nullopt;
+    }
+    why = "the router does not list this device";
+    return std::nullopt;
+}
+
+double Tuner::time_variant(const Choice& c, std::span<const LaunchArg> args) {
+    rt_.launch_ir(c.target, c.kernel, c.grid, args).wait(); // warm: caches, clocks, lazy loads
+    double best = 0, total = 0;
+    for (int rep = 0; rep < 5 && (rep < 2 || total < 0.05); ++rep) {
+        const auto t0 = Clock::now();
+        rt_.launch_ir(c.target, c.kernel, c.grid, args).wait();
+        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+        ++timed_;
+        total += s;
+        best = rep == 0 ? s : std::min(best, s);
+    }
+    return best;
+}
+
+Tuner::Choice Tuner::resolve(const Target& target, const FamilyDef& family, const Shape& shape,
+                             std::span<const LaunchArg> args, TuningReport& report, bool retune) {
+    const Config& config = rt_.config();
+    report.family = family.name();
+    report.shape = shape;
+    report.bucket = family.bucket(shape);
+    std::string tried;
+    for (const Device& d : devices(family, target)) {
+        const DeviceInfo& info = d.backend->devices()[d.index];
+        report.backend = d.backend->name();
+        report.device = info.name;
+        report.candidates.clear();
+        FamilyContext ctx{d.backend->name(), info, shape};
+        TuningRecord key;
+        key.family = family.name();
+        key.family_hash = family.hash();
+        key.backend = d.backend->name();
+        key.backend_version = d.backend->version();
+        key.device = info.name;
+        key.arch = info.arch;
+        key.bucket = report.bucket;
+        std::string why;
+
+        if (!retune)
+            if (std::optional<TuningRecord> stored = load_tuning(config.cache_dir, key)) {
+                std::optional<Choice> c = fit(family, stored->variant, d, shape, why);
+                if (c && c->kernel->hash() == stored->kernel_hash) {
+                    report.chosen = stored->variant;
+                    report.kernel = c->kernel->name;
+                    report.source = "stored";
+                    report.candidates = stored->candidates;
+                    return *c;
+                }
+            }
+
+        // The heuristic's variant first, then the space in order.
+        const Tuning first = family.heuristic(ctx);
+        std::vector<Tuning> order = {first};
+        for (const Tuning& v : family.variants())
+            if (v != first) order.push_back(v);
+        std::vector<std::pair<Tuning, Choice>> fits;
+        for (const Tuning& v : order) {
+            std::optional<Choice> c = fit(family, v, d, shape, why);
+            if (!c) {
+                report.candidates.push_back({v, family.variant_name(v), 0, why});
+                continue;
+            }
+            fits.emplace_back(v, *c);
+            if (!config.tuning && !retune) break; // the first that fits is the choice
+        }
+        if (fits.empty()) {
+            // The heuristic's reason first (what the device lacks for the variant it would
+            // take), then every variant's.
+            tried += "\n  " + d.backend->name() + ":" + std::to_string(d.index) + " (" + info.name +
+                     "): " + report.candidates.front().dropped;
+            for (const TuningCandidate& c : report.candidates)
+                tried += "\n    {" + c.variant.text() + "}: " + c.dropped;
+            continue;
+        }
+        if (fits.size() == 1 || (!config.tuning && !retune)) {
+            report.chosen = fits[0].first;
+            report.kernel = fits[0].second.kernel->name;
+            report.source = "heuristic";
+            return fits[0].second;
+        }
+
+        // Measure: compile ahead a few at a time, time each while the budget lasts.
+        const auto t0 = Clock::now();
+        // On a CPU device a compile beside a timed launch would take the launch's cores: there
+        // each candidate compiles just before it is timed.
+        const size_t window = info.type == DeviceType::CPU ? 1
+                              : config.compile_threads
+                                  ? config.compile_threads
+                                  : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+        std::vector<Prepared> prepared;
+        auto prepare_upto = [&](size_t end) {
+            while (prepared.size() < std::min(end, fits.size())) {
+                const Choice& c = fits[prepared.size()].second;
+                const std::shared_ptr<const ir::Kernel> one[] = {c.kernel};
+                prepared.push_back(rt_.prepare(one, c.target));
+            }
+        };
+        Snapshot snapshot(*fits[0].second.kernel, args);
+        std::optional<size_t> best;
+        double best_s = 0;
+        for (size_t i = 0; i < fits.size(); ++i) {
+            const auto& [v, c] = fits[i];
+            TuningCandidate tc{v, c.kernel->name, 0, ""};
+            if (i > 0 && ms_since(t0) > config.tuning_budget_ms) {
+                tc.dropped = "not timed: the tuning budget (" +
+                             std::to_string(config.tuning_budget_ms) + " ms) was spent";
+                report.candidates.push_back(std::move(tc));
+                continue;
+            }
+            prepare_upto(i + window);
+            try {
+                prepared[i].wait();
+                tc.seconds = time_variant(c, args);
+                if (!best || tc.seconds < best_s) {
+                    best = i;
+                    best_s = tc.seconds;
+                }
+            } catch (const Error& e) {
+                if (!recoverable(e) && e.code() != ErrorCode::OutOfMemory) throw;
+                tc.dropped = e.what();
+            }
+            report.candidates.push_back(std::move(tc));
+        }
+        snapshot.restore();
+        report.tuning_ms = ms_since(t0);
+        if (!best) {
+            tried += "\n  " + d.backend->name() + ":" + std::to_string(d.index) +
+                     ": every variant failed";
+            continue;
+        }
+        const auto& [v, c] = fits[*best];
+        report.chosen = v;
+        report.kernel = c.kernel->name;
+        report.source = "measured";
+        key.variant = v;
+        key.kernel_hash = c.kernel->hash();
+        key.candidates = report.candidates;
+        store_tuning(config.cache_dir, key);
+        log().info("tuned '{}' on {} for shape bucket of {}: {} ({:.3f} ms) in {:.0f} ms",
+                   family.name(), info.name, report.shape.size(), c.kernel->name, best_s * 1e3,
+                   report.tuning_ms);
+        return c;
+    }
+    throw Error(ErrorCode::NoBackend,
+                "no device can run a variant of kernel family '" + family.name() + "'" +
+                    (tried.empty() ? std::string(": no device is selected") : tried));
+}
+
+TuningReport Tuner::choose(const Target& target, const FamilyDef& family, const Shape& shape,
+                           std::span<const LaunchArg> args, bool retune) {
+    std::lock_guard lock(mutex_);
+    TuningReport report;
+    resolve(target, family, shape, args, report, retune);
+    reports_.push_back(report);
+    return report;
+}
+
+Event Tuner::launch(const Target& target, const std::shared_ptr<FamilyDef>& family,
+                    const Shape& shape, std::span<const LaunchArg> args) {
+    if (!family->has_grid())
+        throw Error(ErrorCode::InvalidKernel,
+                    "kernel family '" + family->name() + "' has no grid function (.grid(...))");
+    const auto key = std::make_tuple(family.get(), target.backend, target.device, shape);
+    for (int attempt = 0;; ++attempt) {
+        std::optional<Choice> choice;
+        {
+            std::lock_guard lock(mutex_);
+            if (auto it = chosen_.find(key); it != chosen_.end()) {
+                choice = it->second.second;
+            } else {
+                TuningReport report;
+                choice = resolve(target, *family, shape, args, report, false);
+                reports_.push_back(std::move(report));
+                if (chosen_.size() >= 4096) chosen_.clear();
+                chosen_[key] = {family, *choice};
+            }
+        }
+        try {
+            return rt_.launch_ir(choice->target, choice->kernel, choice->grid, args);
+        } catch (const Error& e) {
+            // A variant the device rejects when it is compiled is remembered by the runtime
+            // and passed over by the next choice (another variant there, or another device
+            // where the launch is not pinned).
+            if (attempt >= 8 || !rt_.config().fallback || !recoverable(e)) throw;
+            log().warn("kernel '{}' failed on {}:{}, choosing again: {}", choice->kernel->name,
+                       choice->target.backend, choice->target.device, e.what());
+            std::lock_guard lock(mutex_);
+            chosen_.erase(key);
+        }
+    }
+}
+
+std::vector<TuningReport> Tuner::reports() const {
+    std::lock_guard lock(mutex_);
+    return reports_;
+}
+
+size_t Tuner::timed_launches() const {
+    std::lock_guard lock(mutex_);
+    return timed_;
+}
+
+} // namespace plexus::detail
