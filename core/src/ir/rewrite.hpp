@@ -66,4 +66,10 @@ Stmt replace_stmts(const Stmt& s, StmtKind kind,
 // Native code, whose text names variables, stays a loop.
 Kernel unroll_full_loops(const Kernel& k);
 
+// Every loop hinted unroll_full whose body holds a matrix statement, with its hint taken away
+// (0: the backend decides). Where matrix operations are emulated (the host), each is a loop
+// over a tile already: written out, matmul_tf32's four k-steps of 14 such operations cost
+// the host's compile about a second and the run nothing measurable.
+Kernel matrix_loops_unhinted(const Kernel& k);
+
 } // namespace plexus::ir

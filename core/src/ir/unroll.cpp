@@ -101,6 +101,24 @@ private:
 
 } // namespace
 
+namespace {
+Stmt matrix_loops_auto(const Stmt& s) {
+    if (!s) return s;
+    Stmt out = with_children(s, matrix_loops_auto);
+    if (auto* n = as<For>(out);
+        n && n->unroll == For::unroll_full && contains_stmt(n->body, StmtKind::Matrix))
+        return For::make(n->var, n->begin, n->end, n->step, n->body, 0);
+    return out;
+}
+} // namespace
+
+Kernel matrix_loops_unhinted(const Kernel& k) {
+    if (!k.body) return k;
+    Kernel out = k;
+    out.body = matrix_loops_auto(k.body);
+    return out;
+}
+
 Kernel unroll_full_loops(const Kernel& k) {
     if (!k.body) return k;
     Kernel out = k;

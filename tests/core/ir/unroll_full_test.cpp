@@ -8,6 +8,7 @@
 
 #include "ir/rewrite.hpp"
 #include "plexus/kernel.hpp"
+#include "plexus/matrix.hpp"
 
 #include <set>
 #include <string>
@@ -91,4 +92,38 @@ TEST_CASE("a kernel without full loops comes back as it was") {
     const ir::Kernel out = ir::unroll_full_loops(k.ir());
     CHECK(ir::print(out) == ir::print(k.ir()));
     CHECK(out.hash() == k.ir().hash());
+}
+
+// ir::matrix_loops_unhinted: a full loop around matrix operations loses its hint (the host
+// keeps it a loop), a full loop without them keeps it.
+TEST_CASE("a full loop around matrix operations loses its hint; others keep theirs") {
+    const auto k = px::kernel("mma_steps", {"a", "c"}, [](px::In<px::half> a, px::Out<float> c) {
+        auto as = px::shared<px::half>(16, 32);
+        px::For(0, 512, [&](px::Int e) { as[e / 32][e % 32] = a[e]; });
+        px::barrier();
+        px::Fragment<float, 16, 16, 16, px::Accumulator> acc;
+        px::fill_fragment(acc, 0.0f);
+        px::Fragment<px::half, 16, 16, 16, px::MatrixA> fa;
+        px::Fragment<px::half, 16, 16, 16, px::MatrixB> fb;
+        px::For(
+            0, 2,
+            [&](px::Int step) {
+                px::load_fragment(fa, as, 0, step * 16);
+                px::load_fragment(fb, as, 0, step * 16);
+                px::mma(acc, fa, fb);
+            },
+            px::unroll_full());
+        px::Float s = 0.0f;
+        px::For(0, 4, [&](px::Int i) { s += a[i]; }, px::unroll_full());
+        c[0] = s;
+        px::store_fragment(acc, c, 0, 16);
+    });
+    const ir::Kernel out = ir::matrix_loops_unhinted(k.ir());
+    std::vector<const ir::For*> fors;
+    std::vector<std::string> lets;
+    walk(out.body, fors, lets);
+    std::vector<uint32_t> hints;
+    for (const ir::For* f : fors)
+        hints.push_back(f->unroll);
+    CHECK(hints == std::vector<uint32_t>{0, 0, ir::For::unroll_full});
 }

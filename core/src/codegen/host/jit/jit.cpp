@@ -389,7 +389,8 @@ std::unique_ptr<HostKernel> compile_host(const ir::Kernel& kernel, const Options
 
 // The kernel the host code is generated from: the host has no matrix units, so fragments
 // become private arrays and loops (ir::lower_matrix), nor asynchronous copies, which it does at
-// once (ir::lower_async_copy); loops hinted unroll_full written out (ir::unroll_full_loops);
+// once (ir::lower_async_copy); loops hinted unroll_full written out (ir::unroll_full_loops),
+// except those around matrix operations, each a loop already (ir::matrix_loops_unhinted);
 // long straight-line runs in blocks of outputs sized for the
 // target's registers (schedule_by_output); with it, its layout for the target's chunks of W
 // work-items (host::analyze).
@@ -398,9 +399,10 @@ struct HostForm {
     host::Layout layout;
 };
 static HostForm lowered(const ir::Kernel& written, const host::HostTarget& target) {
-    ir::Kernel kernel = host::schedule_by_output(
-        ir::unroll_full_loops(ir::lower_async_copy(ir::lower_matrix(written))),
-        target.vector_registers, target.lanes(), target.full_rate_lanes());
+    ir::Kernel kernel =
+        host::schedule_by_output(ir::unroll_full_loops(ir::lower_async_copy(
+                                     ir::lower_matrix(ir::matrix_loops_unhinted(written)))),
+                                 target.vector_registers, target.lanes(), target.full_rate_lanes());
     host::Layout layout = host::analyze(kernel, target.lanes(), target.full_rate_lanes());
     return {std::move(kernel), std::move(layout)};
 }
