@@ -39,15 +39,45 @@ size_t count_nodes(const ir::Stmt& s) {
     return n;
 }
 
-// The sample kernels, each once (`matmul` names matmul_tiled too).
+// The shape a family's variants are checked at here: every path of the samples fits it.
+const Shape family_shape = {1024, 1024, 1024};
+
+// Why a family's variant would not run on the device ("" when it would; always "" for a plain
+// kernel).
+std::string family_reject(const ir::Kernel& k, const std::string& backend, const DeviceInfo& d) {
+    for (const detail::FamilyDef* f : samples::families())
+        for (const Tuning& v : f->variants())
+            if (f->variant_name(v) == k.name)
+                return f->reject(v, FamilyContext{backend, d, family_shape});
+    return "";
+}
+
+// The sample kernels, each once (`matmul` names matmul_tiled too); of a family, every variant
+// that runs on a device with subgroups of 32 or of 1 (NVIDIA GPUs, the host).
 std::vector<std::pair<std::string, const ir::Kernel*>> sample_kernels(const std::string& only) {
     std::vector<std::pair<std::string, const ir::Kernel*>> out;
     std::set<const ir::Kernel*> seen;
+    auto add = [&](const std::string& name, const ir::Kernel* k) {
+        if (!k || !seen.insert(k).second) return;
+        out.emplace_back(name, k);
+    };
     for (const std::string& name : samples::names()) {
+        if (const detail::FamilyDef* f = samples::find_family(name)) {
+            for (const Tuning& v : f->variants())
+                for (uint32_t width : {32u, 1u}) {
+                    DeviceInfo d;
+                    d.subgroup_size = width;
+                    if (f->reject(v, FamilyContext{"", d, family_shape}).empty()) {
+                        const std::string vname = f->variant_name(v);
+                        if (only.empty() || only == name || only == vname)
+                            add(vname, f->kernel(v).get());
+                        break;
+                    }
+                }
+            continue;
+        }
         const ir::Kernel* k = samples::find(name);
-        if (!k || !seen.insert(k).second) continue;
-        if (!only.empty() && name != only && k->name != only) continue;
-        out.emplace_back(k->name, k);
+        if (k && (only.empty() || name == only || k->name == only)) add(k->name, k);
     }
     return out;
 }
@@ -109,7 +139,11 @@ compile_all(Config config, const std::string& backend,
     config.compile_threads = 1;
     Runtime rt(std::move(config));
     for (const auto& [name, k] : kernels) {
-        std::shared_ptr<const ir::Kernel> ptr(k, [](const ir::Kernel*) {}); // a static kernel
+        const Backend* b = nullptr;
+        for (const Backend* each : rt.backends())
+            if (each->name() == backend && !each->devices().empty()) b = each;
+        if (b && !family_reject(*k, backend, b->devices()[0]).empty()) continue; // not its variant
+        std::shared_ptr<const ir::Kernel> ptr(k, [](const ir::Kernel*) {});      // a static kernel
         try {
             rt.prepare({&ptr, 1}, Target{backend, 0}).wait();
         } catch (const Error&) {
@@ -138,13 +172,13 @@ int run_compile_bench(const std::string& only_backend, const std::string& only_k
     const std::vector<std::string> langs = {"opencl-c", "cuda-c", "ptx", "host"};
     std::printf("code generation, no device (ms, bytes); `setup` is each generator's first use "
                 "in the process\n");
-    std::printf("%-20s %8s %9s", "kernel", "IR nodes", "JSON");
+    std::printf("%-40s %8s %9s", "kernel", "IR nodes", "JSON");
     for (const std::string& l : langs)
         std::printf(" %9s %9s", (l + " ms").c_str(), "bytes");
     std::printf("\n");
     {
         const ir::Kernel& first = *kernels.front().second;
-        std::printf("%-20s %8s %9s", "setup", "", "");
+        std::printf("%-40s %8s %9s", "setup", "", "");
         for (const std::string& l : langs) {
             Generated once = generate(l, first), again = generate(l, first);
             const double setup =
@@ -159,7 +193,7 @@ int run_compile_bench(const std::string& only_backend, const std::string& only_k
         const size_t json_bytes = ir::canonical_json(*k).size(); // what a Custom plugin gets
         nlohmann::json row = {
             {"part", "codegen"}, {"kernel", name}, {"ir_nodes", nodes}, {"json_bytes", json_bytes}};
-        std::printf("%-20s %8zu %9zu", name.c_str(), nodes, json_bytes);
+        std::printf("%-40s %8zu %9zu", name.c_str(), nodes, json_bytes);
         for (const std::string& l : langs) {
             Generated g = generate(l, *k);
             std::printf(" %9s %9s", cell(g.ms).c_str(),
@@ -190,17 +224,17 @@ int run_compile_bench(const std::string& only_backend, const std::string& only_k
         const auto cached = compile_all(c, backend, kernels);
         std::printf("\n%s device 0: compile through the Runtime (ms; cold = empty disk cache)\n",
                     backend.c_str());
-        std::printf("%-20s %-16s %10s %10s %10s %10s %10s\n", "kernel", "language", "cold",
+        std::printf("%-40s %-16s %10s %10s %10s %10s %10s\n", "kernel", "language", "cold",
                     "codegen", "plugin", "cached", "bytes");
         for (const auto& [name, k] : kernels) {
             auto it = cold.find(k->name);
             if (it == cold.end()) {
-                std::printf("%-20s not routed to %s\n", name.c_str(), backend.c_str());
+                std::printf("%-40s not routed to %s\n", name.c_str(), backend.c_str());
                 continue;
             }
             const CompileReport& r = it->second;
             if (!r.error.empty()) {
-                std::printf("%-20s failed: %s\n", name.c_str(), r.error.c_str());
+                std::printf("%-40s failed: %s\n", name.c_str(), r.error.c_str());
                 rows.push_back({{"part", "backend"},
                                 {"backend", backend},
                                 {"kernel", name},
@@ -213,7 +247,7 @@ int run_compile_bench(const std::string& only_backend, const std::string& only_k
             const double codegen_ms = r.setup_ms + r.lower_ms + r.optimize_ms + r.emit_ms;
             // module_load and kernel_get (some drivers build the program at kernel_get).
             const double plugin_ms = std::max(0.0, r.total_ms - codegen_ms - r.cache_ms);
-            std::printf("%-20s %-16.16s %10.1f %10.1f %10.1f %10s %10zu\n", name.c_str(),
+            std::printf("%-40s %-16.16s %10.1f %10.1f %10.1f %10s %10zu\n", name.c_str(),
                         r.language.c_str(), r.total_ms, codegen_ms, plugin_ms,
                         cell(cached_ms).c_str(), r.code_bytes);
             std::fflush(stdout);

@@ -37,12 +37,12 @@ int run_samples(const std::vector<std::string>& args) {
     // starts now, on the Runtime's compile pool (Config::compile_threads), so that compiles
     // overlap each other and the runs: a run waits only for its own kernel. A kernel a device
     // cannot take fails its compile here and its run reports the router's reason, as without
-    // this. A problem whose kernels have other names (scan's two, the rows kernels that the
-    // matmul problems pick for some shapes and devices) compiles them at its launch.
+    // this. A problem whose kernels have other names (scan's two) compiles them at its launch;
+    // a kernel family's (the matmul_f16 / bf16 / tf32 problems) are compiled by its tuning.
     std::vector<std::shared_ptr<const ir::Kernel>> kernels;
     for (const std::string& name : samples::problem_names())
         if (only_kernel.empty() || name == only_kernel)
-            if (const ir::Kernel* k = samples::find(name))
+            if (const ir::Kernel* k = samples::find_family(name) ? nullptr : samples::find(name))
                 kernels.push_back(std::make_shared<const ir::Kernel>(*k));
     for (const Backend* b : rt.backends())
         if (only_backend.empty() || b->name() == only_backend)

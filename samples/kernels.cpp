@@ -318,14 +318,28 @@ const ir::Kernel* find(std::string_view name) {
         {"pipeline_step", &pipeline_step().ir()},
         {"math_catalog_f32", &math_catalog<float>().ir()},
         {"math_catalog_f64", &math_catalog<double>().ir()},
-        {"matmul_f16", &matmul_f16().ir()},
-        {"matmul_bf16", &matmul_bf16().ir()},
-        {"matmul_tf32", &matmul_tf32().ir()},
-        {"matmul_f16_rows", &matmul_f16_rows().ir()},
-        {"matmul_bf16_rows", &matmul_bf16_rows().ir()},
     };
-    auto it = all.find(name);
-    return it == all.end() ? nullptr : it->second;
+    if (auto it = all.find(name); it != all.end()) return it->second;
+    // A family's name is its first variant; a variant's kernel name, that variant.
+    for (const detail::FamilyDef* f : families()) {
+        if (name == f->name()) return f->kernel(f->variants().front()).get();
+        if (name.starts_with(f->name() + "__"))
+            for (const Tuning& v : f->variants())
+                if (f->variant_name(v) == name) return f->kernel(v).get();
+    }
+    return nullptr;
+}
+
+const std::vector<const detail::FamilyDef*>& families() {
+    static const std::vector<const detail::FamilyDef*> all = {
+        &matmul_f16().def(), &matmul_bf16().def(), &matmul_tf32().def()};
+    return all;
+}
+
+const detail::FamilyDef* find_family(std::string_view name) {
+    for (const detail::FamilyDef* f : families())
+        if (f->name() == name) return f;
+    return nullptr;
 }
 
 std::vector<std::string> names() {
@@ -334,7 +348,7 @@ std::vector<std::string> names() {
             "histogram",     "histogram_wide",   "vector_add_float4", "saxpy_f16",
             "dequant_int8",  "softmax_bf16",     "softmax_f32",       "particles",
             "pipeline_step", "math_catalog_f32", "math_catalog_f64",  "matmul_f16",
-            "matmul_bf16",   "matmul_tf32",      "matmul_f16_rows",   "matmul_bf16_rows"};
+            "matmul_bf16",   "matmul_tf32"};
 }
 
 } // namespace plexus::samples

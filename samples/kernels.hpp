@@ -2,6 +2,7 @@
 // codegen` and `plexus bench` all use these definitions.
 #pragma once
 
+#include "plexus/family.hpp"
 #include "plexus/kernel.hpp"
 #include "plexus/launch.hpp"
 
@@ -102,7 +103,13 @@ inline constexpr std::array<float, 9> pipeline_coefficients{0.5f, -1.25f, 0.75f,
 const Kernel<In<float>, Out<float>, Int>& pipeline_step();
 
 // Every sample by name, as IR: for `plexus codegen NAME`.
+// A sample kernel by name: a kernel family's name gives its first variant (the one tuned for
+// NVIDIA GPUs), a variant's kernel name (`matmul_f16__path1_wide1_stages4_blocks1`) that
+// variant.
 const ir::Kernel* find(std::string_view name);
 std::vector<std::string> names();
+// The sample kernel families (matmul_f16, matmul_bf16, matmul_tf32).
+const std::vector<const detail::FamilyDef*>& families();
+const detail::FamilyDef* find_family(std::string_view name);
 
 } // namespace plexus::samples

@@ -37,7 +37,7 @@ template <class T> const char* mma_name() {
 // at a time, with the edge guards.
 template <class T>
 void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float>& c,
-                     const px::Int& m, const px::Int& n, const px::Int& kk, int blocks) {
+                     const px::Int& m, const px::Int& n, const px::Int& kk, int blocks, bool wide) {
     constexpr int BM = mma_block, BN = mma_block, BK = 32;
     constexpr int K = std::same_as<T, float> ? 8 : 16; // the fragment's k
     constexpr int WM = 64, WN = 32;                    // a subgroup's part of the block
@@ -70,16 +70,22 @@ void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float
             px::fill_fragment(*f, 0.0f);
         px::Int slices = (kk + BK - 1) / BK;
         // The tensor-core work on the slice in as and bs.
+        // The k-steps are a loop GPUs unroll (the host keeps it: each emulated operation is
+        // a loop of its own there).
         auto compute = [&] {
-            for (int p = 0; p < BK; p += K) {
-                for (int i = 0; i < FM; ++i)
-                    px::load_fragment(fa[i], as, wm + 16 * i, p);
-                for (int j = 0; j < FN; ++j)
-                    px::load_fragment(fb[j], bs, p, wn + 16 * j);
-                for (int i = 0; i < FM; ++i)
+            px::For(
+                0, BK / K,
+                [&](px::Int step) {
+                    px::Int p = step * K;
+                    for (int i = 0; i < FM; ++i)
+                        px::load_fragment(fa[i], as, wm + 16 * i, p);
                     for (int j = 0; j < FN; ++j)
-                        px::mma(*acc[i * FN + j], fa[i], fb[j]);
-            }
+                        px::load_fragment(fb[j], bs, p, wn + 16 * j);
+                    for (int i = 0; i < FM; ++i)
+                        for (int j = 0; j < FN; ++j)
+                            px::mma(*acc[i * FN + j], fa[i], fb[j]);
+                },
+                px::unroll_full());
         };
         // a[gr][gk] and b[gk][gc], or 0 outside the matrices, read from clamped addresses.
         const px::Value<T> zero(T(0.0f));
@@ -93,38 +99,42 @@ void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float
         };
 
         // Groups of 256 work-items (8 subgroups of 32: NVIDIA GPUs) copy with a fixed
-        // number of elements per work-item, so the copy is straight-line code: the next
+        // number of elements per work-item, in loops the backends unroll: the next
         // slice is loaded into registers while the tensor cores work on this one, and a
         // block inside the matrices loads without guards. Elements are consecutive along
         // the rows of a and b across consecutive work-items.
         constexpr int G = 256, EA = BM * BK / G, EB = BK * BN / G;
         auto register_copies = [&] {
-            px::If(items == G, [&] {
+            if (wide) {
                 px::Int ar = tid / BK, ac = tid % BK, br = tid / BN, bc = tid % BN;
-                std::vector<px::Var<T>> ra(EA), rb(EB);
+                // The next slice's elements in per-work-item arrays, indexed by loops the
+                // backends unroll: registers, as if each element were its own variable.
+                auto ra = px::private_array<T>(EA);
+                auto rb = px::private_array<T>(EB);
                 px::Bool inside = row0 + BM <= m && col0 + BN <= n;
+                auto each = [&](int count, const std::function<void(const px::Int&)>& body) {
+                    px::For(0, count, [&](px::Int j) { body(j); }, px::unroll_full());
+                };
                 auto fetch = [&](const px::Value<int32_t>& k0) {
                     px::If(inside && k0 + BK <= kk, [&] {
-                        for (int j = 0; j < EA; ++j)
+                        each(EA, [&](const px::Int& j) {
                             ra[j] = a[(row0 + ar + j * (G / BK)) * kk + k0 + ac];
-                        for (int j = 0; j < EB; ++j)
+                        });
+                        each(EB, [&](const px::Int& j) {
                             rb[j] = b[(k0 + br + j * (G / BN)) * n + col0 + bc];
+                        });
                     }).Else([&] { // an edge block, or past the last slice: zeros outside
-                        for (int j = 0; j < EA; ++j) {
-                            px::Int gr = row0 + ar + j * (G / BK), gk = k0 + ac;
-                            ra[j] = a_at(gr, gk);
-                        }
-                        for (int j = 0; j < EB; ++j) {
-                            px::Int gk = k0 + br + j * (G / BN), gc = col0 + bc;
-                            rb[j] = b_at(gk, gc);
-                        }
+                        each(EA, [&](const px::Int& j) {
+                            ra[j] = a_at(row0 + ar + j * (G / BK), k0 + ac);
+                        });
+                        each(EB, [&](const px::Int& j) {
+                            rb[j] = b_at(k0 + br + j * (G / BN), col0 + bc);
+                        });
                     });
                 };
                 auto stash = [&] {
-                    for (int j = 0; j < EA; ++j)
-                        as[ar + j * (G / BK)][ac] = ra[j];
-                    for (int j = 0; j < EB; ++j)
-                        bs[br + j * (G / BN)][bc] = rb[j];
+                    each(EA, [&](const px::Int& j) { as[ar + j * (G / BK)][ac] = ra[j]; });
+                    each(EB, [&](const px::Int& j) { bs[br + j * (G / BN)][bc] = rb[j]; });
                 };
                 px::If(0 < slices, [&] { fetch(0); }); // k = 0 reads nothing
                 stash();
@@ -136,7 +146,7 @@ void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float
                     stash();
                     px::barrier();
                 });
-            }).Else([&] {
+            } else {
                 // Any other group size: a loop over the slice's elements, guarded.
                 px::For(0, slices, [&](px::Int t) {
                     px::Int k0 = t * BK;
@@ -154,7 +164,7 @@ void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float
                     compute();
                     px::barrier();
                 });
-            });
+            }
         };
 
         register_copies();
@@ -193,16 +203,16 @@ void fragment_blocks(const px::In<T>& a, const px::In<T>& b, const px::Out<float
 // of cuBLAS at 8192^3 when both were in one kernel (docs/benchmarks.md).
 template <class T>
 void warpgroup_block(const px::In<T>& a, const px::In<T>& b, const px::Out<float>& c,
-                     const px::Int& m, const px::Int& n, const px::Int& kk, bool a_rows) {
-    constexpr int BM = mma_block, BN = 2 * mma_block, BK = 64, S = 4, V = 8, G = 256,
-                  EA = BM * BK / G;
+                     const px::Int& m, const px::Int& n, const px::Int& kk, bool a_rows, bool wide,
+                     int S) {
+    constexpr int BM = mma_block, BN = 2 * mma_block, BK = 64, V = 8, G = 256, EA = BM * BK / G;
     auto as = px::shared<T>(S * BM, BK, px::Swizzle128{});
     auto bs = px::shared<T>(S * BK, BN, px::Swizzle128{});
     px::Fragment<float, 64, BN, 16, px::Accumulator> acc;
     px::fill_fragment(acc, 0.0f);
 
     px::Int tid = px::local_id(1) * px::local_size(0) + px::local_id(0);
-    px::Int items = px::local_size(0) * px::local_size(1);
+    auto items = [] { return px::Int(px::local_size(0) * px::local_size(1)); }; // loops only
     px::Int rows = px::subgroup_id() / 4 * 64; // the warpgroup's rows of the block
     px::Int row0 = px::group_id(1) * BM, col0 = px::group_id(0) * BN;
     px::Int slices = (kk + BK - 1) / BK;
@@ -218,17 +228,18 @@ void warpgroup_block(const px::In<T>& a, const px::In<T>& b, const px::Out<float
     // Slice t of a or b into stage `stage`, in copies of 8 elements; past the edges they read
     // nothing and write zeros.
     // body(r, col) for each chunk of 8 elements of a rows x (per_row * 8) tile: groups of 256
-    // take a fixed count a work-item, straight-line (its rows 256 / per_row apart, so the
-    // swizzle's row bits are the same for all), other groups loop.
+    // take a fixed count a work-item, in a loop the backends unroll (its rows 256 / per_row
+    // apart, so the swizzle's row bits are the same for all), other groups loop.
     auto chunks = [&](int count, int per_row,
                       const std::function<void(const px::Int&, const px::Int&)>& body) {
-        px::If(items == G, [&] {
+        if (wide) {
             px::Int r0 = tid / per_row, col = tid % per_row * V;
-            for (int j = 0; j < count / G; ++j)
-                body(r0 + j * (G / per_row), col);
-        }).Else([&] {
-            px::For(tid, count, items, [&](px::Int e) { body(e / per_row, e % per_row * V); });
-        });
+            px::For(
+                0, count / G, [&](px::Int j) { body(r0 + j * (G / per_row), col); },
+                px::unroll_full());
+        } else {
+            px::For(tid, count, items(), [&](px::Int e) { body(e / per_row, e % per_row * V); });
+        }
     };
     auto copy_a = [&](const px::Value<int32_t>& t, const px::Value<int32_t>& stage) {
         chunks(BM * BK / V, BK / V, [&](const px::Int& r, const px::Int& col) {
@@ -274,63 +285,123 @@ void warpgroup_block(const px::In<T>& a, const px::In<T>& b, const px::Out<float
     };
     if (!a_rows) {
         pipeline(true, [](const px::Int&) {});
+    } else if (wide) {
+        // a by registers: slice t + 1's elements are loaded while slice t is multiplied, and
+        // stored into their stage at the start of the next step (the multiply that read that
+        // stage last, t - 4, is done). Straight-line code, as the C++ loops trace: with the
+        // stores, or the loads and the stores, as IR loops over a private array (87 and 27 KB
+        // of JSON instead of 198), it ran 8 % slower on the H200 (0.568 - 0.571 ms against
+        // 0.494 - 0.529 at 4096 x 3584 x 4099), and with the column's bound and clamp said
+        // once per slice (150 KB) 7 % slower.
+        px::Int ar = tid / BK, ac = tid % BK;
+        std::vector<px::Var<T>> ra(EA);
+        auto fetch = [&](const px::Value<int32_t>& t) {
+            for (int j = 0; j < EA; ++j)
+                ra[j] = a_at(row0 + ar + j * (G / BK), t * BK + ac);
+        };
+        px::If(0 < slices, [&] { fetch(0); }); // k = 0 reads nothing
+        pipeline(false, [&](const px::Int& t) {
+            for (int j = 0; j < EA; ++j)
+                as[t % S * BM + ar + j * (G / BK)][ac] = ra[j];
+            px::If(t + 1 < slices, [&] { fetch(t + 1); });
+        });
     } else {
-        px::If(n % V == 0 && items == G, [&] {
-            // a by registers: slice t + 1's elements are loaded while slice t is multiplied,
-            // and stored into their stage at the start of the next step (the multiply that read
-            // that stage last, t - 4, is done).
-            px::Int ar = tid / BK, ac = tid % BK;
-            std::vector<px::Var<T>> ra(EA);
-            auto fetch = [&](const px::Value<int32_t>& t) {
-                for (int j = 0; j < EA; ++j)
-                    ra[j] = a_at(row0 + ar + j * (G / BK), t * BK + ac);
-            };
-            px::If(0 < slices, [&] { fetch(0); }); // k = 0 reads nothing
-            pipeline(false, [&](const px::Int& t) {
-                for (int j = 0; j < EA; ++j)
-                    as[t % S * BM + ar + j * (G / BK)][ac] = ra[j];
-                px::If(t + 1 < slices, [&] { fetch(t + 1); });
-            });
-        }).Else([&] {
-            px::For(0, slices, [&](px::Int t) {
-                px::For(tid, BM * BK, items, [&](px::Int e) {
-                    as[e / BK][e % BK] = a_at(row0 + e / BK, t * BK + e % BK);
-                });
-                px::For(tid, BK * BN, items, [&](px::Int e) {
-                    bs[e / BN][e % BN] = b_at(t * BK + e / BN, col0 + e % BN);
-                });
-                px::barrier();
-                px::mma_shared<BK>(acc, as, rows, 0, bs, 0, 0);
-                px::barrier();
-            });
+        // Any group size: each slice by guarded loops, waited for.
+        px::For(0, slices, [&](px::Int t) {
+            px::For(tid, BM * BK, items(),
+                    [&](px::Int e) { as[e / BK][e % BK] = a_at(row0 + e / BK, t * BK + e % BK); });
+            px::For(tid, BK * BN, items(),
+                    [&](px::Int e) { bs[e / BN][e % BN] = b_at(t * BK + e / BN, col0 + e % BN); });
+            px::barrier();
+            px::mma_shared<BK>(acc, as, rows, 0, bs, 0, 0);
+            px::barrier();
         });
     }
     px::store_fragment(acc, c, (row0 + rows) * n + col0, n, m - row0 - rows, n - col0);
 }
 
-// matmul_f16 / matmul_bf16: warpgroup_block where k and n are multiples of 8, else
-// fragment_blocks on two 128 x 128 blocks; matmul_tf32: fragment_blocks on one;
-// matmul_f16_rows / matmul_bf16_rows: warpgroup_block with a by registers.
-template <class T>
-Kernel<In<T>, In<T>, Out<float>, Int, Int, Int> make_matmul_mma(bool a_rows = false) {
-    return px::kernel(
-        std::string(mma_name<T>()) + (a_rows ? "_rows" : ""), {"a", "b", "c", "m", "n", "k"},
-        [a_rows](px::In<T> a, px::In<T> b, px::Out<float> c, px::Int m, px::Int n, px::Int kk) {
-            if constexpr (sizeof(T) == 4) {
-                fragment_blocks<T>(a, b, c, m, n, kk, 1);
-            } else {
-                // 8 subgroups of at most 32 work-items (32 on NVIDIA GPUs, 1 on the host): two
-                // warpgroups. A device whose subgroups are wider refuses the launch, naming it.
-                px::max_work_group_size(mma_subgroups * 32);
-                if (a_rows) {
-                    warpgroup_block<T>(a, b, c, m, n, kk, true);
-                    return;
-                }
-                px::If(kk % 8 == 0 && n % 8 == 0, [&] {
-                    warpgroup_block<T>(a, b, c, m, n, kk, false);
-                }).Else([&] { fragment_blocks<T>(a, b, c, m, n, kk, 2); });
-            }
-        });
+// The family of matmul_f16 / matmul_bf16 (tuning parameters `path`, `wide`, `stages`,
+// `blocks`) and of matmul_tf32 (`wide`, `blocks`): see mma_space() and mma_check().
+//  path 0: warpgroup_block, a and b by copy_async (k and n multiples of 8);
+//  path 1: warpgroup_block, a by registers (n a multiple of 8);
+//  path 2: fragment_blocks on `blocks` 128 x 128 blocks side by side;
+//  wide 1: groups of 256 (8 subgroups of 32: NVIDIA GPUs) copy with a fixed count per
+//          work-item; wide 0: any group size, by loops;
+//  stages: the warpgroup paths' shared-memory stages (4: 192 KiB of f16, 3: 144 KiB).
+// The grid of an m x n c in blocks of 128 x (128 * blocks): a group is 8 rows of the device's
+// subgroup width (32 on NVIDIA GPUs, 1 on the host), 8 subgroups where subgroups are
+// consecutive work-items, and where they are rows of the group's x dimension (PoCL) as well.
+Grid mma_grid(uint32_t width, size_t m, size_t n, size_t blocks) {
+    const size_t block_n = blocks * mma_block;
+    const size_t blocks_x = (n + block_n - 1) / block_n;
+    const size_t blocks_y = (m + mma_block - 1) / mma_block;
+    return Grid(blocks_x * width, blocks_y * mma_subgroups).local_size(width, mma_subgroups);
+}
+
+template <class T> MmaFamily<T> make_matmul_mma() {
+    auto f = px::family(mma_name<T>(), {"a", "b", "c", "m", "n", "k"},
+                        [](const px::Tuning& v, px::In<T> a, px::In<T> b, px::Out<float> c,
+                           px::Int m, px::Int n, px::Int kk) {
+                            const bool wide = v["wide"] == 1;
+                            // 8 subgroups of at most 32 work-items (32 on NVIDIA GPUs, 1 on the
+                            // host): two warpgroups. A device whose subgroups are wider refuses the
+                            // launch, naming it.
+                            if (wide)
+                                px::require_work_group_size(32, mma_subgroups);
+                            else
+                                px::max_work_group_size(mma_subgroups * 32);
+                            if constexpr (sizeof(T) == 4) {
+                                fragment_blocks<T>(a, b, c, m, n, kk, int(v["blocks"]), wide);
+                            } else {
+                                const int64_t path = v["path"];
+                                if (path == 2)
+                                    fragment_blocks<T>(a, b, c, m, n, kk, int(v["blocks"]), wide);
+                                else
+                                    warpgroup_block<T>(a, b, c, m, n, kk, path == 1, wide,
+                                                       int(v["stages"]));
+                            }
+                        });
+    if constexpr (sizeof(T) != 4) f.tune("path", {0, 1, 2});
+    f.tune("wide", {1, 0});
+    if constexpr (sizeof(T) != 4) f.tune("stages", {4, 3});
+    f.tune("blocks", {sizeof(T) == 4 ? 1 : 2, sizeof(T) == 4 ? 2 : 1});
+    f.check([](const px::Tuning& v, const px::FamilyContext& c) -> std::string {
+        const int64_t path = sizeof(T) == 4 ? 2 : v["path"];
+        const int64_t n = c.shape.at(1), k = c.shape.at(2);
+        if (sizeof(T) != 4) {
+            if (path == 0 && (k % 8 || n % 8))
+                return "path 0 (copy_async) needs k and n multiples of 8";
+            if (path == 1 && n % 8) return "path 1 (b by copy_async) needs n a multiple of 8";
+            if (path < 2 && v["blocks"] != 1) return "blocks applies to path 2 only";
+            if (path == 2 && v["stages"] != 4) return "stages applies to paths 0 and 1 only";
+        }
+        if (v["wide"] == 1 && c.device.subgroup_size != 32)
+            return "wide 1 needs subgroups of 32 (the device's are " +
+                   std::to_string(c.device.subgroup_size) + ")";
+        return "";
+    });
+    f.grid([](const px::Tuning& v, const px::FamilyContext& c) {
+        const bool warpgroup = sizeof(T) != 4 && v["path"] < 2;
+        return mma_grid(c.device.subgroup_size, size_t(c.shape.at(0)), size_t(c.shape.at(1)),
+                        warpgroup ? 2 : size_t(v["blocks"]));
+    });
+    // Where matrix operations are emulated (a CPU, PoCL) accumulators are arrays in memory,
+    // and the m16 fragments run much faster there than the warpgroup paths' 64 x 256 tiles
+    // (docs/benchmarks.md, "What the figures taught").
+    f.heuristic([](const px::FamilyContext& c) {
+        const bool emulated =
+            !c.device.matrix_ops || (*c.device.matrix_ops & PLX_MATRIX_EMULATED) != 0;
+        const int64_t n = c.shape.at(1), k = c.shape.at(2);
+        const int64_t wide = c.device.subgroup_size == 32 ? 1 : 0;
+        if constexpr (sizeof(T) == 4) {
+            return px::Tuning{{"wide", wide}, {"blocks", 1}};
+        } else {
+            const int64_t path = emulated ? 2 : k % 8 == 0 && n % 8 == 0 ? 0 : n % 8 == 0 ? 1 : 2;
+            return px::Tuning{
+                {"path", path}, {"wide", wide}, {"stages", 4}, {"blocks", path == 2 ? 2 : 1}};
+        }
+    });
+    return f;
 }
 
 // Inputs of the problem's type: random in [-1, 1], rounded to it (tf32 keeps f32 inputs).
@@ -339,23 +410,27 @@ template <class T> std::vector<T> random_inputs(size_t count, std::mt19937& g) {
     return std::vector<T>(f.begin(), f.end());
 }
 
+template <class T> const MmaFamily<T>& mma_family() {
+    if constexpr (std::same_as<T, px::half>)
+        return matmul_f16();
+    else if constexpr (std::same_as<T, px::bf16>)
+        return matmul_bf16();
+    else
+        return matmul_tf32();
+}
+
 template <class T> class MatmulMma final : public Problem {
 public:
     MatmulMma(int m, int n, int k, Runtime& rt, std::mt19937& g)
         : m_(m), n_(n), k_(k), a_(random_inputs<T>(size_t(m_) * k_, g)),
           b_(random_inputs<T>(size_t(k_) * n_, g)), ba_(rt, a_), bb_(rt, b_),
           bc_(rt, size_t(m_) * n_) {}
-    std::string kernel() const override { return kernel_().ir().name; }
+    std::string kernel() const override { return mma_name<T>(); }
     std::string size_text() const override {
         return "m=" + std::to_string(m_) + " n=" + std::to_string(n_) + " k=" + std::to_string(k_);
     }
     void run(Runtime& rt, const Target& t) override {
-        const DeviceInfo* d = routed_device(rt, t, kernel_().ir());
-        const bool emulated = d && d->matrix_ops && (*d->matrix_ops & PLX_MATRIX_EMULATED);
-        const auto& k = kernel_(emulated);
-        rt.launch(t, k, matmul_mma_grid(rt, t, k.ir(), size_t(m_), size_t(n_)), ba_, bb_, bc_, m_,
-                  n_, k_)
-            .wait();
+        rt.launch(t, mma_family<T>(), {m_, n_, k_}, ba_, bb_, bc_, m_, n_, k_).wait();
     }
     CheckResult check() override {
         auto c = bc_.host();
@@ -395,6 +470,9 @@ public:
     }
     double work() const override { return 2.0 * m_ * n_ * double(k_); }
     const char* unit() const override { return "GFLOP/s"; }
+    TuningReport tune(Runtime& rt, const Target& t, bool retune) {
+        return rt.tune(t, mma_family<T>(), {m_, n_, k_}, retune, ba_, bb_, bc_, m_, n_, k_);
+    }
 
 private:
     CheckResult check_rows(std::span<const float> c) const {
@@ -402,20 +480,6 @@ private:
         return check_matmul_rows(a, b, c, m_, n_, k_, [this](double mag) { return bound(mag); });
     }
     double bound(double mag) const { return matmul_mma_bound(k_, mag, std::same_as<T, float>); }
-    // The kernel for the shape and device: with k not a multiple of 8 but n one, the one that
-    // loads a through registers, which keeps the warpgroup accumulator where the device has
-    // one. Where matrix operations are emulated (a CPU, PoCL) accumulators are arrays in
-    // memory, and matmul_f16's m16 fragments run much faster there than the rows kernel's 64 x
-    // 256 tiles (docs/benchmarks.md, "What the figures taught").
-    const Kernel<In<T>, In<T>, Out<float>, Int, Int, Int>& kernel_(bool emulated = false) const {
-        const bool rows = !emulated && k_ % 8 != 0 && n_ % 8 == 0;
-        if constexpr (std::same_as<T, px::half>)
-            return rows ? matmul_f16_rows() : matmul_f16();
-        else if constexpr (std::same_as<T, px::bf16>)
-            return rows ? matmul_bf16_rows() : matmul_bf16();
-        else
-            return matmul_tf32();
-    }
     int m_, n_, k_;
     std::vector<T> a_, b_;
     Buffer<T> ba_, bb_;
@@ -424,39 +488,36 @@ private:
 
 } // namespace
 
-const Kernel<In<half>, In<half>, Out<float>, Int, Int, Int>& matmul_f16() {
-    static const auto k = make_matmul_mma<half>();
-    return k;
+const MmaFamily<half>& matmul_f16() {
+    static const auto f = make_matmul_mma<half>();
+    return f;
 }
-const Kernel<In<bf16>, In<bf16>, Out<float>, Int, Int, Int>& matmul_bf16() {
-    static const auto k = make_matmul_mma<bf16>();
-    return k;
+const MmaFamily<bf16>& matmul_bf16() {
+    static const auto f = make_matmul_mma<bf16>();
+    return f;
 }
-const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tf32() {
-    static const auto k = make_matmul_mma<float>();
-    return k;
-}
-const Kernel<In<half>, In<half>, Out<float>, Int, Int, Int>& matmul_f16_rows() {
-    static const auto k = make_matmul_mma<half>(true);
-    return k;
-}
-const Kernel<In<bf16>, In<bf16>, Out<float>, Int, Int, Int>& matmul_bf16_rows() {
-    static const auto k = make_matmul_mma<bf16>(true);
-    return k;
+const MmaFamily<float>& matmul_tf32() {
+    static const auto f = make_matmul_mma<float>();
+    return f;
 }
 
-Grid matmul_mma_grid(Runtime& rt, const Target& t, const ir::Kernel& kernel, size_t m, size_t n) {
-    // A group is 8 rows of the device's subgroup width (32 on NVIDIA GPUs, 1 on the host):
-    // 8 subgroups where subgroups are consecutive work-items, and where they are rows of
-    // the group's x dimension (PoCL) as well.
-    const uint32_t width = subgroup_width(rt, t, kernel);
-    // f16 and bf16 groups compute blocks of 128 x 256 (two blocks of fragment_blocks).
-    const bool wide = kernel.has_warpgroup();
-    const size_t block_n = wide ? 2 * mma_block : mma_block;
-    const size_t blocks_x = (n + block_n - 1) / block_n;
-    const size_t blocks_y = (m + mma_block - 1) / mma_block;
-    return Grid(blocks_x * width, blocks_y * mma_subgroups).local_size(width, mma_subgroups);
+template <class T>
+std::pair<Kernel<In<T>, In<T>, Out<float>, Int, Int, Int>, Grid>
+mma_variant(const MmaFamily<T>& family, Runtime& rt, const Target& t, int64_t m, int64_t n,
+            int64_t k) {
+    const Shape shape = {m, n, k};
+    const Tuning any = family.def().variants().back(); // wide 0: runs wherever a variant runs
+    const DeviceInfo* d = routed_device(rt, t, *family.def().kernel(any));
+    if (!d) throw Error(ErrorCode::NoBackend, "no device runs " + family.name());
+    const std::string backend = t.backend;
+    const FamilyContext ctx{backend, *d, shape};
+    const Tuning v = family.def().heuristic(ctx);
+    return {family.variant(v), family.def().grid(v, ctx)};
 }
+template std::pair<Kernel<In<half>, In<half>, Out<float>, Int, Int, Int>, Grid>
+mma_variant(const MmaFamily<half>&, Runtime&, const Target&, int64_t, int64_t, int64_t);
+template std::pair<Kernel<In<bf16>, In<bf16>, Out<float>, Int, Int, Int>, Grid>
+mma_variant(const MmaFamily<bf16>&, Runtime&, const Target&, int64_t, int64_t, int64_t);
 
 double matmul_mma_bound(int k, double mag, bool tf32) {
     // Tensor cores truncate each tf32 input (relative error below 2^-10 each, 2^-9 for a
@@ -478,6 +539,16 @@ std::unique_ptr<Problem> make_shaped(const std::string& name, int m, int n, int 
     return nullptr;
 }
 } // namespace
+
+TuningReport tune_mma(const std::string& name, int m, int n, int k, Runtime& rt, const Target& t,
+                      bool retune) {
+    std::mt19937 g(7);
+    if (name == "matmul_f16") return MatmulMma<half>(m, n, k, rt, g).tune(rt, t, retune);
+    if (name == "matmul_bf16") return MatmulMma<bf16>(m, n, k, rt, g).tune(rt, t, retune);
+    if (name == "matmul_tf32") return MatmulMma<float>(m, n, k, rt, g).tune(rt, t, retune);
+    throw Error(ErrorCode::InvalidArgument,
+                "'" + name + "' is not a kernel family (matmul_f16, matmul_bf16, matmul_tf32)");
+}
 
 // The shape of the other matmul samples: m = size, n = size - size/8, k = size + 3.
 std::unique_ptr<Problem> make_mma_problem(const std::string& name, size_t size, Runtime& rt,

@@ -4,6 +4,8 @@
 
 #include "problems.hpp"
 
+#include "plexus/family.hpp"
+
 #include <random>
 
 namespace plexus::samples {
@@ -13,15 +15,18 @@ namespace plexus::samples {
 // mma_block x mma_block block of c.
 inline constexpr int mma_block = 128;
 inline constexpr int mma_subgroups = 8;
-const Kernel<In<half>, In<half>, Out<float>, Int, Int, Int>& matmul_f16();
-const Kernel<In<bf16>, In<bf16>, Out<float>, Int, Int, Int>& matmul_bf16();
-const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tf32();
-// The f16 and bf16 problems use these where k is not a multiple of 8 and n is: a by registers.
-const Kernel<In<half>, In<half>, Out<float>, Int, Int, Int>& matmul_f16_rows();
-const Kernel<In<bf16>, In<bf16>, Out<float>, Int, Int, Int>& matmul_bf16_rows();
-// The launch of one of those kernels on `t` for an m x n c: a group of mma_subgroups rows of
-// the device's subgroup width per mma_block x mma_block block.
-Grid matmul_mma_grid(Runtime& rt, const Target& t, const ir::Kernel& kernel, size_t m, size_t n);
+template <class T> using MmaFamily = Family<In<T>, In<T>, Out<float>, Int, Int, Int>;
+// Kernel families (plexus/family.hpp) over the tuning parameters samples/matmul_mma.cpp lists;
+// a launch gives the shape {m, n, k}.
+const MmaFamily<half>& matmul_f16();
+const MmaFamily<bf16>& matmul_bf16();
+const MmaFamily<float>& matmul_tf32();
+// The family's heuristic variant for an m x n x k product on the target's device (the
+// routed one when the target names no backend), with its grid.
+template <class T>
+std::pair<Kernel<In<T>, In<T>, Out<float>, Int, Int, Int>, Grid>
+mma_variant(const MmaFamily<T>& family, Runtime& rt, const Target& t, int64_t m, int64_t n,
+            int64_t k);
 // The tolerance of one element of c, from its sum_p |a b| over k products: exact products
 // summed in f32, plus (tf32) the truncation of each input to tf32.
 double matmul_mma_bound(int k, double mag, bool tf32);
@@ -33,5 +38,9 @@ std::unique_ptr<Problem> make_mma_problem(const std::string& name, size_t size, 
 std::unique_ptr<Problem> make_mma_problem(const std::string& name, int m, int n, int k, Runtime& rt,
                                           unsigned seed);
 const std::vector<std::string>& mma_problem_names();
+// The family's choice for an m x n x k product on random inputs (`plexus tune`): tuned now where
+// nothing is stored, or always with `retune`.
+TuningReport tune_mma(const std::string& name, int m, int n, int k, Runtime& rt, const Target& t,
+                      bool retune);
 
 } // namespace plexus::samples

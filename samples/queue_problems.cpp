@@ -37,23 +37,28 @@ std::vector<int> devices_of(const Backend& backend, const Target& t) {
 
 // Which kernel computes a band of a multi-device matmul, and its launch for rows x n of c.
 template <class T> struct BandKernel;
+// `any()`: a kernel the devices that can compute a band run; `pick`: the kernel for a band of
+// rows x n x k on the target's device, and its grid.
 template <> struct BandKernel<float> { // matmul_tiled
     static constexpr int block = matmul_block;
-    static const auto& kernel() { return matmul_tiled(); }
-    static Grid grid(Runtime&, const Target&, size_t rows, size_t n) {
-        return matmul_tiled_grid(rows, n);
+    static const ir::Kernel& any() { return matmul_tiled().ir(); }
+    static auto pick(Runtime&, const Target&, int rows, int n, int) {
+        return std::pair{matmul_tiled(), matmul_tiled_grid(size_t(rows), size_t(n))};
     }
 };
-template <class T> struct MmaBandKernel { // matmul_f16 or matmul_bf16: matrix fragments
+template <class T> struct MmaBandKernel { // matmul_f16 or matmul_bf16: the family's heuristic
     static constexpr int block = mma_block;
-    static const auto& kernel() {
+    static const MmaFamily<T>& family() {
         if constexpr (std::same_as<T, half>)
             return matmul_f16();
         else
             return matmul_bf16();
     }
-    static Grid grid(Runtime& rt, const Target& t, size_t rows, size_t n) {
-        return matmul_mma_grid(rt, t, kernel().ir(), rows, n);
+    static const ir::Kernel& any() {
+        return *family().def().kernel(family().def().variants().back()); // loops: any group
+    }
+    static auto pick(Runtime& rt, const Target& t, int rows, int n, int k) {
+        return mma_variant(family(), rt, t, rows, n, k);
     }
 };
 template <> struct BandKernel<half> : MmaBandKernel<half> {};
@@ -102,7 +107,7 @@ public:
         if (t.device >= 0)
             devices.push_back(t.device);
         else
-            for (const Candidate& c : rt.explain(Band::kernel().ir()))
+            for (const Candidate& c : rt.explain(Band::any()))
                 if (c.kept && c.backend == backend.name()) devices.push_back(int(c.device_index));
         if (devices.empty())
             throw Error(ErrorCode::NoBackend,
@@ -141,10 +146,9 @@ public:
         for (size_t p = 0; p < bands.size(); ++p) {
             Part& band = bands[p];
             band.queue.write(band.a, a.subspan(size_t(band.row0) * k_, size_t(band.rows) * k_));
-            const Grid grid =
-                Band::grid(rt, {backend.name(), devices[p]}, size_t(band.rows), size_t(n_));
-            Event e =
-                band.queue.launch(Band::kernel(), grid, band.a, bb_, band.c, band.rows, n_, k_);
+            const auto [kernel, grid] =
+                Band::pick(rt, {backend.name(), devices[p]}, band.rows, n_, k_);
+            Event e = band.queue.launch(kernel, grid, band.a, bb_, band.c, band.rows, n_, k_);
             devices_used_.push_back(e.device_index());
             done.push_back(
                 band.queue.read(band.c, c.subspan(size_t(band.row0) * n_, size_t(band.rows) * n_)));

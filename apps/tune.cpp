@@ -1,0 +1,118 @@
+// `plexus tune`: the choices of the kernel families (docs/tuning.md). FAMILY tunes one of the
+// sample families for a shape now (or shows the stored choice); --list shows the stored
+// choices; --export / --import move them through a tuning file.
+#include "app.hpp"
+
+#include "matmul_mma.hpp"
+#include "plexus/plexus.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+namespace plexus::app {
+namespace {
+
+int usage(std::ostream& out, int status) {
+    out << "usage: plexus tune FAMILY [--mnk M,N,K] [--backend NAME] [--retune]\n"
+           "       plexus tune --list\n"
+           "       plexus tune --export FILE | --import FILE\n"
+           "  FAMILY  matmul_f16, matmul_bf16 or matmul_tf32: tunes it for an m x n x k product\n"
+           "          (default 1024,1024,1024) on the routed device (or the backend's), unless\n"
+           "          a choice is stored; --retune measures anyway. Prints every candidate.\n"
+           "  --list  every choice stored in the cache directory\n"
+           "  --export FILE  writes the stored choices to a tuning file; --import FILE stores a\n"
+           "          tuning file's choices\n";
+    return status;
+}
+
+std::string shape_text(const Shape& s) {
+    std::string out;
+    for (int64_t v : s)
+        out += (out.empty() ? "" : ",") + std::to_string(v);
+    return out;
+}
+
+void print_candidates(const std::vector<TuningCandidate>& candidates, double flops) {
+    for (const TuningCandidate& c : candidates) {
+        if (!c.dropped.empty()) continue;
+        std::printf("    %-44s %10.3f ms", c.kernel.c_str(), c.seconds * 1e3);
+        if (flops > 0) std::printf(" %10.1f GFLOP/s", flops / c.seconds * 1e-9);
+        std::printf("\n");
+    }
+    size_t dropped = 0;
+    for (const TuningCandidate& c : candidates)
+        if (!c.dropped.empty() && ++dropped <= 64)
+            std::printf("    %-44s not timed: %s\n", c.kernel.c_str(), c.dropped.c_str());
+}
+
+int run_tune(const std::vector<std::string>& args) {
+    std::string family, backend, file, mode;
+    int m = 1024, n = 1024, k = 1024;
+    bool retune = false;
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--help" || args[i] == "-h") return usage(std::cout, 0);
+        if (args[i] == "--retune") {
+            retune = true;
+        } else if (args[i] == "--list") {
+            mode = "list";
+        } else if ((args[i] == "--export" || args[i] == "--import") && i + 1 < args.size()) {
+            mode = args[i].substr(2);
+            file = args[++i];
+        } else if (args[i] == "--backend" && i + 1 < args.size()) {
+            backend = args[++i];
+        } else if (args[i] == "--mnk" && i + 1 < args.size()) {
+            char comma1 = 0, comma2 = 0;
+            std::istringstream in(args[++i]);
+            if (!(in >> m >> comma1 >> n >> comma2 >> k) || comma1 != ',' || comma2 != ',' ||
+                m <= 0 || n <= 0 || k <= 0 || in.peek() != EOF) {
+                std::cerr << "plexus tune: --mnk " << args[i]
+                          << ": expected three positive sizes, like 4096,4100,4096\n";
+                return 2;
+            }
+        } else if (family.empty() && args[i].rfind("--", 0) != 0) {
+            family = args[i];
+        } else {
+            std::cerr << "plexus tune: unexpected argument '" << args[i] << "'\n";
+            return usage(std::cerr, 2);
+        }
+    }
+    const Config config = load_config();
+    if (mode == "export") {
+        const size_t n_out = export_tunings(config.cache_dir, file);
+        std::printf("%zu tuning choices written to %s\n", n_out, file.c_str());
+        return 0;
+    }
+    if (mode == "import") {
+        const size_t n_in = import_tunings(config.cache_dir, file);
+        std::printf("%zu tuning choices stored under %s/tuning\n", n_in, config.cache_dir.c_str());
+        return 0;
+    }
+    if (mode == "list") {
+        const std::vector<TuningRecord> all = stored_tunings(config.cache_dir);
+        for (const TuningRecord& r : all) {
+            std::printf("%s on %s:%s (%s), bucket %s: %s\n", r.family.c_str(), r.backend.c_str(),
+                        r.device.c_str(), r.arch.c_str(), shape_text(r.bucket).c_str(),
+                        r.variant.text().c_str());
+            print_candidates(r.candidates, 0);
+        }
+        std::printf("%zu stored choices in %s/tuning\n", all.size(), config.cache_dir.c_str());
+        return 0;
+    }
+    if (family.empty()) return usage(std::cerr, 2);
+    Runtime rt(config);
+    const TuningReport r = samples::tune_mma(family, m, n, k, rt, Target{backend}, retune);
+    std::printf("%s m=%d n=%d k=%d on %s (%s), bucket %s: %s (%s", r.family.c_str(), m, n, k,
+                r.backend.c_str(), r.device.c_str(), shape_text(r.bucket).c_str(), r.kernel.c_str(),
+                r.source.c_str());
+    if (r.source == "measured") std::printf(", %.0f ms", r.tuning_ms);
+    std::printf(")\n");
+    print_candidates(r.candidates, 2.0 * m * n * double(k));
+    return 0;
+}
+
+const Registration reg{
+    {"tune", run_tune, "tune a kernel family for a shape, or list, export, import the choices"}};
+
+} // namespace
+} // namespace plexus::app

@@ -1,0 +1,271 @@
+// Kernel families and tuning (plexus/family.hpp, plexus/tuning.hpp) on every CPU device of this
+// build tree: every variant a device accepts computes the right result (every element against
+// the host), the family's checks and the router drop exactly what a device cannot run, a
+// measured choice is stored and a second Runtime times nothing, the tuning file round-trips, and
+// the buffers a launch may write are as they were after the trials.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include "every_device.hpp"
+#include "kernels.hpp"
+#include "matmul_mma.hpp"
+#include "plexus/plexus.hpp"
+#include "problem_util.hpp"
+#include "tune/tuner.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+namespace px = plexus;
+using namespace plexus;
+using plexus::test::every_device;
+
+namespace {
+
+// c[i] += a[i] * 2 for i < n, `per` consecutive elements a work-item, groups of `group`.
+using Axpy = px::Family<px::In<float>, px::InOut<float>, px::Int>;
+Axpy axpy_family() {
+    auto f =
+        px::family("axpy_family", {"a", "c", "n"},
+                   [](const px::Tuning& v, px::In<float> a, px::InOut<float> c, px::Int n) {
+                       const int per = int(v["per"]);
+                       px::Int i0 = px::global_id(0) * per;
+                       for (int j = 0; j < per; ++j)
+                           px::If(i0 + j < n, [&] { c[i0 + j] = c[i0 + j] + a[i0 + j] * 2.0f; });
+                   });
+    f.tune("per", {1, 2, 4}).tune("group", {64, 32});
+    f.check([](const px::Tuning& v, const px::FamilyContext& c) -> std::string {
+        if (v["per"] == 4 && c.shape.at(0) % 4) return "per 4 needs n a multiple of 4";
+        return "";
+    });
+    f.grid([](const px::Tuning& v, const px::FamilyContext& c) {
+        const uint64_t items = (uint64_t(c.shape.at(0)) + v["per"] - 1) / v["per"];
+        const uint64_t g = uint64_t(v["group"]);
+        return px::Grid((items + g - 1) / g * g).local_size(uint32_t(g));
+    });
+    return f;
+}
+
+struct TempDir {
+    std::string path;
+    TempDir() {
+        std::string t = (std::filesystem::temp_directory_path() / "plexus-tuning-XXXXXX").string();
+        REQUIRE(mkdtemp(t.data()) != nullptr);
+        path = t;
+    }
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+};
+
+Config tuning_config(const std::string& cache, bool tuning = true) {
+    Config c = test::hermetic_config();
+    c.cache_dir = cache;
+    c.tuning = tuning;
+    c.tuning_budget_ms = 60000; // every candidate is timed
+    return c;
+}
+
+// Runs the axpy family once on `t` and checks c = c0 + 2 a for every element.
+TuningReport run_axpy(Runtime& rt, const Target& t, const Axpy& f, int n) {
+    std::mt19937 g(static_cast<unsigned>(n));
+    std::uniform_real_distribution<float> d(-4, 4);
+    std::vector<float> a(static_cast<size_t>(n)), c0(static_cast<size_t>(n));
+    for (size_t i = 0; i < a.size(); ++i) {
+        a[i] = d(g);
+        c0[i] = d(g);
+    }
+    px::Buffer<float> ba(rt, a), bc(rt, c0);
+    rt.launch(t, f, {n}, ba, bc, n).wait();
+    std::vector<float> c = bc.to_vector();
+    for (size_t i = 0; i < c.size(); ++i)
+        REQUIRE_MESSAGE(c[i] == c0[i] + a[i] * 2.0f, "element " << i);
+    return rt.tuning_reports().back();
+}
+
+} // namespace
+
+TEST_CASE("every variant of a family is correct on every device; checks drop what they name") {
+    const Axpy f = axpy_family();
+    REQUIRE(f.def().variants().size() == 6);
+    for (const test::TestDevice& d : every_device()) {
+        CAPTURE(d.label);
+        Runtime& rt = test::hermetic_runtime();
+        for (const int n : {1000, 1001}) {
+            const px::Shape shape = {n};
+            const FamilyContext ctx{d.target.backend, *d.info, shape};
+            for (const px::Tuning& v : f.def().variants()) {
+                CAPTURE(v.text());
+                const std::string why = f.def().reject(v, ctx);
+                CHECK((why != "") == (v["per"] == 4 && n % 4 != 0));
+                if (!why.empty()) continue;
+                std::vector<float> a(static_cast<size_t>(n)), c0(static_cast<size_t>(n));
+                for (int i = 0; i < n; ++i) {
+                    a[size_t(i)] = float(i % 17) - 8.0f;
+                    c0[size_t(i)] = float(i % 5);
+                }
+                px::Buffer<float> ba(rt, a), bc(rt, c0);
+                rt.launch(d.target, f.variant(v), f.def().grid(v, ctx), ba, bc, n).wait();
+                std::vector<float> c = bc.to_vector();
+                for (int i = 0; i < n; ++i)
+                    REQUIRE_MESSAGE(c[size_t(i)] == c0[size_t(i)] + a[size_t(i)] * 2.0f,
+                                    "element " << i);
+            }
+        }
+    }
+}
+
+TEST_CASE("a measured choice is stored; a second Runtime times nothing; trials leave no trace") {
+    TempDir cache;
+    const Axpy f = axpy_family();
+    for (const test::TestDevice& d : every_device()) {
+        CAPTURE(d.label);
+        {
+            Runtime rt(tuning_config(cache.path));
+            // InOut c: had a trial's result stayed, c would hold c0 + 2a more than once.
+            TuningReport r = run_axpy(rt, d.target, f, 1000);
+            CHECK(r.source == "measured");
+            CHECK(r.backend == d.target.backend);
+            CHECK(r.bucket == px::Shape{1024, 8});
+            size_t timed = 0;
+            for (const TuningCandidate& c : r.candidates)
+                timed += c.dropped.empty();
+            CHECK(timed == 6);
+            CHECK(rt.tuning_launches() >= 12); // at least two timed launches each
+            // The same shape again: the choice this Runtime made, no report, no tuning.
+            const size_t reports = rt.tuning_reports().size(), launches = rt.tuning_launches();
+            run_axpy(rt, d.target, f, 1000);
+            CHECK(rt.tuning_reports().size() == reports);
+            CHECK(rt.tuning_launches() == launches);
+            // Another shape of the same bucket takes the stored choice where it fits.
+            TuningReport same = run_axpy(rt, d.target, f, 1016);
+            CHECK(same.source == "stored");
+            CHECK(same.chosen == r.chosen);
+            // Another bucket, n not a multiple of 4: measured again, the per 4 variants drop.
+            TuningReport odd = run_axpy(rt, d.target, f, 2047);
+            CHECK(odd.source == "measured");
+            CHECK(odd.bucket == px::Shape{2048, 1});
+            size_t dropped = 0;
+            for (const TuningCandidate& c : odd.candidates)
+                dropped += c.dropped == "per 4 needs n a multiple of 4";
+            CHECK(dropped == 2);
+        }
+        Runtime again(tuning_config(cache.path));
+        TuningReport r = run_axpy(again, d.target, f, 1000);
+        CHECK(r.source == "stored");
+        CHECK(again.tuning_launches() == 0);
+    }
+}
+
+TEST_CASE("the tuning file round-trips; a bad one names the place and stores nothing") {
+    if (every_device().empty()) return;
+    const test::TestDevice d = every_device().front();
+    TempDir first, second;
+    const Axpy f = axpy_family();
+    px::Tuning chosen;
+    {
+        Runtime rt(tuning_config(first.path));
+        chosen = run_axpy(rt, d.target, f, 2048).chosen;
+    }
+    const std::string file = first.path + "/exported.json";
+    CHECK(px::export_tunings(first.path, file) == 1);
+    CHECK(px::import_tunings(second.path, file) == 1);
+    std::vector<TuningRecord> stored = px::stored_tunings(second.path);
+    REQUIRE(stored.size() == 1);
+    CHECK(stored[0].family == "axpy_family");
+    CHECK(stored[0].variant == chosen);
+    CHECK(stored[0].candidates.size() == 6);
+    {
+        Runtime rt(tuning_config(second.path));
+        TuningReport r = run_axpy(rt, d.target, f, 2048);
+        CHECK(r.source == "stored");
+        CHECK(r.chosen == chosen);
+        CHECK(rt.tuning_launches() == 0);
+    }
+    // A record whose variant is not an object: the error names the file and the JSON path.
+    TempDir third;
+    const std::string bad = third.path + "/bad.json";
+    std::ofstream(bad) << R"({"plexus_tuning": 1, "records": [)"
+                       << px::detail::tuning_json(stored[0]).dump() << R"(, {"family": "x"}]})";
+    try {
+        px::import_tunings(third.path + "/cache", bad);
+        FAIL("a bad tuning file was imported");
+    } catch (const px::Error& e) {
+        CHECK(e.code() == px::ErrorCode::InvalidConfig);
+        CHECK(std::string(e.what()).find("records[1]") != std::string::npos);
+        CHECK(std::string(e.what()).find(bad) != std::string::npos);
+    }
+    CHECK(px::stored_tunings(third.path + "/cache").empty());
+}
+
+TEST_CASE("tuning off takes the heuristic and times nothing") {
+    TempDir cache;
+    const Axpy f = axpy_family();
+    for (const test::TestDevice& d : every_device()) {
+        CAPTURE(d.label);
+        Runtime rt(tuning_config(cache.path, false));
+        TuningReport r = run_axpy(rt, d.target, f, 1000);
+        CHECK(r.source == "heuristic");
+        CHECK(r.chosen == px::Tuning{{"per", 1}, {"group", 64}}); // the first values
+        CHECK(rt.tuning_launches() == 0);
+        CHECK(px::stored_tunings(cache.path).empty());
+    }
+}
+
+// matmul_f16 / bf16 / tf32: every variant each device accepts at a shape every path fits,
+// against a double-precision product, every element.
+TEST_CASE("every variant of the matmul families a device accepts is correct") {
+    const int m = 40, n = 48, k = 56;
+    std::mt19937 g(7);
+    const std::vector<float> af = px::samples::random_floats(size_t(m) * k, g),
+                             bf = px::samples::random_floats(size_t(k) * n, g);
+    // Inputs rounded to T, and c against their product in double, every element.
+    auto each_variant = [&]<class T>(const px::samples::MmaFamily<T>& family, bool tf32) {
+        Runtime& rt = test::hermetic_runtime();
+        std::vector<T> a(af.begin(), af.end()), b(bf.begin(), bf.end());
+        px::Buffer<T> ba(rt, a), bb(rt, b);
+        std::vector<double> want(size_t(m) * n, 0), mag(size_t(m) * n, 0);
+        for (int r = 0; r < m; ++r)
+            for (int p = 0; p < k; ++p)
+                for (int c = 0; c < n; ++c) {
+                    const double prod =
+                        double(float(a[size_t(r) * k + p])) * double(float(b[size_t(p) * n + c]));
+                    want[size_t(r) * n + c] += prod;
+                    mag[size_t(r) * n + c] += std::fabs(prod);
+                }
+        for (const test::TestDevice& d : every_device()) {
+            const px::Shape shape = {m, n, k};
+            const FamilyContext ctx{d.target.backend, *d.info, shape};
+            size_t ran = 0;
+            for (const px::Tuning& v : family.def().variants()) {
+                CAPTURE(d.label);
+                CAPTURE(family.def().variant_name(v));
+                const std::string why = family.def().reject(v, ctx);
+                if (v["wide"] == 1 && d.info->subgroup_size != 32) CHECK(!why.empty());
+                if (!why.empty()) continue;
+                const px::Grid grid = family.def().grid(v, ctx);
+                bool kept = false;
+                for (const Candidate& c : rt.explain(*family.def().kernel(v), &grid))
+                    kept = kept || (c.kept && c.backend == d.target.backend &&
+                                    int(c.device_index) == d.target.device);
+                if (!kept) continue; // the router's reason: a device without subgroups
+                px::Buffer<float> bc(rt, size_t(m) * n);
+                rt.launch(d.target, family.variant(v), grid, ba, bb, bc, m, n, k).wait();
+                const std::vector<float> c = bc.to_vector();
+                for (size_t i = 0; i < c.size(); ++i)
+                    REQUIRE_MESSAGE(std::fabs(c[i] - want[i]) <=
+                                        px::samples::matmul_mma_bound(k, mag[i], tf32),
+                                    "element " << i << ": got " << c[i] << ", want " << want[i]);
+                ++ran;
+            }
+            MESSAGE(family.name() << " on " << d.label << ": " << ran << " variants checked");
+        }
+    };
+    each_variant(px::samples::matmul_f16(), false);
+    each_variant(px::samples::matmul_bf16(), false);
+    each_variant(px::samples::matmul_tf32(), true);
+}
