@@ -38,6 +38,10 @@ int report_error(const std::exception& e);
 // A sample kernel by name, or a JSON IR file (validated). Throws plexus::Error naming both.
 ir::Kernel load_kernel(const std::string& what);
 
+// Prints the tuning choices stored under cache_dir (of one family, or all for ""), each with
+// its timed candidates (apps/tune.cpp); returns how many.
+size_t print_stored_tunings(const std::string& cache_dir, const std::string& family);
+
 // The options of a command that takes only [--json]: sets `json`, prints `help` for --help.
 // Returns the exit status when the command must stop there (0 after help, 2 for an unknown
 // option), nullopt when it goes on.

@@ -4,6 +4,7 @@
 // size; with --compile, a device that rejects the generated code).
 #include "app.hpp"
 
+#include "kernels.hpp"
 #include "plexus/plexus.hpp"
 
 #include <cstdio>
@@ -109,6 +110,23 @@ int run_explain(const std::vector<std::string>& args) {
                         c.device_name.c_str(), c.reason.c_str());
     }
     if (rank == 0) std::printf("no backend can run it\n");
+    if (const detail::FamilyDef* f = samples::find_family(kernel)) {
+        // A family routes per variant (docs/tuning.md): its space and what was measured.
+        std::printf("\n%s is a kernel family (the ranking above is of its first variant); its "
+                    "tuning parameters:",
+                    kernel.c_str());
+        for (const auto& [name, values] : f->space()) {
+            std::printf(" %s {", name.c_str());
+            for (size_t i = 0; i < values.size(); ++i)
+                std::printf("%s%lld", i ? ", " : "", static_cast<long long>(values[i]));
+            std::printf("}");
+        }
+        std::printf("\nchoices stored in %s/tuning:\n", rt.config().cache_dir.c_str());
+        if (print_stored_tunings(rt.config().cache_dir, kernel) == 0)
+            std::printf("  none yet: the first launch of each shape bucket tunes (plexus tune "
+                        "%s --mnk M,N,K does it ahead)\n",
+                        kernel.c_str());
+    }
     return rank == 0 ? 1 : 0;
 }
 

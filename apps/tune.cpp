@@ -46,6 +46,23 @@ void print_candidates(const std::vector<TuningCandidate>& candidates, double flo
             std::printf("    %-44s not timed: %s\n", c.kernel.c_str(), c.dropped.c_str());
 }
 
+} // namespace
+
+size_t print_stored_tunings(const std::string& cache_dir, const std::string& family) {
+    size_t n = 0;
+    for (const TuningRecord& r : stored_tunings(cache_dir)) {
+        if (!family.empty() && r.family != family) continue;
+        std::printf("%s on %s:%s (%s), bucket %s: %s\n", r.family.c_str(), r.backend.c_str(),
+                    r.device.c_str(), r.arch.c_str(), shape_text(r.bucket).c_str(),
+                    r.variant.text().c_str());
+        print_candidates(r.candidates, 0);
+        ++n;
+    }
+    return n;
+}
+
+namespace {
+
 int run_tune(const std::vector<std::string>& args) {
     std::string family, backend, file, mode;
     int m = 1024, n = 1024, k = 1024;
@@ -89,14 +106,8 @@ int run_tune(const std::vector<std::string>& args) {
         return 0;
     }
     if (mode == "list") {
-        const std::vector<TuningRecord> all = stored_tunings(config.cache_dir);
-        for (const TuningRecord& r : all) {
-            std::printf("%s on %s:%s (%s), bucket %s: %s\n", r.family.c_str(), r.backend.c_str(),
-                        r.device.c_str(), r.arch.c_str(), shape_text(r.bucket).c_str(),
-                        r.variant.text().c_str());
-            print_candidates(r.candidates, 0);
-        }
-        std::printf("%zu stored choices in %s/tuning\n", all.size(), config.cache_dir.c_str());
+        const size_t n_stored = print_stored_tunings(config.cache_dir, "");
+        std::printf("%zu stored choices in %s/tuning\n", n_stored, config.cache_dir.c_str());
         return 0;
     }
     if (family.empty()) return usage(std::cerr, 2);

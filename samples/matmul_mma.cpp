@@ -364,7 +364,7 @@ template <class T> MmaFamily<T> make_matmul_mma() {
     if constexpr (sizeof(T) != 4) f.tune("path", {0, 1, 2});
     f.tune("wide", {1, 0});
     if constexpr (sizeof(T) != 4) f.tune("stages", {4, 3});
-    f.tune("blocks", {sizeof(T) == 4 ? 1 : 2, sizeof(T) == 4 ? 2 : 1});
+    f.tune("blocks", {1, 2});
     f.check([](const px::Tuning& v, const px::FamilyContext& c) -> std::string {
         const int64_t path = sizeof(T) == 4 ? 2 : v["path"];
         const int64_t n = c.shape.at(1), k = c.shape.at(2);
