@@ -14,12 +14,14 @@ namespace plexus::app {
 namespace {
 
 int usage(std::ostream& out, int status) {
-    out << "usage: plexus tune FAMILY [--mnk M,N,K] [--backend NAME] [--retune]\n"
+    out << "usage: plexus tune FAMILY [--mnk M,N,K] [--backend NAME] [--retune] [--budget-ms N]\n"
            "       plexus tune --list\n"
            "       plexus tune --export FILE | --import FILE\n"
            "  FAMILY  matmul_f16, matmul_bf16 or matmul_tf32: tunes it for an m x n x k product\n"
            "          (default 1024,1024,1024) on the routed device (or the backend's), unless\n"
-           "          a choice is stored; --retune measures anyway. Prints every candidate.\n"
+           "          a choice is stored; --retune measures anyway. Every variant that fits is\n"
+           "          timed unless --budget-ms bounds the tuning (the config's tuning_budget_ms\n"
+           "          is for launches). Prints every candidate.\n"
            "  --list  every choice stored in the cache directory\n"
            "  --export FILE  writes the stored choices to a tuning file; --import FILE stores a\n"
            "          tuning file's choices\n";
@@ -67,6 +69,7 @@ int run_tune(const std::vector<std::string>& args) {
     std::string family, backend, file, mode;
     int m = 1024, n = 1024, k = 1024;
     bool retune = false;
+    unsigned budget_ms = 3'600'000;
     for (size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--help" || args[i] == "-h") return usage(std::cout, 0);
         if (args[i] == "--retune") {
@@ -76,6 +79,17 @@ int run_tune(const std::vector<std::string>& args) {
         } else if ((args[i] == "--export" || args[i] == "--import") && i + 1 < args.size()) {
             mode = args[i].substr(2);
             file = args[++i];
+        } else if (args[i] == "--budget-ms" && i + 1 < args.size()) {
+            try {
+                size_t used = 0;
+                const unsigned long v = std::stoul(args[++i], &used);
+                if (used != args[i].size() || v > 3'600'000) throw std::out_of_range("");
+                budget_ms = unsigned(v);
+            } catch (const std::exception&) {
+                std::cerr << "plexus tune: --budget-ms " << args[i]
+                          << ": expected milliseconds from 0 to 3600000\n";
+                return 2;
+            }
         } else if (args[i] == "--backend" && i + 1 < args.size()) {
             backend = args[++i];
         } else if (args[i] == "--mnk" && i + 1 < args.size()) {
@@ -111,7 +125,10 @@ int run_tune(const std::vector<std::string>& args) {
         return 0;
     }
     if (family.empty()) return usage(std::cerr, 2);
-    Runtime rt(config);
+    // Ahead of time nobody waits: every candidate that fits is timed, unless --budget-ms says.
+    Config tuning = config;
+    tuning.tuning_budget_ms = budget_ms;
+    Runtime rt(tuning);
     const TuningReport r = samples::tune_mma(family, m, n, k, rt, Target{backend}, retune);
     std::printf("%s m=%d n=%d k=%d on %s (%s), bucket %s: %s (%s", r.family.c_str(), m, n, k,
                 r.backend.c_str(), r.device.c_str(), shape_text(r.bucket).c_str(), r.kernel.c_str(),

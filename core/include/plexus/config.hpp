@@ -70,7 +70,8 @@ struct Config {
     // run at the first launch of each (family, device, shape bucket) and keeps the fastest,
     // stored under cache_dir/tuning; "off" (false) takes the family's heuristic and any
     // choice stored before. The budget bounds one tuning's wall time, compiles included: the
-    // heuristic's variant is always measured, others while time is left.
+    // heuristic's variant is always measured, each other one if the longest a candidate has
+    // taken so far still fits.
     bool tuning = true;
     unsigned tuning_budget_ms = 2000;
     std::string source; // the file it came from, "" for defaults
