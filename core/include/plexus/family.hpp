@@ -39,6 +39,8 @@ private:
 
 // The sizes a launch's choice depends on (m, n, k of a matmul), given with the launch.
 using Shape = std::vector<int64_t>;
+// "4096,4100,4096".
+std::string shape_text(const Shape& s);
 
 // What a family's checks, grid and heuristic see: the device a variant would run on, its
 // backend and the launch's shape.
@@ -53,7 +55,9 @@ namespace detail {
 // A family without its parameter types: what the runtime's tuner works with.
 class FamilyDef {
 public:
-    using Trace = std::function<std::shared_ptr<const ir::Kernel>(const Tuning&)>;
+    // Traces the variant into a kernel of that name (variant_name).
+    using Trace =
+        std::function<std::shared_ptr<const ir::Kernel>(const Tuning&, const std::string&)>;
     using Check = std::function<std::string(const Tuning&, const FamilyContext&)>;
     using GridOf = std::function<Grid(const Tuning&, const FamilyContext&)>;
     using Heuristic = std::function<Tuning(const FamilyContext&)>;
@@ -86,7 +90,6 @@ public:
     uint64_t hash() const;
 
     void add_param(std::string name, std::vector<int64_t> values);
-    void set_trace(Trace f) { trace_ = std::move(f); }
     void set_check(Check f) { check_ = std::move(f); }
     void set_grid(GridOf f) { grid_ = std::move(f); }
     void set_heuristic(Heuristic f) { heuristic_ = std::move(f); }
@@ -105,8 +108,8 @@ private:
     mutable std::map<Tuning, std::shared_ptr<const ir::Kernel>> traced_;
 };
 
-template <class T> struct drop_variant;
-template <class V, class... P> struct drop_variant<std::tuple<V, P...>> {
+template <class T> struct drop_tuning;
+template <class V, class... P> struct drop_tuning<std::tuple<V, P...>> {
     using type = std::tuple<P...>;
 };
 } // namespace detail
@@ -158,16 +161,12 @@ private:
 namespace detail {
 template <class F, class... P>
 Family<P...> make_family(std::string name, std::vector<std::string> names, F f, std::tuple<P...>*) {
-    auto def = std::make_shared<FamilyDef>(std::move(name), nullptr);
-    std::weak_ptr<FamilyDef> self = def;
-    // The trace names each variant after its values; the body sees the variant first.
-    def->set_trace([self, names, f](const Tuning& v) {
-        auto d = self.lock();
+    // The body sees the variant first.
+    auto trace_one = [names, f](const Tuning& v, const std::string& kernel_name) {
         auto body = [&v, &f](P... args) { f(v, std::move(args)...); };
-        return trace(d->variant_name(v), names, body, static_cast<std::tuple<P...>*>(nullptr))
-            .ir_ptr();
-    });
-    return Family<P...>(std::move(def));
+        return trace(kernel_name, names, body, static_cast<std::tuple<P...>*>(nullptr)).ir_ptr();
+    };
+    return Family<P...>(std::make_shared<FamilyDef>(std::move(name), std::move(trace_one)));
 }
 } // namespace detail
 
@@ -175,7 +174,7 @@ Family<P...> make_family(std::string name, std::vector<std::string> names, F f, 
 // `param_names` name the kernel parameters as px::kernel's do.
 template <class F> auto family(std::string name, std::vector<std::string> param_names, F f) {
     using All = typename detail::lambda_params<F>::type;
-    using Params = typename detail::drop_variant<All>::type;
+    using Params = typename detail::drop_tuning<All>::type;
     return detail::make_family(std::move(name), std::move(param_names), std::move(f),
                                static_cast<Params*>(nullptr));
 }

@@ -18,8 +18,21 @@ int64_t Tuning::operator[](const std::string& name) const {
 
 std::string Tuning::text() const {
     std::string out;
-    for (const auto& [name, value] : values_)
-        out += (out.empty() ? "" : " ") + name + "=" + std::to_string(value);
+    for (const auto& [name, value] : values_) {
+        if (!out.empty()) out += ' ';
+        out += name;
+        out += '=';
+        out += std::to_string(value);
+    }
+    return out;
+}
+
+std::string shape_text(const Shape& s) {
+    std::string out;
+    for (int64_t size : s) {
+        if (!out.empty()) out += ',';
+        out += std::to_string(size);
+    }
     return out;
 }
 
@@ -63,7 +76,10 @@ std::string FamilyDef::variant_name(const Tuning& v) const {
     std::string out = name_ + "_";
     for (const auto& [name, _] : space_) {
         const int64_t value = v[name];
-        out += "_" + name + (value < 0 ? "m" : "") + std::to_string(value < 0 ? -value : value);
+        out += '_';
+        out += name;
+        if (value < 0) out += 'm';
+        out += std::to_string(value < 0 ? -value : value);
     }
     return out;
 }
@@ -90,7 +106,7 @@ std::shared_ptr<const ir::Kernel> FamilyDef::kernel(const Tuning& v) const {
         throw Error(ErrorCode::InvalidKernel, "family '" + name_ + "': variant {" + v.text() +
                                                   "} does not give every parameter a value");
     // Traced outside the lock (a trace may take a while); the first one stored wins.
-    std::shared_ptr<const ir::Kernel> k = trace_(v);
+    std::shared_ptr<const ir::Kernel> k = trace_(v, variant_name(v));
     std::lock_guard lock(mutex_);
     return traced_.emplace(v, std::move(k)).first->second;
 }
@@ -119,9 +135,12 @@ Shape FamilyDef::bucket(const Shape& s) const {
 uint64_t FamilyDef::hash() const {
     std::string text = name_;
     for (const auto& [name, values] : space_) {
-        text += "|" + name;
-        for (int64_t v : values)
-            text += "," + std::to_string(v);
+        text += '|';
+        text += name;
+        for (int64_t v : values) {
+            text += ',';
+            text += std::to_string(v);
+        }
     }
     return fnv1a64(text.data(), text.size());
 }

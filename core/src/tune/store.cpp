@@ -9,10 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cstdio>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <unistd.h>
 
 namespace plexus {
 namespace fs = std::filesystem;
@@ -117,6 +119,25 @@ std::string tuning_dir(const std::string& cache_dir) {
     return (fs::path(cache_dir) / "tuning").string();
 }
 
+// The key's fields in the disk cache's canonical form (each escaped and length-prefixed): the
+// family's hash as the IR hash, "tuning" as the language, the family's name and the bucket as
+// the options.
+std::string tuning_key_text(const TuningRecord& r) {
+    CacheKey key;
+    key.ir_hash = r.family_hash;
+    key.language = "tuning";
+    key.plugin = r.backend;
+    key.plugin_version = r.backend_version;
+    key.device = r.device;
+    key.arch = r.arch;
+    key.options = r.family;
+    for (int64_t s : r.bucket) {
+        key.options += ',';
+        key.options += std::to_string(s);
+    }
+    return key.text();
+}
+
 std::string record_path(const std::string& cache_dir, const TuningRecord& key) {
     const std::string text = tuning_key_text(key);
     return (fs::path(tuning_dir(cache_dir)) / (hex16(fnv1a64(text.data(), text.size())) + ".json"))
@@ -133,30 +154,26 @@ std::optional<json> read_json(const std::string& path) {
     }
 }
 
+// A temporary file beside `path` (disk_cache's temp_name and write_all), renamed over it; on
+// any failure the temporary file is removed and the error names the file.
 void write_atomically(const std::string& path, const std::string& text) {
     const std::string tmp = temp_name(path);
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << text;
-        if (!out.flush()) throw Error(ErrorCode::InvalidArgument, "cannot write " + tmp);
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw Error(ErrorCode::InvalidArgument, "cannot write " + path + ": " + ec.message());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        throw Error(ErrorCode::InvalidArgument,
+                    "cannot create " + tmp + ": " + std::strerror(errno));
+    bool ok = write_all(fd, text.data(), text.size());
+    int saved = errno;
+    if (::close(fd) != 0 && ok) ok = false, saved = errno;
+    if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) ok = false, saved = errno;
+    if (!ok) {
+        ::unlink(tmp.c_str());
+        throw Error(ErrorCode::InvalidArgument,
+                    "cannot write " + path + ": " + std::strerror(saved));
     }
 }
-} // namespace
 
-std::string tuning_key_text(const TuningRecord& r) {
-    std::string text = "plexus-tuning/1\n" + r.family + "\n" + hex16(r.family_hash) + "\n" +
-                       r.backend + "\n" + r.backend_version + "\n" + r.device + "\n" + r.arch +
-                       "\n";
-    for (int64_t s : r.bucket)
-        text += std::to_string(s) + ",";
-    return text;
-}
+} // namespace
 
 nlohmann::json tuning_json(const TuningRecord& r) {
     json candidates = json::array();

@@ -218,9 +218,9 @@ Tuner::Choice Tuner::resolve(const Target& target, const FamilyDef& family, cons
         key.kernel_hash = c.kernel->hash();
         key.candidates = report.candidates;
         store_tuning(config.cache_dir, key);
-        log().info("tuned '{}' on {} for shape bucket of {}: {} ({:.3f} ms) in {:.0f} ms",
-                   family.name(), info.name, report.shape.size(), c.kernel->name, best_s * 1e3,
-                   report.tuning_ms);
+        log().info("tuned '{}' on {} for shape bucket {}: {} ({:.3f} ms) in {:.0f} ms",
+                   family.name(), info.name, shape_text(report.bucket), c.kernel->name,
+                   best_s * 1e3, report.tuning_ms);
         return c;
     }
     throw Error(ErrorCode::NoBackend,

@@ -16,7 +16,6 @@
 namespace plexus::detail {
 
 // store.cpp: stored choices, one file per key under cache_dir/tuning.
-std::string tuning_key_text(const TuningRecord& key);
 nlohmann::json tuning_json(const TuningRecord& r);
 std::optional<TuningRecord> load_tuning(const std::string& cache_dir, const TuningRecord& key);
 void store_tuning(const std::string& cache_dir, const TuningRecord& r); // logs failures
