@@ -38,6 +38,10 @@ int report_error(const std::exception& e);
 // A sample kernel by name, or a JSON IR file (validated). Throws plexus::Error naming both.
 ir::Kernel load_kernel(const std::string& what);
 
+// "M,N,K" as three positive sizes, nothing after them (--mnk of bench and tune); false when the
+// text is anything else.
+bool parse_mnk(const std::string& text, int& m, int& n, int& k);
+
 // Prints the tuning choices stored under cache_dir (of one family, or all for ""), each with
 // its timed candidates (apps/tune.cpp); returns how many.
 size_t print_stored_tunings(const std::string& cache_dir, const std::string& family);

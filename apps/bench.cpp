@@ -533,8 +533,7 @@ int run_bench(const std::vector<std::string>& args) {
         else if (args[i] == "--size")
             o.size = std::stoul(args[++i]);
         else if (args[i] == "--mnk") {
-            if (std::sscanf(args[++i].c_str(), "%d,%d,%d", &o.mnk.m, &o.mnk.n, &o.mnk.k) != 3 ||
-                o.mnk.m <= 0 || o.mnk.n <= 0 || o.mnk.k <= 0)
+            if (!parse_mnk(args[++i], o.mnk.m, o.mnk.n, o.mnk.k))
                 return usage_error("--mnk takes three positive sizes M,N,K, not '" + args[i] + "'");
         } else if (args[i] == "--reps")
             o.reps = std::max(1, std::stoi(args[++i]));

@@ -42,24 +42,26 @@ size_t count_nodes(const ir::Stmt& s) {
 // The shape a family's variants are checked at here: every path of the samples fits it.
 const Shape family_shape = {1024, 1024, 1024};
 
-// Why a family's variant would not run on the device ("" when it would; always "" for a plain
-// kernel).
-std::string family_reject(const ir::Kernel& k, const std::string& backend, const DeviceInfo& d) {
-    for (const detail::FamilyDef* f : samples::families())
-        for (const Tuning& v : f->variants())
-            if (f->variant_name(v) == k.name)
-                return f->reject(v, FamilyContext{backend, d, family_shape});
-    return "";
-}
+// A sample kernel, or a variant of a sample family with the family and its values: whether a
+// device would run it is the family's check at family_shape.
+struct SampleKernel {
+    std::string name;
+    const ir::Kernel* kernel;
+    const detail::FamilyDef* family = nullptr;
+    Tuning tuning;
+    // Why the variant would not run on the device ("" when it would; always "" for a kernel).
+    std::string reject(const std::string& backend, const DeviceInfo& d) const {
+        return family ? family->reject(tuning, FamilyContext{backend, d, family_shape}) : "";
+    }
+};
 
 // The sample kernels, each once (`matmul` names matmul_tiled too); of a family, every variant
 // that runs on a device with subgroups of 32 or of 1 (NVIDIA GPUs, the host).
-std::vector<std::pair<std::string, const ir::Kernel*>> sample_kernels(const std::string& only) {
-    std::vector<std::pair<std::string, const ir::Kernel*>> out;
+std::vector<SampleKernel> sample_kernels(const std::string& only) {
+    std::vector<SampleKernel> out;
     std::set<const ir::Kernel*> seen;
-    auto add = [&](const std::string& name, const ir::Kernel* k) {
-        if (!k || !seen.insert(k).second) return;
-        out.emplace_back(name, k);
+    auto add = [&](SampleKernel k) {
+        if (k.kernel && seen.insert(k.kernel).second) out.push_back(std::move(k));
     };
     for (const std::string& name : samples::names()) {
         if (const detail::FamilyDef* f = samples::find_family(name)) {
@@ -70,14 +72,14 @@ std::vector<std::pair<std::string, const ir::Kernel*>> sample_kernels(const std:
                     if (f->reject(v, FamilyContext{"", d, family_shape}).empty()) {
                         const std::string vname = f->variant_name(v);
                         if (only.empty() || only == name || only == vname)
-                            add(vname, f->kernel(v).get());
+                            add({vname, f->kernel(v).get(), f, v});
                         break;
                     }
                 }
             continue;
         }
         const ir::Kernel* k = samples::find(name);
-        if (k && (only.empty() || name == only || k->name == only)) add(k->name, k);
+        if (k && (only.empty() || name == only || k->name == only)) add({k->name, k, nullptr, {}});
     }
     return out;
 }
@@ -133,17 +135,17 @@ std::string cell(double ms) {
 }
 
 // Every kernel on the target, one at a time; the reports of this Runtime by kernel name.
-std::map<std::string, CompileReport>
-compile_all(Config config, const std::string& backend,
-            const std::vector<std::pair<std::string, const ir::Kernel*>>& kernels) {
+std::map<std::string, CompileReport> compile_all(Config config, const std::string& backend,
+                                                 const std::vector<SampleKernel>& kernels) {
     config.compile_threads = 1;
     Runtime rt(std::move(config));
-    for (const auto& [name, k] : kernels) {
+    for (const SampleKernel& s : kernels) {
+        const ir::Kernel* k = s.kernel;
         const Backend* b = nullptr;
         for (const Backend* each : rt.backends())
             if (each->name() == backend && !each->devices().empty()) b = each;
-        if (b && !family_reject(*k, backend, b->devices()[0]).empty()) continue; // not its variant
-        std::shared_ptr<const ir::Kernel> ptr(k, [](const ir::Kernel*) {});      // a static kernel
+        if (b && !s.reject(backend, b->devices()[0]).empty()) continue;     // not its variant
+        std::shared_ptr<const ir::Kernel> ptr(k, [](const ir::Kernel*) {}); // a static kernel
         try {
             rt.prepare({&ptr, 1}, Target{backend, 0}).wait();
         } catch (const Error&) {
@@ -177,7 +179,7 @@ int run_compile_bench(const std::string& only_backend, const std::string& only_k
         std::printf(" %9s %9s", (l + " ms").c_str(), "bytes");
     std::printf("\n");
     {
-        const ir::Kernel& first = *kernels.front().second;
+        const ir::Kernel& first = *kernels.front().kernel;
         std::printf("%-40s %8s %9s", "setup", "", "");
         for (const std::string& l : langs) {
             Generated once = generate(l, first), again = generate(l, first);
@@ -188,7 +190,7 @@ int run_compile_bench(const std::string& only_backend, const std::string& only_k
         }
         std::printf("\n");
     }
-    for (const auto& [name, k] : kernels) {
+    for (const auto& [name, k, family, tuning] : kernels) {
         const size_t nodes = count_nodes(k->body);
         const size_t json_bytes = ir::canonical_json(*k).size(); // what a Custom plugin gets
         nlohmann::json row = {
@@ -226,7 +228,7 @@ int run_compile_bench(const std::string& only_backend, const std::string& only_k
                     backend.c_str());
         std::printf("%-40s %-16s %10s %10s %10s %10s %10s\n", "kernel", "language", "cold",
                     "codegen", "plugin", "cached", "bytes");
-        for (const auto& [name, k] : kernels) {
+        for (const auto& [name, k, family, tuning] : kernels) {
             auto it = cold.find(k->name);
             if (it == cold.end()) {
                 std::printf("%-40s not routed to %s\n", name.c_str(), backend.c_str());

@@ -69,6 +69,12 @@ ir::Kernel load_kernel(const std::string& what) {
     return k;
 }
 
+bool parse_mnk(const std::string& text, int& m, int& n, int& k) {
+    int used = 0;
+    return std::sscanf(text.c_str(), "%d,%d,%d%n", &m, &n, &k, &used) == 3 &&
+           size_t(used) == text.size() && m > 0 && n > 0 && k > 0;
+}
+
 int report_error(const std::exception& e) {
     std::cerr << "plexus: " << e.what() << "\n";
     return 2;

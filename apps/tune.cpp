@@ -8,7 +8,6 @@
 
 #include <cstdio>
 #include <iostream>
-#include <sstream>
 
 namespace plexus::app {
 namespace {
@@ -26,13 +25,6 @@ int usage(std::ostream& out, int status) {
            "  --export FILE  writes the stored choices to a tuning file; --import FILE stores a\n"
            "          tuning file's choices\n";
     return status;
-}
-
-std::string shape_text(const Shape& s) {
-    std::string out;
-    for (int64_t v : s)
-        out += (out.empty() ? "" : ",") + std::to_string(v);
-    return out;
 }
 
 void print_candidates(const std::vector<TuningCandidate>& candidates, double flops) {
@@ -93,10 +85,7 @@ int run_tune(const std::vector<std::string>& args) {
         } else if (args[i] == "--backend" && i + 1 < args.size()) {
             backend = args[++i];
         } else if (args[i] == "--mnk" && i + 1 < args.size()) {
-            char comma1 = 0, comma2 = 0;
-            std::istringstream in(args[++i]);
-            if (!(in >> m >> comma1 >> n >> comma2 >> k) || comma1 != ',' || comma2 != ',' ||
-                m <= 0 || n <= 0 || k <= 0 || in.peek() != EOF) {
+            if (!parse_mnk(args[++i], m, n, k)) {
                 std::cerr << "plexus tune: --mnk " << args[i]
                           << ": expected three positive sizes, like 4096,4100,4096\n";
                 return 2;

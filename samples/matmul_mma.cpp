@@ -501,13 +501,22 @@ const MmaFamily<float>& matmul_tf32() {
     return f;
 }
 
+template <class T> const ir::Kernel& mma_portable(const MmaFamily<T>& family) {
+    const Tuning v = sizeof(T) == 4
+                         ? Tuning{{"wide", 0}, {"blocks", 2}}
+                         : Tuning{{"path", 2}, {"wide", 0}, {"stages", 4}, {"blocks", 2}};
+    return *family.def().kernel(v);
+}
+template const ir::Kernel& mma_portable(const MmaFamily<half>&);
+template const ir::Kernel& mma_portable(const MmaFamily<bf16>&);
+template const ir::Kernel& mma_portable(const MmaFamily<float>&);
+
 template <class T>
 std::pair<Kernel<In<T>, In<T>, Out<float>, Int, Int, Int>, Grid>
 mma_variant(const MmaFamily<T>& family, Runtime& rt, const Target& t, int64_t m, int64_t n,
             int64_t k) {
     const Shape shape = {m, n, k};
-    const Tuning any = family.def().variants().back(); // wide 0: runs wherever a variant runs
-    const DeviceInfo* d = routed_device(rt, t, *family.def().kernel(any));
+    const DeviceInfo* d = routed_device(rt, t, mma_portable(family));
     if (!d) throw Error(ErrorCode::NoBackend, "no device runs " + family.name());
     const std::string backend = t.backend;
     const FamilyContext ctx{backend, *d, shape};

@@ -21,6 +21,9 @@ template <class T> using MmaFamily = Family<In<T>, In<T>, Out<float>, Int, Int, 
 const MmaFamily<half>& matmul_f16();
 const MmaFamily<bf16>& matmul_bf16();
 const MmaFamily<float>& matmul_tf32();
+// The family's variant that runs wherever any of its variants does (m16 fragments, copies by
+// loops for any group size): what the router is asked about which devices can take a launch.
+template <class T> const ir::Kernel& mma_portable(const MmaFamily<T>& family);
 // The family's heuristic variant for an m x n x k product on the target's device (the
 // routed one when the target names no backend), with its grid.
 template <class T>

@@ -54,9 +54,7 @@ template <class T> struct MmaBandKernel { // matmul_f16 or matmul_bf16: the fami
         else
             return matmul_bf16();
     }
-    static const ir::Kernel& any() {
-        return *family().def().kernel(family().def().variants().back()); // loops: any group
-    }
+    static const ir::Kernel& any() { return mma_portable(family()); }
     static auto pick(Runtime& rt, const Target& t, int rows, int n, int k) {
         return mma_variant(family(), rt, t, rows, n, k);
     }

@@ -389,10 +389,8 @@ TEST_CASE("multi_device_matmul (f32, f16, bf16) and pipeline use all devices of 
             const px::ir::Kernel& band =
                 name == "multi_device_matmul" ? px::samples::matmul_tiled().ir()
                 : name == "multi_device_matmul_f16"
-                    ? *px::samples::find_family("matmul_f16")
-                           ->kernel({{"path", 2}, {"wide", 0}, {"stages", 4}, {"blocks", 2}})
-                    : *px::samples::find_family("matmul_bf16")
-                           ->kernel({{"path", 2}, {"wide", 0}, {"stages", 4}, {"blocks", 2}});
+                    ? px::samples::mma_portable(px::samples::matmul_f16())
+                    : px::samples::mma_portable(px::samples::matmul_bf16());
             std::vector<int> able;
             for (const px::Candidate& c : rt.explain(band))
                 if (c.kept && c.backend == backend) able.push_back(int(c.device_index));
