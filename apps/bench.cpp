@@ -52,6 +52,12 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+void write_json(const std::string& path, const nlohmann::json& doc) {
+    std::ofstream out(path);
+    out << doc.dump(2) << "\n";
+    if (!out) throw Error(ErrorCode::InvalidArgument, "cannot write " + path);
+}
+
 nlohmann::json run_child(const std::string& env, const std::string& args) {
     const std::string self = std::filesystem::canonical("/proc/self/exe").string();
     const std::string command = env + " '" + self + "' bench " + args;
@@ -252,6 +258,7 @@ struct Options {
     bool first_launch = false;
     bool startup = false;
     bool compile = false;
+    bool routing = false;
     std::string plot_path;
 };
 
@@ -480,6 +487,8 @@ int run_bench(const std::vector<std::string>& args) {
                    "       plexus bench --first-launch [--json FILE] [--plot FILE]\n"
                    "       plexus bench --startup [--json FILE]\n"
                    "       plexus bench --compile [--backend NAME] [--kernel NAME] [--json FILE]\n"
+                   "       plexus bench --routing [--kernel NAME] [--size N] [--reps N] [--json "
+                   "FILE]\n"
                    "  kernels: vector_add, vector_add_float4, reduce, warp_reduce, matmul_naive, "
                    "matmul_tiled (matmul: all;\n"
                    "           on a CPU each also beside OpenBLAS cblas_sgemm, opened at run time "
@@ -512,12 +521,17 @@ int run_bench(const std::vector<std::string>& args) {
                    "             cuInit + context and clGetPlatformIDs + clGetDeviceIDs\n"
                    "  --compile: per sample kernel, its IR, JSON and generated code sizes and each "
                    "generator's\n"
-                   "             time; per backend, the compile cold and from the disk cache\n";
+                   "             time; per backend, the compile cold and from the disk cache\n"
+                   "  --routing: per sample, where routing \"measured\" sends it (fresh history) "
+                   "and each\n"
+                   "             candidate device's time pinned\n";
             return 0;
         }
-        if (args[i] == "--first-launch" || args[i] == "--startup" || args[i] == "--compile") {
+        if (args[i] == "--first-launch" || args[i] == "--startup" || args[i] == "--compile" ||
+            args[i] == "--routing") {
             (args[i] == "--startup"   ? o.startup
              : args[i] == "--compile" ? o.compile
+             : args[i] == "--routing" ? o.routing
                                       : o.first_launch) = true;
             continue;
         }
@@ -543,6 +557,7 @@ int run_bench(const std::vector<std::string>& args) {
     if (o.first_launch) return run_first_launch(o.json_path, o.plot_path);
     if (o.startup) return run_startup(o.json_path);
     if (o.compile) return run_compile_bench(o.backend, o.kernel, o.json_path);
+    if (o.routing) return run_routing_bench(o.kernel, o.size, o.reps, o.json_path);
 
     Runtime rt(load_config());
     GpuBaselines gpu(rt);
@@ -646,9 +661,7 @@ int run_bench(const std::vector<std::string>& args) {
         }
     }
     if (!o.json_path.empty()) {
-        std::ofstream out(o.json_path);
-        out << nlohmann::json{{"results", results}}.dump(2) << "\n";
-        if (!out) throw Error(ErrorCode::InvalidArgument, "cannot write " + o.json_path);
+        write_json(o.json_path, {{"results", results}});
     }
     if (!o.plot_path.empty())
         write_plot(

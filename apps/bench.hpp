@@ -23,6 +23,8 @@ std::pair<double, double> median_seconds_alternating(int reps, const std::functi
                                                      const std::function<void()>& g);
 
 double ms_since(std::chrono::steady_clock::time_point t0);
+// Writes `doc` to `path` (indented); throws Error(InvalidArgument) naming the file when it cannot.
+void write_json(const std::string& path, const nlohmann::json& doc);
 // The middle element of v once sorted (the upper one of an even count).
 double median(std::vector<double> v);
 // Disables the built-in backends other than `backend`, so that they are never opened.
@@ -79,6 +81,11 @@ int run_first_launch_child(const std::vector<std::string>& args);
 // generated code and each generator's time, then per backend the compile cold and from the disk
 // cache.
 int run_compile_bench(const std::string& only_backend, const std::string& only_kernel,
+                      const std::string& json_path);
+
+// `plexus bench --routing` (bench_routing.cpp): per sample, measured routing's choice beside
+// each candidate device's time pinned.
+int run_routing_bench(const std::string& only_kernel, size_t size, int reps,
                       const std::string& json_path);
 
 } // namespace plexus::app

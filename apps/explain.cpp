@@ -1,14 +1,17 @@
 // `plexus explain KERNEL [--grid X[,Y[,Z]]] [--local X[,Y[,Z]]] [--compile] [--json]`: where a
 // kernel would run, every (backend, device) candidate ranked, with the reason each was kept or
 // dropped (the configuration, a missing intrinsic or type, fp64, local memory, the work-group
-// size; with --compile, a device that rejects the generated code).
+// size; with --compile, a device that rejects the generated code), and the launch times stored
+// for measured routing.
 #include "app.hpp"
 
 #include "kernels.hpp"
 #include "plexus/plexus.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -87,6 +90,17 @@ int run_explain(const std::vector<std::string>& args) {
         }
     }
     std::vector<Candidate> ranked = rt.explain(k, grid ? &*grid : nullptr, compile);
+    // The measured history of this kernel (its IR hash), by bucket: what routing "measured"
+    // predicts from (transfers come on top, from where the launch's buffers are then).
+    std::map<LaunchBucket, std::vector<RouteRecord>> history;
+    for (RouteRecord& r : stored_routes(rt.config().cache_dir))
+        if (r.kernel_hash == k.hash()) history[r.bucket].push_back(std::move(r));
+    auto median = [](std::vector<double> s) {
+        std::sort(s.begin(), s.end());
+        return s.empty()      ? 0.0
+               : s.size() % 2 ? s[s.size() / 2]
+                              : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
+    };
     if (json) {
         nlohmann::json out = nlohmann::json::array();
         for (const Candidate& c : ranked)
@@ -96,7 +110,20 @@ int run_explain(const std::vector<std::string>& args) {
                            {"kept", c.kept},
                            {"priority", c.priority},
                            {"reason", c.reason}});
-        std::cout << nlohmann::json{{"kernel", k.name}, {"candidates", out}}.dump(2) << "\n";
+        nlohmann::json measured = nlohmann::json::array();
+        for (const auto& [bucket, records] : history)
+            for (const RouteRecord& r : records)
+                measured.push_back({{"bucket", {bucket.items_bits, bucket.bytes_bits}},
+                                    {"backend", r.backend},
+                                    {"device_name", r.device},
+                                    {"launches", r.seconds.size()},
+                                    {"median_seconds", median(r.seconds)}});
+        std::cout << nlohmann::json{{"kernel", k.name},
+                                    {"routing", to_string(rt.config().routing)},
+                                    {"candidates", out},
+                                    {"measured", measured}}
+                         .dump(2)
+                  << "\n";
         return 0;
     }
     std::printf("kernel %s: %zu candidates\n", k.name.c_str(), ranked.size());
@@ -110,6 +137,21 @@ int run_explain(const std::vector<std::string>& args) {
                         c.device_name.c_str(), c.reason.c_str());
     }
     if (rank == 0) std::printf("no backend can run it\n");
+    std::printf("\nrouting: %s (config)", to_string(rt.config().routing));
+    if (history.empty())
+        std::printf("; no timed launches stored in %s/routing\n", rt.config().cache_dir.c_str());
+    else
+        std::printf("; timed launches stored in %s/routing, the fastest of each size first:\n",
+                    rt.config().cache_dir.c_str());
+    for (auto& [bucket, records] : history) {
+        std::sort(records.begin(), records.end(), [&](const RouteRecord& a, const RouteRecord& b) {
+            return median(a.seconds) < median(b.seconds);
+        });
+        std::printf("  %s:\n", to_string(bucket).c_str());
+        for (const RouteRecord& r : records)
+            std::printf("    %s (%s): %.4f ms, median of %zu launches\n", r.backend.c_str(),
+                        r.device.c_str(), median(r.seconds) * 1e3, r.seconds.size());
+    }
     if (const detail::FamilyDef* f = samples::find_family(kernel)) {
         // A family routes per variant (docs/tuning.md): its space and what was measured.
         std::printf("\n%s is a kernel family (the ranking above is of its first variant); its "

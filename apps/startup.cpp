@@ -151,9 +151,7 @@ int run_startup(const std::string& json_path) {
         std::printf("  all backends / slowest raw vendor start = %.2f (target <= 1.1)\n",
                     medians["runtime all"] / slowest_raw);
     if (!json_path.empty()) {
-        std::ofstream out(json_path);
-        out << nlohmann::json{{"startup", runs}}.dump(2) << "\n";
-        if (!out) throw Error(ErrorCode::InvalidArgument, "cannot write " + json_path);
+        write_json(json_path, {{"startup", runs}});
     }
     return 0;
 }

@@ -44,6 +44,16 @@ enum class PluginValidation {
 };
 const char* to_string(PluginValidation v); // "first_load", "always", "never"
 
+// How a launch that several devices can run picks one (docs/routing.md).
+enum class Routing {
+    Priority, // the router's ranking: the kernel's prefer list, priority, device score
+    // The smallest predicted time: the kernel's timed launches of the launch's size on each
+    // device, plus moving its buffers there at the links' measured bandwidth; the ranking
+    // decides until every candidate has been timed.
+    Measured,
+};
+const char* to_string(Routing r); // "priority", "measured"
+
 struct Config {
     std::vector<std::string> plugin_dirs; // absolute after parsing
     bool use_env_plugin_path = true;      // read PLEXUS_PLUGIN_PATH (never when setuid)
@@ -74,6 +84,7 @@ struct Config {
     // taken so far still fits.
     bool tuning = true;
     unsigned tuning_budget_ms = 2000;
+    Routing routing = Routing::Priority;
     std::string source; // the file it came from, "" for defaults
 
     // Parses a configuration document; `origin` names it in errors and anchors relative

@@ -14,6 +14,7 @@
 #include "plexus/launch.hpp"
 #include "plexus/queue.hpp"
 #include "plexus/router.hpp"
+#include "plexus/routing.hpp"
 #include "plexus/tuning.hpp"
 
 namespace plexus {
@@ -151,6 +152,10 @@ public:
     std::vector<TuningReport> tuning_reports() const;
     // How many launches tuning has timed in this Runtime.
     size_t tuning_launches() const;
+    // With routing "measured": the latest decision of each (kernel, launch bucket) this
+    // Runtime routed, and how many launches it timed to learn (routing.hpp).
+    std::vector<RoutingDecision> routing_decisions() const;
+    size_t routing_launches() const;
     // A new in-order queue on the target's device (the named backend's device, device 0 when
     // none is given; the highest-priority backend when no backend is named). See queue.hpp.
     Queue queue(const Target& target = {});

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "plexus/family.hpp"
+#include "plexus/routing.hpp"
 
 namespace plexus {
 
@@ -29,6 +30,9 @@ struct TuningReport {
     std::string source;
     std::vector<TuningCandidate> candidates; // in the order they were considered
     double tuning_ms = 0;                    // wall time of the tuning, compiles included
+    // With routing "measured" and no backend named: each device's best variant's time (its
+    // tuning's, or one timing of the heuristic's), the smallest of which chose the device.
+    std::vector<RoutePrediction> routes;
 };
 
 // One stored choice, as the tuning file and the cache directory hold it.

@@ -178,6 +178,10 @@ const char* to_string(PluginValidation v) {
     return "unknown";
 }
 
+const char* to_string(Routing r) {
+    return r == Routing::Measured ? "measured" : "priority";
+}
+
 std::string Config::default_cache_dir() {
     // A privileged process must not write where the user who ran it can plant links.
     if (detail::privileged_process()) return {};
@@ -200,7 +204,7 @@ Config Config::parse(std::string_view json_text, const std::string& origin) {
     r.check_keys(doc, "",
                  {"plugin_dirs", "backends", "kernels", "fallback", "profiling", "cache_dir",
                   "log_level", "validate_plugins", "plugin_init_timeout_ms", "trace",
-                  "compile_threads", "tuning", "tuning_budget_ms"});
+                  "compile_threads", "tuning", "tuning_budget_ms", "routing"});
 
     Config c;
     c.source = origin;
@@ -251,6 +255,10 @@ Config Config::parse(std::string_view json_text, const std::string& origin) {
                 r.integer(value, key, 1, 256, "an integer between 1 and 256 (threads)"));
         } else if (key == "tuning") {
             c.tuning = r.one_of(value, key, {"auto", "off"}) == "auto";
+        } else if (key == "routing") {
+            c.routing = r.one_of(value, key, {"priority", "measured"}) == "measured"
+                            ? Routing::Measured
+                            : Routing::Priority;
         } else if (key == "tuning_budget_ms") {
             c.tuning_budget_ms = static_cast<unsigned>(r.integer(
                 value, key, 0, 3'600'000, "an integer between 0 and 3600000 (milliseconds)"));

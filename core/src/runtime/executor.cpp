@@ -59,7 +59,7 @@ Executor::Executor(const Config& config, const std::vector<std::unique_ptr<Backe
     : config_(config), trace_(trace), compiler_(config, trace),
       pool_(config.compile_threads ? config.compile_threads
                                    : std::clamp(std::thread::hardware_concurrency(), 1u, 8u)),
-      id_(++executors_made) {
+      id_(++executors_made), routes_(config.cache_dir) {
     for (auto& b : backends)
         backends_.push_back(b.get());
 }
@@ -155,12 +155,6 @@ ErrorContext kernel_context(const ir::Kernel& k) {
     return ErrorContext{"", "", k.name, "", "", ""};
 }
 
-// Whether a kept candidate is on the target's backend and device (any, where it names none).
-bool serves(const Candidate& c, const Target& target) {
-    return c.kept && (target.backend.empty() || c.backend == target.backend) &&
-           (target.device < 0 || c.device_index == uint32_t(target.device));
-}
-
 // Whether `seen` is this very kernel object: the same control block, alive since `k` holds
 // it. Unlike seen.lock() == k, no reference count changes.
 bool same_kernel(const std::weak_ptr<const ir::Kernel>& seen,
@@ -232,6 +226,11 @@ std::array<uint32_t, 3> choose_local(const Grid& g, const DeviceInfo& d, bool co
 }
 
 } // namespace
+
+bool serves(const Candidate& c, const Target& target) {
+    return c.kept && (target.backend.empty() || c.backend == target.backend) &&
+           (target.device < 0 || c.device_index == uint32_t(target.device));
+}
 
 std::vector<CompileReport> Executor::compile_reports() const {
     return compiler_.reports();
@@ -358,6 +357,9 @@ Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kern
                                    ? 0
                                    : uint64_t(bounded.local[0]) * std::max(1u, bounded.local[1]) *
                                          std::max(1u, bounded.local[2]);
+    // Measured routing decides every launch that is not pinned to a backend or a queue.
+    if (config_.routing == Routing::Measured && target.backend.empty() && !lane)
+        return launch_measured(target, k, bounded, work_group_size, args);
     // The launch like the last one that went to its first candidate: straight there. The rest
     // (routing, falling back) is another function, so that this path stays short.
     if (HotHit hot = hot_launch(k, work_group_size, target); hot.ctx) {
@@ -727,7 +729,8 @@ void enqueue_kernel(Lane& lane, const Compiled& c, const ir::Kernel& k,
 
 Event Executor::launch_on(const std::shared_ptr<Lane>& lane,
                           const std::shared_ptr<const ir::Kernel>& k, uint64_t hash,
-                          const Grid& grid, std::span<const LaunchArg> args, Compiled* c) {
+                          const Grid& grid, std::span<const LaunchArg> args, Compiled* c,
+                          std::chrono::steady_clock::time_point* started) {
     DeviceContext& ctx = *lane->ctx;
     if (!c) c = compiler_.compile(*k, hash, ctx);
     const plx_launch_dims dims = launch_dims(grid, ctx, *c, *k);
@@ -735,6 +738,11 @@ Event Executor::launch_on(const std::shared_ptr<Lane>& lane,
     std::shared_ptr<EventState> event = new_event_state();
     try {
         buffers.make_resident(*lane);
+        if (started) {
+            // A timed launch starts on an idle queue, its buffers in place.
+            lane->sync();
+            *started = std::chrono::steady_clock::now();
+        }
         // Every launch gets an event, so that Event::wait() waits for this launch alone and a
         // failure is reported by the event's wait; timestamps only when profiling. A plugin
         // without event_wait or event_release gets no event to leak: waiting syncs its queue.

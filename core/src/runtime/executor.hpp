@@ -11,8 +11,11 @@
 #include "plexus/launch.hpp"
 #include "plexus/router.hpp"
 #include "plexus/runtime.hpp"
+#include "router/history.hpp"
 #include "trace/trace.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -43,6 +46,9 @@ struct Lane {
 struct DeviceContext : DeviceTarget {
     Trace* trace = nullptr; // the Runtime's, when tracing
     std::shared_ptr<Lane> lane;
+    // Measured routing: the link's bandwidth, once known (Executor::link_of).
+    std::atomic<bool> link_known{false};
+    Link link;
 
     void sync() { lane->sync(); }
 };
@@ -168,6 +174,9 @@ struct HotLaunch {
     Compiled* compiled = nullptr;
 };
 
+// Whether a kept candidate is on the target's backend and device (any, where it names none).
+bool serves(const Candidate& c, const Target& target);
+
 class Executor {
 public:
     Executor(const Config& config, const std::vector<std::unique_ptr<Backend>>& backends,
@@ -199,6 +208,7 @@ public:
     void finish();
     DeviceContext& context(const Backend* b, uint32_t index);
     std::vector<CompileReport> compile_reports() const;
+    RouteHistory& routes() { return routes_; }
 
 private:
     const Config& config_;
@@ -260,8 +270,23 @@ private:
                         std::span<const LaunchArg> args, const std::shared_ptr<Lane>& lane,
                         Failure hot);
     // `c`: the kernel compiled for ctx, or null to compile (or find) it now.
+    // With `started`, the launch is timed: it waits for the lane (its transfers included) and
+    // sets `started` just before the kernel is enqueued.
     Event launch_on(const std::shared_ptr<Lane>& lane, const std::shared_ptr<const ir::Kernel>& k,
-                    uint64_t hash, const Grid& grid, std::span<const LaunchArg> args, Compiled* c);
+                    uint64_t hash, const Grid& grid, std::span<const LaunchArg> args, Compiled* c,
+                    std::chrono::steady_clock::time_point* started = nullptr);
+
+    // ---- measured routing (measured.cpp) ----
+    RouteHistory routes_;
+    // A launch routed by measured cost: the candidate with the smallest prediction, or one still
+    // being timed (the launch waits, and its time joins the history).
+    Event launch_measured(const Target& target, const std::shared_ptr<const ir::Kernel>& k,
+                          const Grid& bounded, uint64_t work_group_size,
+                          std::span<const LaunchArg> args);
+    // The device's link bandwidth: stored, or measured at its first use (a few blocking
+    // transfers each way).
+    Link link_of(DeviceContext& ctx);
+    std::mutex link_mutex_; // one calibration at a time
 };
 
 } // namespace plexus::detail

@@ -79,6 +79,14 @@ size_t Runtime::tuning_launches() const {
     return impl_->tuner->timed_launches();
 }
 
+std::vector<RoutingDecision> Runtime::routing_decisions() const {
+    return impl_->exec->routes().decisions();
+}
+
+size_t Runtime::routing_launches() const {
+    return impl_->exec->routes().timed_launches();
+}
+
 void Runtime::finish() {
     impl_->exec->finish();
 }

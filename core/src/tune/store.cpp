@@ -4,17 +4,14 @@
 #include "tune/tuner.hpp"
 
 #include "cache/disk_cache.hpp"
+#include "cache/json_file.hpp"
 #include "config/log.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 namespace plexus {
 namespace fs = std::filesystem;
@@ -144,35 +141,6 @@ std::string record_path(const std::string& cache_dir, const TuningRecord& key) {
         .string();
 }
 
-std::optional<json> read_json(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::nullopt;
-    try {
-        return json::parse(in);
-    } catch (const json::exception&) {
-        return std::nullopt;
-    }
-}
-
-// A temporary file beside `path` (disk_cache's temp_name and write_all), renamed over it; on
-// any failure the temporary file is removed and the error names the file.
-void write_atomically(const std::string& path, const std::string& text) {
-    const std::string tmp = temp_name(path);
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0)
-        throw Error(ErrorCode::InvalidArgument,
-                    "cannot create " + tmp + ": " + std::strerror(errno));
-    bool ok = write_all(fd, text.data(), text.size());
-    int saved = errno;
-    if (::close(fd) != 0 && ok) ok = false, saved = errno;
-    if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) ok = false, saved = errno;
-    if (!ok) {
-        ::unlink(tmp.c_str());
-        throw Error(ErrorCode::InvalidArgument,
-                    "cannot write " + path + ": " + std::strerror(saved));
-    }
-}
-
 } // namespace
 
 nlohmann::json tuning_json(const TuningRecord& r) {
@@ -198,7 +166,7 @@ nlohmann::json tuning_json(const TuningRecord& r) {
 std::optional<TuningRecord> load_tuning(const std::string& cache_dir, const TuningRecord& key) {
     if (cache_dir.empty()) return std::nullopt;
     const std::string path = record_path(cache_dir, key);
-    std::optional<json> doc = read_json(path);
+    std::optional<json> doc = read_json_file(path);
     if (!doc) return std::nullopt;
     try {
         TuningRecord r = record_from_json(*doc, path, "(top level)");
@@ -226,15 +194,9 @@ void store_tuning(const std::string& cache_dir, const TuningRecord& r) {
 
 std::vector<TuningRecord> stored_tunings(const std::string& cache_dir) {
     std::vector<TuningRecord> out;
-    std::error_code ec;
-    const std::string dir = detail::tuning_dir(cache_dir);
-    if (cache_dir.empty() || !fs::is_directory(dir, ec)) return out;
-    std::vector<std::string> files;
-    for (const auto& e : fs::directory_iterator(dir, ec))
-        if (e.path().extension() == ".json") files.push_back(e.path().string());
-    std::sort(files.begin(), files.end());
-    for (const std::string& f : files) {
-        std::optional<nlohmann::json> doc = detail::read_json(f);
+    if (cache_dir.empty()) return out;
+    for (const std::string& f : detail::json_files(detail::tuning_dir(cache_dir))) {
+        std::optional<nlohmann::json> doc = detail::read_json_file(f);
         try {
             if (!doc) throw Error(ErrorCode::InvalidConfig, f + ": not readable JSON");
             out.push_back(detail::record_from_json(*doc, f, "(top level)"));

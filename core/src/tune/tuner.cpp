@@ -52,7 +52,7 @@ std::vector<Tuner::Device> Tuner::devices(const FamilyDef& family, const Target&
         if (!c.kept || !c.backend_ptr) continue;
         if (!target.backend.empty() && c.backend != target.backend) continue;
         if (target.device >= 0 && c.device_index != uint32_t(target.device)) continue;
-        out.push_back({c.backend_ptr, c.device_index});
+        out.push_back({c.backend_ptr, c.device_index, c.priority});
     }
     return out;
 }
@@ -90,138 +90,187 @@ double Tuner::time_variant(const Choice& c, std::span<const LaunchArg> args) {
     return best;
 }
 
+std::optional<Tuner::Choice> Tuner::tune_on(const Device& d, const FamilyDef& family,
+                                            const Shape& shape, std::span<const LaunchArg> args,
+                                            TuningReport& report, bool retune, double& seconds,
+                                            std::string& tried) {
+    const Config& config = rt_.config();
+    const DeviceInfo& info = d.backend->devices()[d.index];
+    report.backend = d.backend->name();
+    report.device = info.name;
+    report.candidates.clear();
+    FamilyContext ctx{d.backend->name(), info, shape};
+    TuningRecord key;
+    key.family = family.name();
+    key.family_hash = family.hash();
+    key.backend = d.backend->name();
+    key.backend_version = d.backend->version();
+    key.device = info.name;
+    key.arch = info.arch;
+    key.bucket = report.bucket;
+    std::string why;
+    seconds = -1;
+
+    if (!retune)
+        if (std::optional<TuningRecord> stored = load_tuning(config.cache_dir, key)) {
+            std::optional<Choice> c = fit(family, stored->variant, d, shape, why);
+            if (c && c->kernel->hash() == stored->kernel_hash) {
+                report.chosen = stored->variant;
+                report.kernel = c->kernel->name;
+                report.source = "stored";
+                report.candidates = stored->candidates;
+                for (const TuningCandidate& tc : stored->candidates)
+                    if (tc.variant == stored->variant && tc.dropped.empty()) seconds = tc.seconds;
+                return c;
+            }
+        }
+
+    // The heuristic's variant first, then the space in order.
+    const Tuning first = family.heuristic(ctx);
+    std::vector<Tuning> order = {first};
+    for (const Tuning& v : family.variants())
+        if (v != first) order.push_back(v);
+    std::vector<std::pair<Tuning, Choice>> fits;
+    for (const Tuning& v : order) {
+        std::optional<Choice> c = fit(family, v, d, shape, why);
+        if (!c) {
+            report.candidates.push_back({v, family.variant_name(v), 0, why});
+            continue;
+        }
+        fits.emplace_back(v, *c);
+        if (!config.tuning && !retune) break; // the first that fits is the choice
+    }
+    if (fits.empty()) {
+        // The heuristic's reason first (what the device lacks for the variant it would
+        // take), then every variant's.
+        tried += "\n  " + d.backend->name() + ":" + std::to_string(d.index) + " (" + info.name +
+                 "): " + report.candidates.front().dropped;
+        for (const TuningCandidate& c : report.candidates)
+            tried += "\n    {" + c.variant.text() + "}: " + c.dropped;
+        return std::nullopt;
+    }
+    if (fits.size() == 1 || (!config.tuning && !retune)) {
+        report.chosen = fits[0].first;
+        report.kernel = fits[0].second.kernel->name;
+        report.source = "heuristic";
+        return fits[0].second;
+    }
+    // Measure: compile ahead a few at a time, time each while the budget lasts.
+    const auto t0 = Clock::now();
+    // On a CPU device a compile beside a timed launch would take the launch's cores: there
+    // each candidate compiles just before it is timed.
+    const size_t window = info.type == DeviceType::CPU ? 1
+                          : config.compile_threads
+                              ? config.compile_threads
+                              : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+    std::vector<Prepared> prepared;
+    auto prepare_upto = [&](size_t end) {
+        while (prepared.size() < std::min(end, fits.size())) {
+            const Choice& c = fits[prepared.size()].second;
+            const std::shared_ptr<const ir::Kernel> one[] = {c.kernel};
+            prepared.push_back(rt_.prepare(one, c.target));
+        }
+    };
+    Snapshot snapshot(*fits[0].second.kernel, args);
+    std::optional<size_t> best;
+    double best_s = 0;
+    // The longest one candidate took (its compile, or the wait for it, and its launches):
+    // a candidate starts only if that much fits in what is left of the budget.
+    double slowest_ms = 0;
+    for (size_t i = 0; i < fits.size(); ++i) {
+        const auto& [v, c] = fits[i];
+        TuningCandidate tc{v, c.kernel->name, 0, ""};
+        if (i > 0 && ms_since(t0) + slowest_ms > config.tuning_budget_ms) {
+            tc.dropped = "the tuning budget (" + std::to_string(config.tuning_budget_ms) +
+                         " ms) would be spent first";
+            report.candidates.push_back(std::move(tc));
+            continue;
+        }
+        const auto started = Clock::now();
+        prepare_upto(i + window);
+        try {
+            prepared[i].wait();
+            tc.seconds = time_variant(c, args);
+            if (!best || tc.seconds < best_s) {
+                best = i;
+                best_s = tc.seconds;
+            }
+        } catch (const Error& e) {
+            if (!recoverable(e) && e.code() != ErrorCode::OutOfMemory) throw;
+            tc.dropped = e.what();
+        }
+        slowest_ms = std::max(slowest_ms, ms_since(started));
+        report.candidates.push_back(std::move(tc));
+    }
+    snapshot.restore();
+    report.tuning_ms = ms_since(t0);
+    if (!best) {
+        tried +=
+            "\n  " + d.backend->name() + ":" + std::to_string(d.index) + ": every variant failed";
+        return std::nullopt;
+    }
+    const auto& [v, c] = fits[*best];
+    report.chosen = v;
+    report.kernel = c.kernel->name;
+    report.source = "measured";
+    key.variant = v;
+    key.kernel_hash = c.kernel->hash();
+    key.candidates = report.candidates;
+    store_tuning(config.cache_dir, key);
+    seconds = best_s;
+    log().info("tuned '{}' on {} for shape bucket {}: {} ({:.3f} ms) in {:.0f} ms", family.name(),
+               info.name, shape_text(report.bucket), c.kernel->name, best_s * 1e3,
+               report.tuning_ms);
+    return c;
+}
+
 Tuner::Choice Tuner::resolve(const Target& target, const FamilyDef& family, const Shape& shape,
                              std::span<const LaunchArg> args, TuningReport& report, bool retune) {
-    const Config& config = rt_.config();
     report.family = family.name();
     report.shape = shape;
     report.bucket = family.bucket(shape);
+    // Measured routing of a launch not pinned to a backend: each device's best variant (timed
+    // when it is the heuristic's or the only one), then the device where it is fastest. Otherwise
+    // the first device (in the router's order) that can run a variant.
+    const bool across = rt_.config().routing == Routing::Measured && target.backend.empty();
     std::string tried;
+    std::optional<std::pair<Choice, TuningReport>> best;
+    double best_s = -1;
+    std::vector<RoutePrediction> routes;
     for (const Device& d : devices(family, target)) {
-        const DeviceInfo& info = d.backend->devices()[d.index];
-        report.backend = d.backend->name();
-        report.device = info.name;
-        report.candidates.clear();
-        FamilyContext ctx{d.backend->name(), info, shape};
-        TuningRecord key;
-        key.family = family.name();
-        key.family_hash = family.hash();
-        key.backend = d.backend->name();
-        key.backend_version = d.backend->version();
-        key.device = info.name;
-        key.arch = info.arch;
-        key.bucket = report.bucket;
-        std::string why;
-
-        if (!retune)
-            if (std::optional<TuningRecord> stored = load_tuning(config.cache_dir, key)) {
-                std::optional<Choice> c = fit(family, stored->variant, d, shape, why);
-                if (c && c->kernel->hash() == stored->kernel_hash) {
-                    report.chosen = stored->variant;
-                    report.kernel = c->kernel->name;
-                    report.source = "stored";
-                    report.candidates = stored->candidates;
-                    return *c;
-                }
-            }
-
-        // The heuristic's variant first, then the space in order.
-        const Tuning first = family.heuristic(ctx);
-        std::vector<Tuning> order = {first};
-        for (const Tuning& v : family.variants())
-            if (v != first) order.push_back(v);
-        std::vector<std::pair<Tuning, Choice>> fits;
-        for (const Tuning& v : order) {
-            std::optional<Choice> c = fit(family, v, d, shape, why);
-            if (!c) {
-                report.candidates.push_back({v, family.variant_name(v), 0, why});
-                continue;
-            }
-            fits.emplace_back(v, *c);
-            if (!config.tuning && !retune) break; // the first that fits is the choice
+        // As for kernels (runtime/measured.cpp): a device ranked below priority 0 (they come
+        // last) is a last resort, outside the comparison, taken when no other runs a variant.
+        if (across && d.priority < 0 && best) break;
+        TuningReport r = report;
+        double s = -1;
+        std::optional<Choice> c = tune_on(d, family, shape, args, r, retune, s, tried);
+        if (!c) continue;
+        if (!across) {
+            report = std::move(r);
+            return *c;
         }
-        if (fits.empty()) {
-            // The heuristic's reason first (what the device lacks for the variant it would
-            // take), then every variant's.
-            tried += "\n  " + d.backend->name() + ":" + std::to_string(d.index) + " (" + info.name +
-                     "): " + report.candidates.front().dropped;
-            for (const TuningCandidate& c : report.candidates)
-                tried += "\n    {" + c.variant.text() + "}: " + c.dropped;
-            continue;
-        }
-        if (fits.size() == 1 || (!config.tuning && !retune)) {
-            report.chosen = fits[0].first;
-            report.kernel = fits[0].second.kernel->name;
-            report.source = "heuristic";
-            return fits[0].second;
-        }
-
-        // Measure: compile ahead a few at a time, time each while the budget lasts.
-        const auto t0 = Clock::now();
-        // On a CPU device a compile beside a timed launch would take the launch's cores: there
-        // each candidate compiles just before it is timed.
-        const size_t window = info.type == DeviceType::CPU ? 1
-                              : config.compile_threads
-                                  ? config.compile_threads
-                                  : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-        std::vector<Prepared> prepared;
-        auto prepare_upto = [&](size_t end) {
-            while (prepared.size() < std::min(end, fits.size())) {
-                const Choice& c = fits[prepared.size()].second;
-                const std::shared_ptr<const ir::Kernel> one[] = {c.kernel};
-                prepared.push_back(rt_.prepare(one, c.target));
-            }
-        };
-        Snapshot snapshot(*fits[0].second.kernel, args);
-        std::optional<size_t> best;
-        double best_s = 0;
-        // The longest one candidate took (its compile, or the wait for it, and its launches):
-        // a candidate starts only if that much fits in what is left of the budget.
-        double slowest_ms = 0;
-        for (size_t i = 0; i < fits.size(); ++i) {
-            const auto& [v, c] = fits[i];
-            TuningCandidate tc{v, c.kernel->name, 0, ""};
-            if (i > 0 && ms_since(t0) + slowest_ms > config.tuning_budget_ms) {
-                tc.dropped = "the tuning budget (" + std::to_string(config.tuning_budget_ms) +
-                             " ms) would be spent first";
-                report.candidates.push_back(std::move(tc));
-                continue;
-            }
-            const auto started = Clock::now();
-            prepare_upto(i + window);
+        if (s < 0) { // the heuristic's variant, or the only one: timed to compare devices
+            Snapshot snapshot(*c->kernel, args);
             try {
-                prepared[i].wait();
-                tc.seconds = time_variant(c, args);
-                if (!best || tc.seconds < best_s) {
-                    best = i;
-                    best_s = tc.seconds;
-                }
+                s = time_variant(*c, args);
             } catch (const Error& e) {
                 if (!recoverable(e) && e.code() != ErrorCode::OutOfMemory) throw;
-                tc.dropped = e.what();
+                tried +=
+                    "\n  " + d.backend->name() + ":" + std::to_string(d.index) + ": " + e.what();
+                continue;
             }
-            slowest_ms = std::max(slowest_ms, ms_since(started));
-            report.candidates.push_back(std::move(tc));
+            snapshot.restore();
         }
-        snapshot.restore();
-        report.tuning_ms = ms_since(t0);
-        if (!best) {
-            tried += "\n  " + d.backend->name() + ":" + std::to_string(d.index) +
-                     ": every variant failed";
-            continue;
+        routes.push_back({d.backend->name(), r.device, d.index, 1, s, 0, 0});
+        if (!best || s < best_s) {
+            best.emplace(*c, std::move(r));
+            best_s = s;
         }
-        const auto& [v, c] = fits[*best];
-        report.chosen = v;
-        report.kernel = c.kernel->name;
-        report.source = "measured";
-        key.variant = v;
-        key.kernel_hash = c.kernel->hash();
-        key.candidates = report.candidates;
-        store_tuning(config.cache_dir, key);
-        log().info("tuned '{}' on {} for shape bucket {}: {} ({:.3f} ms) in {:.0f} ms",
-                   family.name(), info.name, shape_text(report.bucket), c.kernel->name,
-                   best_s * 1e3, report.tuning_ms);
-        return c;
+    }
+    if (best) {
+        report = std::move(best->second);
+        report.routes = std::move(routes);
+        return best->first;
     }
     throw Error(ErrorCode::NoBackend,
                 "no device can run a variant of kernel family '" + family.name() + "'" +

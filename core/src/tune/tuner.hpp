@@ -44,6 +44,7 @@ private:
     struct Device {
         const Backend* backend;
         uint32_t index;
+        int priority; // the router's
     };
     std::vector<Device> devices(const FamilyDef& family, const Target& target) const;
     // The variant's kernel and grid on the device, or why it cannot run there.
@@ -51,6 +52,11 @@ private:
                               const Shape& shape, std::string& why) const;
     Choice resolve(const Target& target, const FamilyDef& family, const Shape& shape,
                    std::span<const LaunchArg> args, TuningReport& report, bool retune);
+    // The variant for one device: stored, measured or the heuristic's; `seconds` its time
+    // where one is known (else -1). std::nullopt, with `tried` extended, when none runs there.
+    std::optional<Choice> tune_on(const Device& d, const FamilyDef& family, const Shape& shape,
+                                  std::span<const LaunchArg> args, TuningReport& report,
+                                  bool retune, double& seconds, std::string& tried);
     double time_variant(const Choice& c, std::span<const LaunchArg> args);
 
     Runtime& rt_;

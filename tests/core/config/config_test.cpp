@@ -106,6 +106,18 @@ TEST_CASE("compile_threads") {
                  "a string (\"all\")");
 }
 
+TEST_CASE("routing") {
+    using plexus::Routing;
+    CHECK(Config::parse("{}", "x.json").routing == Routing::Priority);
+    CHECK(Config::parse(R"({"routing": "measured"})", "x.json").routing == Routing::Measured);
+    CHECK(Config::parse(R"({"routing": "priority"})", "x.json").routing == Routing::Priority);
+    CHECK(std::string(plexus::to_string(Routing::Measured)) == "measured");
+    CHECK(std::string(plexus::to_string(Routing::Priority)) == "priority");
+    expect_error(R"({"routing": "fastest"})", "routing",
+                 "expected one of \"priority\", \"measured\"", "\"fastest\"");
+    expect_error(R"({"routing": true})", "routing", "expected one of", "a boolean (true)");
+}
+
 TEST_CASE("plugin validation keys") {
     using plexus::PluginValidation;
     CHECK(Config::parse(R"({"validate_plugins": "always"})", "x.json").validate_plugins ==
