@@ -51,8 +51,11 @@ struct RoutingDecision {
     uint64_t launches = 0;                   // launches of this (kernel, bucket) decided so far
 };
 
-// Timed launches per (kernel, bucket, device) before predictions are trusted.
+// Timed launches per (kernel, bucket, device) before predictions are trusted, after this many
+// more in each process that are timed and not kept: a first launch on a device pays one-time
+// costs (pages of new buffer copies, worker threads waking, lazy module loads).
 inline constexpr uint32_t kRouteSamples = 3;
+inline constexpr uint32_t kRouteWarmups = 1;
 
 // One stored history entry: the kernel's timed launches on one device in one bucket.
 struct RouteRecord {

@@ -94,7 +94,9 @@ std::vector<CompileReport> Compiler::reports() const {
 
 Compiled* Compiler::compile(const ir::Kernel& k, uint64_t hash, const DeviceTarget& d) {
     const Key key{hash, d.backend, d.index};
-    std::promise<Compiled*> promise;
+    // Made only on a miss: a promise allocates its state, and one destroyed unsatisfied makes
+    // a broken_promise exception, which a launch that finds its kernel compiled must not pay.
+    std::optional<std::promise<Compiled*>> promise;
     {
         std::unique_lock lock(mutex_);
         if (auto it = compiled_.find(key); it != compiled_.end()) return it->second.get();
@@ -105,7 +107,8 @@ Compiled* Compiler::compile(const ir::Kernel& k, uint64_t hash, const DeviceTarg
             lock.unlock();
             return compiling.get(); // the compiling thread's kernel, or its error
         }
-        pending_.emplace(key, promise.get_future().share());
+        promise.emplace();
+        pending_.emplace(key, promise->get_future().share());
     }
     auto done = [&] {
         std::lock_guard lock(mutex_);
@@ -119,7 +122,7 @@ Compiled* Compiler::compile(const ir::Kernel& k, uint64_t hash, const DeviceTarg
     try {
         Compiled* c = build(k, hash, d, report, t0);
         done();
-        promise.set_value(c);
+        promise->set_value(c);
         return c;
     } catch (const Error& e) {
         if (e.code() == ErrorCode::Compile || e.code() == ErrorCode::Unsupported) {
@@ -130,11 +133,11 @@ Compiled* Compiler::compile(const ir::Kernel& k, uint64_t hash, const DeviceTarg
             if (failed_.emplace(key, e).second) reports_.push_back(std::move(report));
         }
         done();
-        promise.set_exception(std::current_exception());
+        promise->set_exception(std::current_exception());
         throw;
     } catch (...) {
         done();
-        promise.set_exception(std::current_exception());
+        promise->set_exception(std::current_exception());
         throw;
     }
 }

@@ -207,6 +207,7 @@ RouteHistory::Choice RouteHistory::decide(uint64_t hash, const std::string& kern
         KernelHistory& h = kernel_history(hash, kernel);
         route.devices.clear();
         route.records.clear();
+        route.warmups.assign(candidates.size(), 0);
         route.decision.kernel = kernel;
         route.decision.kernel_hash = hash;
         route.decision.bucket = bucket;
@@ -247,6 +248,10 @@ void RouteHistory::add(uint64_t hash, LaunchBucket bucket, const DeviceTarget& d
     const size_t i =
         size_t(std::find(r.devices.begin(), r.devices.end(), &device) - r.devices.begin());
     if (i == r.devices.size()) return;
+    if (r.warmups[i] < kRouteWarmups) {
+        ++r.warmups[i];
+        return;
+    }
     std::vector<double>& s = r.records[i]->seconds;
     s.push_back(seconds);
     if (s.size() > kKeptSamples) s.erase(s.begin());

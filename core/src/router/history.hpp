@@ -41,7 +41,7 @@ struct Link {
 
 // What launching on one candidate would cost before its kernel runs.
 struct RouteCost {
-    const DeviceTarget* device = nullptr;
+    DeviceTarget* device = nullptr;
     uint64_t moved_bytes = 0;
     double transfer_seconds = 0;
 };
@@ -61,8 +61,8 @@ public:
     // nothing.
     Choice decide(uint64_t hash, const std::string& kernel, LaunchBucket bucket,
                   std::span<const RouteCost> candidates);
-    // One more timed launch; the kernel's history is stored each time an entry has gained
-    // kRouteSamples more.
+    // One more timed launch: the first kRouteWarmups of each candidate in the process are not
+    // kept; the kernel's history is stored each time an entry has gained kRouteSamples more.
     void add(uint64_t hash, LaunchBucket bucket, const DeviceTarget& device, double seconds);
 
     // The device's link, from memory or the cache directory; std::nullopt before it is
@@ -85,6 +85,7 @@ private:
         RoutingDecision decision;
         std::vector<const DeviceTarget*> devices;
         std::vector<RouteRecord*> records; // into kernels_ (map nodes stay put)
+        std::vector<uint32_t> warmups;     // timed launches not kept, per candidate
     };
     KernelHistory& kernel_history(uint64_t hash, const std::string& kernel); // lock held
     void store(uint64_t hash, const KernelHistory& h) const;                 // lock held

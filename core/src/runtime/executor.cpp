@@ -270,7 +270,7 @@ Executor::ranking(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_grou
                   uint64_t& hash) {
     std::lock_guard lock(mutex_);
     KernelFacts& f = facts_[k.get()];
-    if (!same_kernel(f.kernel, k)) f = {k, k->hash(), needs_of(*k, nullptr), {}};
+    if (!same_kernel(f.kernel, k)) f = {k, k->hash(), needs_of(*k, nullptr), {}, {}};
     hash = f.hash;
     auto& ranked = f.ranked[work_group_size];
     if (!ranked) {
@@ -357,8 +357,9 @@ Event Executor::launch(const Target& asked, const std::shared_ptr<const ir::Kern
                                    ? 0
                                    : uint64_t(bounded.local[0]) * std::max(1u, bounded.local[1]) *
                                          std::max(1u, bounded.local[2]);
-    // Measured routing decides every launch that is not pinned to a backend or a queue.
-    if (config_.routing == Routing::Measured && target.backend.empty() && !lane)
+    // Measured routing decides every launch that is not pinned to a backend, device or queue.
+    if (config_.routing == Routing::Measured && target.backend.empty() && target.device < 0 &&
+        !lane)
         return launch_measured(target, k, bounded, work_group_size, args);
     // The launch like the last one that went to its first candidate: straight there. The rest
     // (routing, falling back) is another function, so that this path stays short.

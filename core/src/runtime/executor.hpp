@@ -231,6 +231,9 @@ private:
         // The ranked candidates per work-group size (0: the device picks): backends, devices
         // and config are fixed for the Executor's life, so a ranking never changes.
         std::map<uint64_t, std::shared_ptr<const std::vector<Candidate>>> ranked;
+        // Measured routing's candidates per work-group size: the ranking's kept devices at
+        // priority 0 or more, for a launch that names no backend.
+        std::map<uint64_t, std::shared_ptr<const std::vector<DeviceContext*>>> measured;
     };
     std::map<const ir::Kernel*, KernelFacts> facts_;
     // The kernel's hash and its ranking for a work-group size, computed at first use.
@@ -278,6 +281,11 @@ private:
 
     // ---- measured routing (measured.cpp) ----
     RouteHistory routes_;
+    // Measured routing's candidates of the kernel (computed at its first such launch), and
+    // its hash.
+    std::shared_ptr<const std::vector<DeviceContext*>>
+    measured_candidates(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size,
+                        const Target& target, uint64_t& hash);
     // A launch routed by measured cost: the candidate with the smallest prediction, or one still
     // being timed (the launch waits, and its time joins the history).
     Event launch_measured(const Target& target, const std::shared_ptr<const ir::Kernel>& k,

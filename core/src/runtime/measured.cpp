@@ -74,57 +74,77 @@ Link Executor::link_of(DeviceContext& ctx) {
     return ctx.link;
 }
 
+std::shared_ptr<const std::vector<DeviceContext*>>
+Executor::measured_candidates(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size,
+                              const Target& target, uint64_t& hash) {
+    std::shared_ptr<const std::vector<Candidate>> ranked = ranking(k, work_group_size, hash);
+    {
+        std::lock_guard lock(mutex_);
+        KernelFacts& f = facts_[k.get()];
+        if (auto it = f.measured.find(work_group_size); it != f.measured.end()) return it->second;
+    }
+    // A candidate ranked below priority 0 is a last resort (the interpreter: priority 5 - 50
+    // for a CPU behind a Custom driver): never timed, taken only when the others fail.
+    auto list = std::make_shared<std::vector<DeviceContext*>>();
+    for (const Candidate& c : *ranked)
+        if (serves(c, target) && c.priority >= 0)
+            list->push_back(&context(c.backend_ptr, c.device_index));
+    std::lock_guard lock(mutex_);
+    return facts_[k.get()].measured[work_group_size] = std::move(list);
+}
+
 Event Executor::launch_measured(const Target& target, const std::shared_ptr<const ir::Kernel>& k,
                                 const Grid& bounded, uint64_t work_group_size,
                                 std::span<const LaunchArg> args) {
     uint64_t hash = 0;
-    std::shared_ptr<const std::vector<Candidate>> ranked = ranking(k, work_group_size, hash);
-    // A candidate ranked below priority 0 is a last resort (the interpreter: priority 5 - 50
-    // for a CPU behind a Custom driver): never timed, taken only when the others fail.
-    LaunchList<DeviceContext*, kInlineCandidates> contexts(ranked->size());
-    LaunchList<RouteCost, kInlineCandidates> costs(ranked->size());
-    for (const Candidate& c : *ranked)
-        if (serves(c, target) && c.priority >= 0 &&
-            !compiler_.failure(hash, c.backend_ptr, c.device_index))
-            costs.push_back({contexts.push_back(&context(c.backend_ptr, c.device_index)), 0, 0});
+    const std::shared_ptr<const std::vector<DeviceContext*>> all =
+        measured_candidates(k, work_group_size, target, hash);
+    // Each cost's device is one of these DeviceContexts (static_cast back below).
+    LaunchList<RouteCost, kInlineCandidates> costs(all->size());
+    for (DeviceContext* ctx : *all)
+        if (!compiler_.failure(hash, ctx->backend, ctx->index)) costs.push_back({ctx, 0, 0});
     // One device or none: nothing to choose (and none's error is the ranking's).
     if (costs.size() < 2)
         return launch_ranked(target, k, bounded, work_group_size, args, nullptr, {});
 
+    // What is not current on each device moves there: from the host, or from another device
+    // through the host. A buffer current nowhere is zeros, filled in place. Each buffer is
+    // locked once.
     LaunchList<BufferState*, kInlineBuffers> buffers(args.size());
     uint64_t items = 1, bytes = 0;
     for (uint32_t d = 0; d < bounded.dims; ++d)
         items *= bounded.global[d];
-    for (const LaunchArg& a : args)
-        if (a.buffer &&
-            std::find(buffers.begin(), buffers.end(), &a.buffer->state()) == buffers.end()) {
-            buffers.push_back(&a.buffer->state());
-            bytes += a.buffer->state().bytes;
-        }
-    // What is not current on each device moves there: from the host, or from another device
-    // through the host. A buffer current nowhere is zeros, filled in place.
-    for (size_t i = 0; i < costs.size(); ++i) {
-        RouteCost& cost = costs[i];
-        DeviceContext& ctx = *contexts[i];
-        for (BufferState* s : buffers) {
-            DeviceContext* from = nullptr;
-            bool host = false;
-            {
-                std::lock_guard lock(s->mutex);
-                if (const DeviceCopy* here = s->copy_on(&ctx); here && here->valid) continue;
-                host = s->host_valid;
-                if (const DeviceCopy* other = s->valid_copy(); other && !host) from = other->ctx;
+    for (const LaunchArg& a : args) {
+        BufferState* s = a.buffer ? &a.buffer->state() : nullptr;
+        if (!s || std::find(buffers.begin(), buffers.end(), s) != buffers.end()) continue;
+        buffers.push_back(s);
+        bytes += s->bytes;
+        DeviceContext* from = nullptr;
+        LaunchList<bool, kInlineCandidates> here(costs.size());
+        bool host = false;
+        {
+            std::lock_guard lock(s->mutex);
+            for (const RouteCost& cost : costs) {
+                const DeviceCopy* copy = s->copy_on(static_cast<DeviceContext*>(cost.device));
+                here.push_back(copy && copy->valid);
             }
-            if (!host && !from) continue;
-            cost.moved_bytes += s->bytes;
-            cost.transfer_seconds += double(s->bytes) / link_of(ctx).write_bytes_per_s;
-            if (from) cost.transfer_seconds += double(s->bytes) / link_of(*from).read_bytes_per_s;
+            host = s->host_valid;
+            if (const DeviceCopy* other = s->valid_copy(); other && !host) from = other->ctx;
+        }
+        if (!host && !from) continue;
+        for (size_t i = 0; i < costs.size(); ++i) {
+            if (here[i]) continue;
+            DeviceContext& ctx = *static_cast<DeviceContext*>(costs[i].device);
+            costs[i].moved_bytes += s->bytes;
+            costs[i].transfer_seconds += double(s->bytes) / link_of(ctx).write_bytes_per_s;
+            if (from)
+                costs[i].transfer_seconds += double(s->bytes) / link_of(*from).read_bytes_per_s;
         }
     }
     const LaunchBucket bucket = launch_bucket(items, bytes);
     const RouteHistory::Choice choice =
         routes_.decide(hash, k->name, bucket, std::span(costs.data(), costs.size()));
-    DeviceContext& ctx = *contexts[choice.index];
+    DeviceContext& ctx = *static_cast<DeviceContext*>(costs[choice.index].device);
     try {
         if (!choice.exploring) return launch_on(ctx.lane, k, hash, bounded, args, nullptr);
         Clock::time_point started;

@@ -20,6 +20,9 @@ using namespace plexus;
 
 namespace {
 
+// The launches that explore one candidate: the warm-up, then those kept.
+constexpr uint32_t kExplore = kRouteWarmups + kRouteSamples;
+
 using launch_test::add_kernel; // c = a + b, n
 
 // slowfake ranks first (priority 90); each fake sleeps `*_launch_us` per launch and
@@ -119,10 +122,11 @@ TEST_CASE("measured routing times each device, then takes the faster") {
     Runtime rt(config(20000, 0));
     Problem p(rt, 1000, 2);
     const std::vector<std::string> went = run(rt, p, 10);
-    // The ranking's order while exploring: slowfake's timed launches, then quickfake's.
+    // The ranking's order while exploring: slowfake's timed launches (a warm-up, then those
+    // kept), then quickfake's.
     for (size_t i = 0; i < went.size(); ++i)
-        CHECK(went[i] == (i < kRouteSamples ? "slowfake" : "quickfake"));
-    CHECK(rt.routing_launches() == 2 * kRouteSamples);
+        CHECK(went[i] == (i < kExplore ? "slowfake" : "quickfake"));
+    CHECK(rt.routing_launches() == 2 * kExplore);
     const std::vector<RoutingDecision> ds = rt.routing_decisions();
     REQUIRE(ds.size() == 1);
     const RoutingDecision& d = ds[0];
@@ -142,8 +146,8 @@ TEST_CASE("measured routing times each device, then takes the faster") {
 TEST_CASE("measured routing keeps the higher priority when it is the faster") {
     Runtime rt(config(0, 20000));
     Problem p(rt, 1000, 3);
-    const std::vector<std::string> went = run(rt, p, 9);
-    for (size_t i = 2 * kRouteSamples; i < went.size(); ++i)
+    const std::vector<std::string> went = run(rt, p, 11);
+    for (size_t i = 2 * kExplore; i < went.size(); ++i)
         CHECK(went[i] == "slowfake");
     REQUIRE(rt.routing_decisions().size() == 1);
     CHECK(rt.routing_decisions()[0].backend == "slowfake");
@@ -172,11 +176,11 @@ TEST_CASE("a launch pinned to a backend is never moved or timed") {
 TEST_CASE("the bytes a launch would move count, at the link's measured bandwidth") {
     // quickfake runs the kernel at once but writes from the host slowly (50 ms a write):
     // with its buffers in place it wins, with new data on the host the slower kernel (0.5 ms)
-    // nearer the data does, even with the move weighed over the 8 launches so far.
+    // nearer the data does, even with the move weighed over the 10 launches so far.
     Runtime rt(config(500, 0, "", 50000));
     const size_t n = 16384; // 64 KiB a buffer
     Problem p(rt, n, 5);
-    run(rt, p, int(2 * kRouteSamples) + 1);
+    run(rt, p, int(2 * kExplore) + 1);
     std::vector<RoutingDecision> ds = rt.routing_decisions();
     REQUIRE(ds.size() == 1);
     CHECK(ds[0].backend == "quickfake");
@@ -196,9 +200,9 @@ TEST_CASE("the bytes a launch would move count, at the link's measured bandwidth
     const RoutePrediction& slow = prediction(ds[0], "slowfake");
     CHECK(quick.moved_bytes == n * sizeof(float));
     CHECK(slow.moved_bytes == 2 * n * sizeof(float));
-    // 64 KiB at about 5 MB/s (256 KiB written in 50 ms at calibration), over 8 launches.
+    // 64 KiB at about 5 MB/s (256 KiB written in 50 ms at calibration), over 10 launches.
     CHECK(quick.transfer_seconds > 0.010);
-    CHECK(ds[0].launches == 2 * kRouteSamples + 2);
+    CHECK(ds[0].launches == 2 * kExplore + 2);
     CHECK(quick.predicted_seconds ==
           doctest::Approx(quick.kernel_seconds + quick.transfer_seconds / ds[0].launches));
     CHECK(quick.predicted_seconds > slow.predicted_seconds);
@@ -209,8 +213,8 @@ TEST_CASE("a second Runtime over the same cache directory predicts at once") {
     {
         Runtime rt(config(20000, 0, dir.path));
         Problem p(rt, 1000, 7);
-        run(rt, p, int(2 * kRouteSamples));
-        CHECK(rt.routing_launches() == 2 * kRouteSamples);
+        run(rt, p, int(2 * kExplore));
+        CHECK(rt.routing_launches() == 2 * kExplore);
     }
     const std::vector<RouteRecord> stored = stored_routes(dir.path);
     REQUIRE(stored.size() == 2);
