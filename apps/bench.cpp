@@ -274,6 +274,32 @@ double plexus_launch_round_us(Runtime& rt, const Target& target, int launches, u
     return s / launches * 1e6;
 }
 
+// softmax_f32 / bf16 on a GPU at 32768 x 1024 and 8192 x 8192 (or --size / 1000 rows of 1000),
+// each beside cuMemcpyDtoD of the same bytes, counted read + written like the kernel's.
+std::vector<nlohmann::json> softmax_gpu_rows(Runtime& rt, const Backend& b, size_t d,
+                                             const std::string& kernel, const Options& o,
+                                             GpuBaselines& gpu) {
+    const DeviceInfo& dev = b.devices()[d];
+    const Target target{b.name(), int(d)};
+    std::vector<std::pair<int, int>> shapes = {{32768, 1024}, {8192, 8192}};
+    if (o.size) shapes = {{int(std::max<size_t>(1, o.size / 1000)), 1000}};
+    std::vector<nlohmann::json> rows;
+    for (const auto& [r, c] : shapes) {
+        auto p = samples::make_softmax_problem(kernel, r, c, rt, 7);
+        const double value = p->work() / median_seconds(o.reps, [&] { p->run(rt, target); }) / 1e9;
+        std::string why;
+        cuda_baseline::Session* session = gpu.session(b.name(), d, dev.name, why);
+        Baseline base{"", 0, why};
+        if (session) {
+            const cuda_baseline::Figure f = session->d2d_copy_gbps(size_t(p->work() / 2), o.reps);
+            base = {f.name, f.error.empty() ? f.value : 0, f.error};
+        }
+        rows.push_back(result_row(kernel, b, dev.name, p->size_text(), p->unit(), value,
+                                  p->check().ok(), base.name, base.value, base.error));
+    }
+    return rows;
+}
+
 nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::string& kernel,
                          const Options& o, std::map<std::string, Baseline>& gpu_baselines,
                          GpuBaselines& gpu) {
@@ -495,7 +521,9 @@ int run_bench(const std::vector<std::string>& args) {
                    "where installed),\n"
                    "           matmul_f16, matmul_bf16, matmul_tf32 (matrix fragments; GPU: beside "
                    "cublasGemmEx),\n"
-                   "           softmax_bf16 (beside the same kernel in f32), empty_launch (cuda, "
+                   "           softmax_f32, softmax_bf16 (GPU: 32768 x 1024 and 8192 x 8192 beside "
+                   "cuMemcpyDtoD;\n"
+                   "           CPU: bf16 beside the same kernel in f32), empty_launch (cuda, "
                    "opencl, native),\n"
                    "           and on native CPU devices vector_add_float4, saxpy_f16, "
                    "dequant_int8, softmax_bf16,\n"
@@ -590,9 +618,18 @@ int run_bench(const std::vector<std::string>& args) {
         if (o.backend.empty() ? b->name() == "interp" : b->name() != o.backend) continue;
         for (size_t d = 0; d < b->devices().size(); ++d) {
             const DeviceInfo& dev = b->devices()[d];
-            for (std::string kernel :
-                 {"vector_add", "vector_add_float4", "reduce", "warp_reduce", "matmul_naive",
-                  "matmul_tiled", "matmul_f16", "matmul_bf16", "matmul_tf32", "softmax_bf16"}) {
+            for (std::string kernel : {"vector_add", "vector_add_float4", "reduce", "warp_reduce",
+                                       "matmul_naive", "matmul_tiled", "matmul_f16", "matmul_bf16",
+                                       "matmul_tf32", "softmax_f32", "softmax_bf16"}) {
+                // On a CPU, softmax_bf16's row has the f32 kernel as its baseline.
+                if (kernel == "softmax_f32" && dev.type != DeviceType::GPU) continue;
+                if (kernel.rfind("softmax", 0) == 0 && dev.type == DeviceType::GPU) {
+                    attempt(*b, dev.name, kernel.c_str(), [&] {
+                        for (auto& row : softmax_gpu_rows(rt, *b, d, kernel, o, gpu))
+                            results.push_back(std::move(row));
+                    });
+                    continue;
+                }
                 attempt(*b, dev.name, kernel.c_str(), [&] {
                     results.push_back(bench_row(rt, *b, d, kernel, o, baselines, gpu));
                     // --mnk shapes only the fragment matmuls; the OpenBLAS row uses --size's shape.

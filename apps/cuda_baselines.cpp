@@ -67,7 +67,7 @@ double ms_since(clock_type::time_point t0) {
     X(cuStreamDestroy) X(cuStreamSynchronize) X(cuModuleLoadData) X(cuModuleUnload)           \
     X(cuModuleGetFunction) X(cuLaunchKernel) X(cuMemAllocHost) X(cuMemFreeHost) X(cuMemcpyPeer)    \
     X(cuDeviceCanAccessPeer) X(cuCtxEnablePeerAccess) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)   \
-    X(cuCtxSynchronize) X(cuMemHostRegister) X(cuMemHostUnregister)
+    X(cuCtxSynchronize) X(cuMemHostRegister) X(cuMemHostUnregister) X(cuMemcpyDtoD)
 #define CB_CUBLAS_FUNCTIONS(X)                                                                  \
     X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasSetMathMode)         \
     X(cublasSgemm_v2)
@@ -751,6 +751,25 @@ Figure Session::peer_copy_gbps(int other, size_t bytes, int reps) {
     });
 }
 
+Figure Session::d2d_copy_gbps(size_t bytes, int reps) {
+    return measure("cuMemcpyDtoD, bytes read + written", [&](Figure& f) {
+        state_->enter(bytes >= sizeof(float) && reps > 0, "d2d_copy_gbps needs bytes, reps > 0");
+        const size_t n = bytes / sizeof(float);
+        std::vector<float> words(n);
+        for (size_t i = 0; i < n; ++i)
+            words[i] = float(i % 1009);
+        DeviceBuffer src(words), dst(n);
+        const double sec = median_seconds(reps, [&] {
+            CB_CU(cuMemcpyDtoD, dst.ptr, src.ptr, n * sizeof(float));
+            CB_CU(cuCtxSynchronize);
+        });
+        f.value = 2.0 * double(n * sizeof(float)) / sec / 1e9;
+        if (dst.download(n) != words)
+            throw Failure{"d2d_copy_gbps: the copy differs from the source"};
+        f.verified = true;
+    });
+}
+
 Figure duplex_every_device_gbps(int devices, size_t bytes, int reps) {
     return measure(
         "cuMemcpyHtoDAsync and cuMemcpyDtoHAsync at once on two streams of every device, "
@@ -877,6 +896,9 @@ Figure Session::peer_copy_gbps(int, size_t, int) {
     return absent();
 }
 Figure Session::duplex_gbps(size_t, int) {
+    return absent();
+}
+Figure Session::d2d_copy_gbps(size_t, int) {
     return absent();
 }
 Figure Session::host_copy_gbps(size_t, bool, int) {

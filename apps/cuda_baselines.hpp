@@ -57,6 +57,9 @@ public:
     // GB/s of `bytes` up and `bytes` down at once, on two streams from and to page-locked host
     // memory (both directions counted): what the host link carries when a pipeline overlaps them.
     Figure duplex_gbps(size_t bytes, int reps);
+    // GB/s of cuMemcpyDtoD of `bytes` within the device, then cuCtxSynchronize, counting the
+    // bytes read and written (2 x bytes): what a kernel that reads and writes once can reach.
+    Figure d2d_copy_gbps(size_t bytes, int reps);
 
 private:
     struct State;

@@ -312,8 +312,6 @@ const ir::Kernel* find(std::string_view name) {
         {"vector_add_float4", &vector_add_float4().ir()},
         {"saxpy_f16", &saxpy_f16().ir()},
         {"dequant_int8", &dequant_int8().ir()},
-        {"softmax_bf16", &softmax_bf16().ir()},
-        {"softmax_f32", &softmax_f32().ir()},
         {"particles", &particles().ir()},
         {"pipeline_step", &pipeline_step().ir()},
         {"math_catalog_f32", &math_catalog<float>().ir()},
@@ -332,7 +330,8 @@ const ir::Kernel* find(std::string_view name) {
 
 const std::vector<const detail::FamilyDef*>& families() {
     static const std::vector<const detail::FamilyDef*> all = {
-        &matmul_f16().def(), &matmul_bf16().def(), &matmul_tf32().def()};
+        &matmul_f16().def(), &matmul_bf16().def(), &matmul_tf32().def(), &softmax_bf16().def(),
+        &softmax_f32().def()};
     return all;
 }
 

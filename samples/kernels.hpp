@@ -68,13 +68,15 @@ const Kernel<In<half>, InOut<half>, Float, Int>& saxpy_f16();
 // out[i] = float4(w[i]) * scale[row], for a rows x (4 * cols4) matrix of int8 weights stored as
 // char4 (four weights of one row per element) and one f32 scale per row.
 const Kernel<In<Vec<int8_t, 4>>, In<float>, Out<Vec4>, Int, Int>& dequant_int8();
-// Row-wise softmax of a rows x cols matrix, accumulated in f32: 8 rows per work-group of
-// 32 x 8 (required), each row's maximum and sum reduced in a 2-D shared array. Launch
-// Grid(32, ceil(rows / 8) * 8). T is bf16 (softmax_bf16) or float (softmax_f32).
-inline constexpr int softmax_rows_per_group = 8;
-inline constexpr int softmax_row_items = 32;
-const Kernel<In<bf16>, Out<bf16>, Int, Int>& softmax_bf16();
-const Kernel<In<float>, Out<float>, Int, Int>& softmax_f32();
+// Row-wise softmax of a rows x cols matrix, accumulated in f32, as kernel families over
+// (samples/typed_kernels.cpp): `width` work-items per row (32 or 256) in groups of 256 (256 /
+// width rows each); `per` values per work-item held in registers, so that x is read once (the
+// row must fit: cols <= per * width), or 0: three passes over x for any cols; `subgroups` 1:
+// the row's maximum and sum reduced by subgroup operations, 0: by a tree in shared memory.
+// Launch with the shape {rows, cols}. T is bf16 (softmax_bf16) or float (softmax_f32).
+template <class T> using SoftmaxFamily = Family<In<T>, Out<T>, Int, Int>;
+const SoftmaxFamily<bf16>& softmax_bf16();
+const SoftmaxFamily<float>& softmax_f32();
 
 // A particle of the n-body sample: free, charged (its field strength) or anchored to a point.
 using ParticleKind =

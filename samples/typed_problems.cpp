@@ -135,9 +135,9 @@ private:
 // Softmax of rows x cols values of T; the reference in double, rounded to T at the end.
 template <class T> class Softmax final : public Problem {
 public:
-    Softmax(size_t size, Runtime& rt, std::mt19937& g)
-        : rows_(int(std::max<size_t>(1, size / 1000))), cols_(int(std::min<size_t>(size, 1000))),
-          x_(size_t(rows_) * cols_), bx_(rt, x_.size()), by_(rt, x_.size()) {
+    Softmax(int rows, int cols, Runtime& rt, std::mt19937& g)
+        : rows_(rows), cols_(cols), x_(size_t(rows_) * cols_), bx_(rt, x_.size()),
+          by_(rt, x_.size()) {
         std::uniform_real_distribution<float> d(-8, 8);
         for (auto& v : x_)
             v = T(d(g));
@@ -150,18 +150,13 @@ public:
         return "rows=" + std::to_string(rows_) + " cols=" + std::to_string(cols_);
     }
     void run(Runtime& rt, const Target& t) override {
-        const auto& k = [] {
+        const auto& family = [] {
             if constexpr (std::is_same_v<T, float>)
                 return softmax_f32();
             else
                 return softmax_bf16();
         }();
-        const size_t groups = (size_t(rows_) + softmax_rows_per_group - 1) / softmax_rows_per_group;
-        rt.launch(t, k,
-                  Grid(softmax_row_items, groups * softmax_rows_per_group)
-                      .local_size(softmax_row_items, softmax_rows_per_group),
-                  bx_, by_, rows_, cols_)
-            .wait();
+        rt.launch(t, family, Shape{rows_, cols_}, bx_, by_, rows_, cols_).wait();
     }
     CheckResult check() override {
         CheckResult r;
@@ -292,10 +287,23 @@ std::unique_ptr<Problem> make_typed_problem(const std::string& name, size_t size
     if (name == "vector_add_float4") return std::make_unique<VectorAdd4>(size, rt, g);
     if (name == "saxpy_f16") return std::make_unique<SaxpyF16>(size, rt, g);
     if (name == "dequant_int8") return std::make_unique<DequantInt8>(size, rt, g);
-    if (name == "softmax_bf16") return std::make_unique<Softmax<bf16>>(size, rt, g);
-    if (name == "softmax_f32") return std::make_unique<Softmax<float>>(size, rt, g);
+    // size / 1000 rows of min(size, 1000)
+    const int rows = int(std::max<size_t>(1, size / 1000)),
+              cols = int(std::min<size_t>(size, 1000));
+    if (name == "softmax_bf16") return std::make_unique<Softmax<bf16>>(rows, cols, rt, g);
+    if (name == "softmax_f32") return std::make_unique<Softmax<float>>(rows, cols, rt, g);
     if (name == "particles") return std::make_unique<Particles>(size, rt, g);
     return nullptr;
+}
+
+std::unique_ptr<Problem> make_softmax_problem(const std::string& name, int rows, int cols,
+                                              Runtime& rt, unsigned seed) {
+    std::mt19937 g(seed);
+    if (rows < 1 || cols < 1)
+        throw Error(ErrorCode::InvalidArgument, name + ": rows and cols must be positive");
+    if (name == "softmax_bf16") return std::make_unique<Softmax<bf16>>(rows, cols, rt, g);
+    if (name == "softmax_f32") return std::make_unique<Softmax<float>>(rows, cols, rt, g);
+    throw Error(ErrorCode::InvalidArgument, "not a softmax sample: '" + name + "'");
 }
 
 const std::vector<std::string>& typed_problem_names() {

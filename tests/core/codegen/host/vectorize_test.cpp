@@ -227,7 +227,9 @@ TEST_CASE("softmax_f32: exp in a vectorized work-item loop calls glibc's vector 
         MESSAGE("skipped: the host has no AVX2");
         return;
     }
-    const std::string ir = plexus::codegen::host_llvm_ir(samples::softmax_f32().ir(), o, true);
+    const std::string ir = plexus::codegen::host_llvm_ir(
+        samples::softmax_f32().variant({{"per", 0}, {"width", 32}, {"subgroups", 0}}).ir(), o,
+        true);
     auto loops = work_item_loop_code(ir, true);
     if (!dlopen("libmvec.so.1", RTLD_NOW | RTLD_NOLOAD)) {
         MESSAGE("skipped: libmvec is not loaded (glibc without its vector math library)");

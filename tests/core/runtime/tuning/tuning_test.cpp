@@ -269,3 +269,66 @@ TEST_CASE("every variant of the matmul families a device accepts is correct") {
     each_variant(px::samples::matmul_bf16(), false);
     each_variant(px::samples::matmul_tf32(), true);
 }
+
+// softmax_f32 / bf16: every variant each device accepts, at shapes that make each kind of variant
+// fit (rows in registers of 32 and of 256 work-items, three passes, a last group half full),
+// every element against the softmax in double (f32: 1e-5 relative; bf16: one bf16 ulp, 2^-7).
+TEST_CASE("every variant of the softmax families a device accepts is correct") {
+    auto each_variant = [&]<class T>(const px::samples::SoftmaxFamily<T>& family) {
+        Runtime& rt = test::hermetic_runtime();
+        for (const auto& [rows, cols] : {std::pair{37, 1000}, {5, 3000}, {9, 77}}) {
+            std::mt19937 g(uint32_t(rows * cols));
+            std::uniform_real_distribution<float> d(-8, 8);
+            std::vector<T> x(size_t(rows) * cols);
+            for (T& v : x)
+                v = T(d(g));
+            std::vector<double> want(x.size());
+            for (int r = 0; r < rows; ++r) {
+                double m = -INFINITY, sum = 0;
+                for (int c = 0; c < cols; ++c)
+                    m = std::max(m, double(float(x[size_t(r) * cols + c])));
+                for (int c = 0; c < cols; ++c)
+                    sum += std::exp(double(float(x[size_t(r) * cols + c])) - m);
+                for (int c = 0; c < cols; ++c)
+                    want[size_t(r) * cols + c] =
+                        std::exp(double(float(x[size_t(r) * cols + c])) - m) / sum;
+            }
+            const double rel = std::is_same_v<T, float> ? 1e-5 : std::ldexp(1.0, -7);
+            px::Buffer<T> bx(rt, x);
+            for (const test::TestDevice& dev : every_device()) {
+                const px::Shape shape = {rows, cols};
+                const FamilyContext ctx{dev.target.backend, *dev.info, shape};
+                size_t ran = 0;
+                for (const px::Tuning& v : family.def().variants()) {
+                    CAPTURE(dev.label);
+                    CAPTURE(family.def().variant_name(v));
+                    CAPTURE(cols);
+                    const std::string why = family.def().reject(v, ctx);
+                    if (v["per"] > 0 && cols > v["per"] * v["width"]) CHECK(!why.empty());
+                    if (!why.empty()) continue;
+                    const px::Grid grid = family.def().grid(v, ctx);
+                    bool kept = false;
+                    for (const Candidate& c : rt.explain(*family.def().kernel(v), &grid))
+                        kept = kept || (c.kept && c.backend == dev.target.backend &&
+                                        int(c.device_index) == dev.target.device);
+                    if (!kept) continue; // the router's reason: a device without subgroups
+                    px::Buffer<T> by(rt, x.size());
+                    rt.launch(dev.target, family.variant(v), grid, bx, by, rows, cols).wait();
+                    const std::vector<T> y = by.to_vector();
+                    for (size_t i = 0; i < y.size(); ++i) {
+                        const double w = double(float(T(float(want[i]))));
+                        REQUIRE_MESSAGE(
+                            std::fabs(double(float(y[i])) - w) <= rel * std::max(w, 1e-30) + 1e-30,
+                            "element " << i << ": got " << float(y[i]) << ", want " << w);
+                    }
+                    ++ran;
+                }
+                CHECK(ran > 0);
+                MESSAGE(family.name() << " " << rows << " x " << cols << " on " << dev.label << ": "
+                                      << ran << " variants checked");
+            }
+        }
+    };
+    each_variant(px::samples::softmax_f32());
+    each_variant(px::samples::softmax_bf16());
+}
