@@ -274,18 +274,19 @@ double plexus_launch_round_us(Runtime& rt, const Target& target, int launches, u
     return s / launches * 1e6;
 }
 
-// softmax_f32 / bf16 on a GPU at 32768 x 1024 and 8192 x 8192 (or --size / 1000 rows of 1000),
-// each beside cuMemcpyDtoD of the same bytes, counted read + written like the kernel's.
-std::vector<nlohmann::json> softmax_gpu_rows(Runtime& rt, const Backend& b, size_t d,
-                                             const std::string& kernel, const Options& o,
-                                             GpuBaselines& gpu) {
+// softmax_f32 / bf16 and layernorm_f32 / bf16 on a GPU at 32768 x 1024 and 8192 x 8192 (or
+// --size / 1000 rows of 1000), each beside cuMemcpyDtoD of the x and y bytes, counted read +
+// written like the kernel's.
+std::vector<nlohmann::json> row_gpu_rows(Runtime& rt, const Backend& b, size_t d,
+                                         const std::string& kernel, const Options& o,
+                                         GpuBaselines& gpu) {
     const DeviceInfo& dev = b.devices()[d];
     const Target target{b.name(), int(d)};
     std::vector<std::pair<int, int>> shapes = {{32768, 1024}, {8192, 8192}};
     if (o.size) shapes = {{int(std::max<size_t>(1, o.size / 1000)), 1000}};
     std::vector<nlohmann::json> rows;
     for (const auto& [r, c] : shapes) {
-        auto p = samples::make_softmax_problem(kernel, r, c, rt, 7);
+        auto p = samples::make_row_problem(kernel, r, c, rt, 7);
         const double value = p->work() / median_seconds(o.reps, [&] { p->run(rt, target); }) / 1e9;
         std::string why;
         cuda_baseline::Session* session = gpu.session(b.name(), d, dev.name, why);
@@ -521,9 +522,11 @@ int run_bench(const std::vector<std::string>& args) {
                    "where installed),\n"
                    "           matmul_f16, matmul_bf16, matmul_tf32 (matrix fragments; GPU: beside "
                    "cublasGemmEx),\n"
-                   "           softmax_f32, softmax_bf16 (GPU: 32768 x 1024 and 8192 x 8192 beside "
+                   "           softmax_f32 / bf16, layernorm_f32 / bf16 (GPU: 32768 x 1024 and "
+                   "8192 x 8192 "
+                   "beside "
                    "cuMemcpyDtoD;\n"
-                   "           CPU: bf16 beside the same kernel in f32), empty_launch (cuda, "
+                   "           CPU: softmax_bf16 beside softmax_f32), empty_launch (cuda, "
                    "opencl, native),\n"
                    "           and on native CPU devices vector_add_float4, saxpy_f16, "
                    "dequant_int8, softmax_bf16,\n"
@@ -618,14 +621,18 @@ int run_bench(const std::vector<std::string>& args) {
         if (o.backend.empty() ? b->name() == "interp" : b->name() != o.backend) continue;
         for (size_t d = 0; d < b->devices().size(); ++d) {
             const DeviceInfo& dev = b->devices()[d];
-            for (std::string kernel : {"vector_add", "vector_add_float4", "reduce", "warp_reduce",
-                                       "matmul_naive", "matmul_tiled", "matmul_f16", "matmul_bf16",
-                                       "matmul_tf32", "softmax_f32", "softmax_bf16"}) {
-                // On a CPU, softmax_bf16's row has the f32 kernel as its baseline.
-                if (kernel == "softmax_f32" && dev.type != DeviceType::GPU) continue;
-                if (kernel.rfind("softmax", 0) == 0 && dev.type == DeviceType::GPU) {
+            for (std::string kernel :
+                 {"vector_add", "vector_add_float4", "reduce", "warp_reduce", "matmul_naive",
+                  "matmul_tiled", "matmul_f16", "matmul_bf16", "matmul_tf32", "softmax_f32",
+                  "softmax_bf16", "layernorm_f32", "layernorm_bf16"}) {
+                // On a CPU, softmax_bf16's row has the f32 kernel as its baseline; the row
+                // kernels' other rows are a GPU's.
+                const bool row_kernel =
+                    kernel.rfind("softmax", 0) == 0 || kernel.rfind("layernorm", 0) == 0;
+                if (row_kernel && kernel != "softmax_bf16" && dev.type != DeviceType::GPU) continue;
+                if (row_kernel && dev.type == DeviceType::GPU) {
                     attempt(*b, dev.name, kernel.c_str(), [&] {
-                        for (auto& row : softmax_gpu_rows(rt, *b, d, kernel, o, gpu))
+                        for (auto& row : row_gpu_rows(rt, *b, d, kernel, o, gpu))
                             results.push_back(std::move(row));
                     });
                     continue;

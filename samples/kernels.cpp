@@ -330,8 +330,8 @@ const ir::Kernel* find(std::string_view name) {
 
 const std::vector<const detail::FamilyDef*>& families() {
     static const std::vector<const detail::FamilyDef*> all = {
-        &matmul_f16().def(), &matmul_bf16().def(), &matmul_tf32().def(), &softmax_bf16().def(),
-        &softmax_f32().def()};
+        &matmul_f16().def(),  &matmul_bf16().def(),    &matmul_tf32().def(),  &softmax_bf16().def(),
+        &softmax_f32().def(), &layernorm_bf16().def(), &layernorm_f32().def()};
     return all;
 }
 
@@ -347,7 +347,7 @@ std::vector<std::string> names() {
             "histogram",     "histogram_wide",   "vector_add_float4", "saxpy_f16",
             "dequant_int8",  "softmax_bf16",     "softmax_f32",       "particles",
             "pipeline_step", "math_catalog_f32", "math_catalog_f64",  "matmul_f16",
-            "matmul_bf16",   "matmul_tf32"};
+            "matmul_bf16",   "matmul_tf32",      "layernorm_bf16",    "layernorm_f32"};
 }
 
 } // namespace plexus::samples

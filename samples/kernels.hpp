@@ -5,6 +5,7 @@
 #include "plexus/family.hpp"
 #include "plexus/kernel.hpp"
 #include "plexus/launch.hpp"
+#include "plexus/lib.hpp"
 
 #include <array>
 #include <span>
@@ -68,15 +69,22 @@ const Kernel<In<half>, InOut<half>, Float, Int>& saxpy_f16();
 // out[i] = float4(w[i]) * scale[row], for a rows x (4 * cols4) matrix of int8 weights stored as
 // char4 (four weights of one row per element) and one f32 scale per row.
 const Kernel<In<Vec<int8_t, 4>>, In<float>, Out<Vec4>, Int, Int>& dequant_int8();
-// Row-wise softmax of a rows x cols matrix, accumulated in f32, as kernel families over
-// (samples/typed_kernels.cpp): `width` work-items per row (32 or 256) in groups of 256 (256 /
-// width rows each); `per` values per work-item held in registers, so that x is read once (the
-// row must fit: cols <= per * width), or 0: three passes over x for any cols; `subgroups` 1:
-// the row's maximum and sum reduced by subgroup operations, 0: by a tree in shared memory.
-// Launch with the shape {rows, cols}. T is bf16 (softmax_bf16) or float (softmax_f32).
-template <class T> using SoftmaxFamily = Family<In<T>, Out<T>, Int, Int>;
-const SoftmaxFamily<bf16>& softmax_bf16();
-const SoftmaxFamily<float>& softmax_f32();
+// Row-wise softmax and layer normalization of a rows x cols matrix, accumulated in f32: the
+// kernel families of px::lib (plexus/lib.hpp), launched with the shape {rows, cols}.
+using lib::LayerNormFamily;
+using lib::SoftmaxFamily;
+inline const SoftmaxFamily<bf16>& softmax_bf16() {
+    return lib::softmax_bf16();
+}
+inline const SoftmaxFamily<float>& softmax_f32() {
+    return lib::softmax_f32();
+}
+inline const LayerNormFamily<bf16>& layernorm_bf16() {
+    return lib::layernorm_bf16();
+}
+inline const LayerNormFamily<float>& layernorm_f32() {
+    return lib::layernorm_f32();
+}
 
 // A particle of the n-body sample: free, charged (its field strength) or anchored to a point.
 using ParticleKind =

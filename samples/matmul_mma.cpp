@@ -556,7 +556,10 @@ TuningReport tune_mma(const std::string& name, int m, int n, int k, Runtime& rt,
     if (name == "matmul_bf16") return MatmulMma<bf16>(m, n, k, rt, g).tune(rt, t, retune);
     if (name == "matmul_tf32") return MatmulMma<float>(m, n, k, rt, g).tune(rt, t, retune);
     throw Error(ErrorCode::InvalidArgument,
-                "'" + name + "' is not a kernel family (matmul_f16, matmul_bf16, matmul_tf32)");
+                "plexus tune tunes matmul_f16, matmul_bf16 and matmul_tf32 ahead of time, not '" +
+                    name +
+                    "' (the row families softmax_* and layernorm_* tune at their first launch, or "
+                    "through Runtime::tune)");
 }
 
 // The shape of the other matmul samples: m = size, n = size - size/8, k = size + 3.

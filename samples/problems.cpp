@@ -350,7 +350,7 @@ std::vector<size_t> test_sizes(const std::string& name, bool slow) {
         return slow ? std::vector<size_t>{1, 70, 130} : std::vector<size_t>{1, 70, 200, 1000};
     if (name == "math_catalog")
         return slow ? std::vector<size_t>{1, 300} : std::vector<size_t>{1, 300, 4096};
-    if (name == "softmax_bf16" || name == "softmax_f32")
+    if (name.rfind("softmax", 0) == 0 || name.rfind("layernorm", 0) == 0)
         return slow ? std::vector<size_t>{1, 33, 4000} : std::vector<size_t>{1, 33, 4000, 100000};
     return slow ? std::vector<size_t>{1, 1000, 4097, 30000}
                 : std::vector<size_t>{1, 1000, 4097, 100003, 1 << 20};
@@ -362,7 +362,8 @@ size_t run_size(const std::string& name, bool slow) {
         return slow ? 48 : 256;
     if (name == "particles") return slow ? 200 : 2000;
     if (name == "math_catalog") return slow ? 1024 : 4096; // inputs per function
-    if (name.rfind("softmax", 0) == 0) return slow ? 16000 : 1000000;
+    if (name.rfind("softmax", 0) == 0 || name.rfind("layernorm", 0) == 0)
+        return slow ? 16000 : 1000000;
     return slow ? 20000 : 1000003;
 }
 

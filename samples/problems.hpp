@@ -45,9 +45,9 @@ const std::vector<std::string>& problem_names();
 std::unique_ptr<Problem> make_problem(const std::string& name, size_t size, Runtime& rt,
                                       unsigned seed);
 
-// softmax_bf16 or softmax_f32 of `rows` x `cols` random values in [-8, 8].
-std::unique_ptr<Problem> make_softmax_problem(const std::string& name, int rows, int cols,
-                                              Runtime& rt, unsigned seed);
+// softmax_bf16, softmax_f32, layernorm_bf16 or layernorm_f32 of `rows` x `cols` random values.
+std::unique_ptr<Problem> make_row_problem(const std::string& name, int rows, int cols, Runtime& rt,
+                                          unsigned seed);
 
 // When `e` is the NoBackend error of a launch on `target` and the router dropped that device
 // for the kernel (a capability it lacks: "the device lacks subgroups (cl_khr_subgroups), ..."),

@@ -280,6 +280,83 @@ CheckResult Particles::check() {
     return r;
 }
 
+// Layer normalization of rows x cols values of T with random gamma and beta; the reference
+// in double, rounded to T at the end.
+template <class T> class LayerNorm final : public Problem {
+public:
+    LayerNorm(int rows, int cols, Runtime& rt, std::mt19937& g)
+        : rows_(rows), cols_(cols), x_(size_t(rows_) * cols_), gamma_(size_t(cols)),
+          beta_(size_t(cols)), bx_(rt, x_.size()), bgamma_(rt, gamma_.size()),
+          bbeta_(rt, beta_.size()), by_(rt, x_.size()) {
+        std::uniform_real_distribution<float> d(-4, 4), w(-1, 1);
+        for (auto& v : x_)
+            v = T(d(g));
+        for (size_t c = 0; c < gamma_.size(); ++c) {
+            gamma_[c] = w(g);
+            beta_[c] = w(g);
+        }
+        bx_.write(x_);
+        bgamma_.write(gamma_);
+        bbeta_.write(beta_);
+    }
+    std::string kernel() const override {
+        return std::is_same_v<T, float> ? "layernorm_f32" : "layernorm_bf16";
+    }
+    std::string size_text() const override {
+        return "rows=" + std::to_string(rows_) + " cols=" + std::to_string(cols_);
+    }
+    void run(Runtime& rt, const Target& t) override {
+        lib::layernorm(rt, bx_, bgamma_, bbeta_, by_, rows_, cols_, kEps, t).wait();
+    }
+    CheckResult check() override {
+        CheckResult r;
+        auto y = by_.host();
+        for (int row = 0; row < rows_; ++row) {
+            const T* x = &x_[size_t(row) * cols_];
+            double mean = 0, var = 0;
+            for (int c = 0; c < cols_; ++c)
+                mean += double(float(x[c]));
+            mean /= cols_;
+            for (int c = 0; c < cols_; ++c)
+                var += (double(float(x[c])) - mean) * (double(float(x[c])) - mean);
+            var /= cols_;
+            const double inv = 1 / std::sqrt(var + kEps);
+            for (int c = 0; c < cols_; ++c) {
+                const size_t i = size_t(row) * cols_ + c;
+                const double exact = (double(float(x[c])) - mean) * inv * gamma_[c] + beta_[c];
+                const double want = float(T(float(exact)));
+                // f32 sums of up to a few thousand values: 1e-4 of the terms' size; bf16: and
+                // one bf16 ulp of the result (2^-7 relative at most).
+                const double terms =
+                    std::fabs((double(float(x[c])) - mean) * inv * gamma_[c]) + std::fabs(beta_[c]);
+                const double bound =
+                    1e-4 * (terms + 1) +
+                    (std::is_same_v<T, float> ? 0 : std::ldexp(std::fabs(want), -7));
+                record(r, i, float(y[i]), want, bound);
+            }
+        }
+        return r;
+    }
+    std::string tolerance() const override {
+        return std::is_same_v<T, float>
+                   ? "|got - want| <= 1e-4 (|xhat gamma| + |beta| + 1) (want in double)"
+                   : "that, plus one bf16 ulp of want (2^-7 |want|)";
+    }
+    double work() const override {
+        return double(sizeof(T)) * 2.0 * double(x_.size()) + 8.0 * double(cols_);
+    }
+    const char* unit() const override { return "GB/s"; }
+
+private:
+    static constexpr float kEps = 1e-5f;
+    int rows_, cols_;
+    std::vector<T> x_;
+    std::vector<float> gamma_, beta_;
+    Buffer<T> bx_;
+    Buffer<float> bgamma_, bbeta_;
+    Buffer<T> by_;
+};
+
 } // namespace
 
 std::unique_ptr<Problem> make_typed_problem(const std::string& name, size_t size, Runtime& rt,
@@ -292,24 +369,28 @@ std::unique_ptr<Problem> make_typed_problem(const std::string& name, size_t size
               cols = int(std::min<size_t>(size, 1000));
     if (name == "softmax_bf16") return std::make_unique<Softmax<bf16>>(rows, cols, rt, g);
     if (name == "softmax_f32") return std::make_unique<Softmax<float>>(rows, cols, rt, g);
+    if (name == "layernorm_bf16") return std::make_unique<LayerNorm<bf16>>(rows, cols, rt, g);
+    if (name == "layernorm_f32") return std::make_unique<LayerNorm<float>>(rows, cols, rt, g);
     if (name == "particles") return std::make_unique<Particles>(size, rt, g);
     return nullptr;
 }
 
-std::unique_ptr<Problem> make_softmax_problem(const std::string& name, int rows, int cols,
-                                              Runtime& rt, unsigned seed) {
+std::unique_ptr<Problem> make_row_problem(const std::string& name, int rows, int cols, Runtime& rt,
+                                          unsigned seed) {
     std::mt19937 g(seed);
     if (rows < 1 || cols < 1)
         throw Error(ErrorCode::InvalidArgument, name + ": rows and cols must be positive");
     if (name == "softmax_bf16") return std::make_unique<Softmax<bf16>>(rows, cols, rt, g);
     if (name == "softmax_f32") return std::make_unique<Softmax<float>>(rows, cols, rt, g);
-    throw Error(ErrorCode::InvalidArgument, "not a softmax sample: '" + name + "'");
+    if (name == "layernorm_bf16") return std::make_unique<LayerNorm<bf16>>(rows, cols, rt, g);
+    if (name == "layernorm_f32") return std::make_unique<LayerNorm<float>>(rows, cols, rt, g);
+    throw Error(ErrorCode::InvalidArgument, "not a row sample: '" + name + "'");
 }
 
 const std::vector<std::string>& typed_problem_names() {
-    static const std::vector<std::string> names = {"vector_add_float4", "saxpy_f16",
-                                                   "dequant_int8",      "softmax_bf16",
-                                                   "softmax_f32",       "particles"};
+    static const std::vector<std::string> names = {
+        "vector_add_float4", "saxpy_f16",     "dequant_int8",   "softmax_bf16",
+        "softmax_f32",       "layernorm_f32", "layernorm_bf16", "particles"};
     return names;
 }
 

@@ -99,6 +99,12 @@ TEST_CASE("softmax_bf16") {
 TEST_CASE("softmax_f32") {
     run_problem("softmax_f32");
 }
+TEST_CASE("layernorm_f32") {
+    run_problem("layernorm_f32");
+}
+TEST_CASE("layernorm_bf16") {
+    run_problem("layernorm_bf16");
+}
 TEST_CASE("particles") {
     run_problem("particles");
 }

@@ -216,6 +216,15 @@ TEST_CASE("tuning off takes the heuristic and times nothing") {
     }
 }
 
+// Whether the router keeps the traced variant on the device for the grid.
+bool router_keeps(Runtime& rt, const ir::Kernel& k, const px::Grid& grid,
+                  const test::TestDevice& d) {
+    for (const Candidate& c : rt.explain(k, &grid))
+        if (c.kept && c.backend == d.target.backend && int(c.device_index) == d.target.device)
+            return true;
+    return false;
+}
+
 // matmul_f16 / bf16 / tf32: every variant each device accepts at a shape every path fits,
 // against a double-precision product, every element.
 TEST_CASE("every variant of the matmul families a device accepts is correct") {
@@ -248,11 +257,8 @@ TEST_CASE("every variant of the matmul families a device accepts is correct") {
                 if (v["wide"] == 1 && d.info->subgroup_size != 32) CHECK(!why.empty());
                 if (!why.empty()) continue;
                 const px::Grid grid = family.def().grid(v, ctx);
-                bool kept = false;
-                for (const Candidate& c : rt.explain(*family.def().kernel(v), &grid))
-                    kept = kept || (c.kept && c.backend == d.target.backend &&
-                                    int(c.device_index) == d.target.device);
-                if (!kept) continue; // the router's reason: a device without subgroups
+                // The router's reason where not: a device without subgroups.
+                if (!router_keeps(rt, *family.def().kernel(v), grid, d)) continue;
                 px::Buffer<float> bc(rt, size_t(m) * n);
                 rt.launch(d.target, family.variant(v), grid, ba, bb, bc, m, n, k).wait();
                 const std::vector<float> c = bc.to_vector();
@@ -307,11 +313,8 @@ TEST_CASE("every variant of the softmax families a device accepts is correct") {
                     if (v["per"] > 0 && cols > v["per"] * v["width"]) CHECK(!why.empty());
                     if (!why.empty()) continue;
                     const px::Grid grid = family.def().grid(v, ctx);
-                    bool kept = false;
-                    for (const Candidate& c : rt.explain(*family.def().kernel(v), &grid))
-                        kept = kept || (c.kept && c.backend == dev.target.backend &&
-                                        int(c.device_index) == dev.target.device);
-                    if (!kept) continue; // the router's reason: a device without subgroups
+                    // The router's reason where not: a device without subgroups.
+                    if (!router_keeps(rt, *family.def().kernel(v), grid, dev)) continue;
                     px::Buffer<T> by(rt, x.size());
                     rt.launch(dev.target, family.variant(v), grid, bx, by, rows, cols).wait();
                     const std::vector<T> y = by.to_vector();
@@ -331,4 +334,92 @@ TEST_CASE("every variant of the softmax families a device accepts is correct") {
     };
     each_variant(px::samples::softmax_f32());
     each_variant(px::samples::softmax_bf16());
+}
+
+// layernorm_f32 / bf16: every variant each device accepts, at the softmax test's shapes, every
+// element against the layer normalization in double (f32 sums of up to 3000 values: within
+// 1e-4 of the terms' size; bf16: and one bf16 ulp).
+TEST_CASE("every variant of the layernorm families a device accepts is correct") {
+    auto each_variant = [&]<class T>(const px::lib::LayerNormFamily<T>& family) {
+        Runtime& rt = test::hermetic_runtime();
+        const float eps = 1e-5f;
+        for (const auto& [rows, cols] : {std::pair{37, 1000}, {5, 3000}, {9, 77}}) {
+            std::mt19937 g(uint32_t(rows * cols + 1));
+            std::uniform_real_distribution<float> d(-4, 4), w(-1, 1);
+            std::vector<T> x(size_t(rows) * cols);
+            for (T& v : x)
+                v = T(d(g));
+            std::vector<float> gamma(static_cast<size_t>(cols)), beta(static_cast<size_t>(cols));
+            for (int c = 0; c < cols; ++c)
+                gamma[size_t(c)] = w(g), beta[size_t(c)] = w(g);
+            std::vector<double> want(x.size()), bound(x.size());
+            for (int r = 0; r < rows; ++r) {
+                double mean = 0, var = 0;
+                for (int c = 0; c < cols; ++c)
+                    mean += double(float(x[size_t(r) * cols + c]));
+                mean /= cols;
+                for (int c = 0; c < cols; ++c) {
+                    const double dv = double(float(x[size_t(r) * cols + c])) - mean;
+                    var += dv * dv;
+                }
+                const double inv = 1 / std::sqrt(var / cols + eps);
+                for (int c = 0; c < cols; ++c) {
+                    const size_t i = size_t(r) * cols + c;
+                    const double term = (double(float(x[i])) - mean) * inv * gamma[size_t(c)];
+                    want[i] = double(float(T(float(term + beta[size_t(c)]))));
+                    bound[i] = 1e-4 * (std::fabs(term) + std::fabs(beta[size_t(c)]) + 1) +
+                               (std::is_same_v<T, float> ? 0 : std::ldexp(std::fabs(want[i]), -7));
+                }
+            }
+            px::Buffer<T> bx(rt, x);
+            px::Buffer<float> bg(rt, gamma), bb(rt, beta);
+            for (const test::TestDevice& dev : every_device()) {
+                const px::Shape shape = {rows, cols};
+                const FamilyContext ctx{dev.target.backend, *dev.info, shape};
+                size_t ran = 0;
+                for (const px::Tuning& v : family.def().variants()) {
+                    CAPTURE(dev.label);
+                    CAPTURE(family.def().variant_name(v));
+                    CAPTURE(cols);
+                    if (!family.def().reject(v, ctx).empty()) continue;
+                    const px::Grid grid = family.def().grid(v, ctx);
+                    // The router's reason where not: a device without subgroups.
+                    if (!router_keeps(rt, *family.def().kernel(v), grid, dev)) continue;
+                    px::Buffer<T> by(rt, x.size());
+                    rt.launch(dev.target, family.variant(v), grid, bx, bg, bb, by, rows, cols, eps)
+                        .wait();
+                    const std::vector<T> y = by.to_vector();
+                    for (size_t i = 0; i < y.size(); ++i)
+                        REQUIRE_MESSAGE(std::fabs(double(float(y[i])) - want[i]) <= bound[i],
+                                        "element " << i << ": got " << float(y[i]) << ", want "
+                                                   << want[i]);
+                    ++ran;
+                }
+                CHECK(ran > 0);
+            }
+        }
+    };
+    each_variant(px::lib::layernorm_f32());
+    each_variant(px::lib::layernorm_bf16());
+}
+
+TEST_CASE("px::lib functions check their buffers and shape, naming the argument") {
+    Runtime& rt = test::hermetic_runtime();
+    px::Buffer<float> x(rt, 100), y(rt, 50), g(rt, 10), b(rt, 9);
+    auto message = [](auto&& f) {
+        try {
+            f();
+        } catch (const px::Error& e) {
+            CHECK(e.code() == px::ErrorCode::InvalidArgument);
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    CHECK(message([&] { px::lib::softmax(rt, x, y, 10, 10); }).find("y has 50 elements") !=
+          std::string::npos);
+    CHECK(message([&] { px::lib::softmax(rt, x, x, 0, 10); }).find("must be positive") !=
+          std::string::npos);
+    CHECK(message([&] {
+              px::lib::layernorm(rt, x, g, b, x, 10, 10);
+          }).find("beta has 9 elements, the shape needs 10") != std::string::npos);
 }
