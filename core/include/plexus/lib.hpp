@@ -32,11 +32,9 @@ Event softmax(Runtime& rt, Buffer<bf16>& x, Buffer<bf16>& y, int rows, int cols,
 // y[r][c] = (x[r][c] - mean_r) / sqrt(var_r + eps) * gamma[c] + beta[c], the mean and the
 // (biased) variance of each row of a rows x cols row-major matrix; gamma and beta have cols
 // floats.
-Event layernorm(Runtime& rt, Buffer<float>& x, Buffer<float>& gamma,
-                Buffer<float>& beta, Buffer<float>& y, int rows, int cols, float eps = 1e-5f,
-                const Target& target = {});
-Event layernorm(Runtime& rt, Buffer<bf16>& x, Buffer<float>& gamma,
-                Buffer<float>& beta, Buffer<bf16>& y, int rows, int cols, float eps = 1e-5f,
-                const Target& target = {});
+Event layernorm(Runtime& rt, Buffer<float>& x, Buffer<float>& gamma, Buffer<float>& beta,
+                Buffer<float>& y, int rows, int cols, float eps = 1e-5f, const Target& target = {});
+Event layernorm(Runtime& rt, Buffer<bf16>& x, Buffer<float>& gamma, Buffer<float>& beta,
+                Buffer<bf16>& y, int rows, int cols, float eps = 1e-5f, const Target& target = {});
 
 } // namespace plexus::lib

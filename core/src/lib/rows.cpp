@@ -63,12 +63,14 @@ public:
         return total;
     }
     px::Float sum(const px::Float& v) {
-        return (*this)(v, [](const auto& a, const auto& b) { return a + b; },
-                       [](const px::Float& a) { return px::subgroup_reduce_add(a); });
+        return (*this)(
+            v, [](const auto& a, const auto& b) { return a + b; },
+            [](const px::Float& a) { return px::subgroup_reduce_add(a); });
     }
     px::Float max(const px::Float& v) {
-        return (*this)(v, [](const auto& a, const auto& b) { return px::max(a, b); },
-                       [](const px::Float& a) { return px::subgroup_reduce_max(a); });
+        return (*this)(
+            v, [](const auto& a, const auto& b) { return px::max(a, b); },
+            [](const px::Float& a) { return px::subgroup_reduce_max(a); });
     }
 
 private:
@@ -105,54 +107,49 @@ std::vector<px::Float> row_values(const RowShape& s, const RowPlace& p, px::In<T
 }
 
 template <class T> SoftmaxFamily<T> make_softmax(const char* name) {
-    return px::family(name, {"x", "y", "rows", "cols"},
-                      [](const px::Tuning& v, px::In<T> x, px::Out<T> y, px::Int rows,
-                         px::Int cols) {
-                          const RowShape s(v);
-                          px::require_work_group_size(s.W, s.R);
-                          RowPlace p(s, rows, cols);
-                          RowReduce reduce(s, p.lx, p.ly);
-                          constexpr float inf = std::numeric_limits<float>::infinity();
-                          if (s.per == 0) {
-                              // Three passes over x: its maximum, the sum of exponentials, the
-                              // output.
-                              px::Float m = -inf;
-                              px::For(p.lx, cols, s.W,
-                                      [&](px::Int c) { m = px::max(m, x[p.base + c]); });
-                              px::Float row_max = reduce.max(m);
-                              px::Float sum = 0.0f;
-                              px::For(p.lx, cols, s.W, [&](px::Int c) {
-                                  sum += px::exp(x[p.base + c] - row_max);
-                              });
-                              px::Float inv = 1.0f / reduce.sum(sum);
-                              px::If(p.row < rows, [&] {
-                                  px::For(p.lx, cols, s.W, [&](px::Int c) {
-                                      y[p.base + c] =
-                                          px::cast<T>(px::exp(x[p.base + c] - row_max) * inv);
-                                  });
-                              });
-                              return;
-                          }
-                          std::vector<px::Float> values = row_values(s, p, x, cols, -inf);
-                          px::Float m = -inf;
-                          for (const px::Float& value : values)
-                              m = px::max(m, value);
-                          px::Float row_max = reduce.max(m);
-                          px::Float sum = 0.0f;
-                          for (px::Float& value : values) {
-                              value = px::exp(value - row_max); // exp(-inf) = 0 past the row
-                              sum += value;
-                          }
-                          px::Float inv = 1.0f / reduce.sum(sum);
-                          px::If(p.row < rows, [&] {
-                              for (int j = 0; j < s.per; ++j) {
-                                  px::Int c = p.lx + j * s.W;
-                                  px::If(c < cols, [&] {
-                                      y[p.base + c] = px::cast<T>(values[size_t(j)] * inv);
-                                  });
-                              }
-                          });
-                      });
+    return px::family(
+        name, {"x", "y", "rows", "cols"},
+        [](const px::Tuning& v, px::In<T> x, px::Out<T> y, px::Int rows, px::Int cols) {
+            const RowShape s(v);
+            px::require_work_group_size(s.W, s.R);
+            RowPlace p(s, rows, cols);
+            RowReduce reduce(s, p.lx, p.ly);
+            constexpr float inf = std::numeric_limits<float>::infinity();
+            if (s.per == 0) {
+                // Three passes over x: its maximum, the sum of exponentials, the
+                // output.
+                px::Float m = -inf;
+                px::For(p.lx, cols, s.W, [&](px::Int c) { m = px::max(m, x[p.base + c]); });
+                px::Float row_max = reduce.max(m);
+                px::Float sum = 0.0f;
+                px::For(p.lx, cols, s.W,
+                        [&](px::Int c) { sum += px::exp(x[p.base + c] - row_max); });
+                px::Float inv = 1.0f / reduce.sum(sum);
+                px::If(p.row < rows, [&] {
+                    px::For(p.lx, cols, s.W, [&](px::Int c) {
+                        y[p.base + c] = px::cast<T>(px::exp(x[p.base + c] - row_max) * inv);
+                    });
+                });
+                return;
+            }
+            std::vector<px::Float> values = row_values(s, p, x, cols, -inf);
+            px::Float m = -inf;
+            for (const px::Float& value : values)
+                m = px::max(m, value);
+            px::Float row_max = reduce.max(m);
+            px::Float sum = 0.0f;
+            for (px::Float& value : values) {
+                value = px::exp(value - row_max); // exp(-inf) = 0 past the row
+                sum += value;
+            }
+            px::Float inv = 1.0f / reduce.sum(sum);
+            px::If(p.row < rows, [&] {
+                for (int j = 0; j < s.per; ++j) {
+                    px::Int c = p.lx + j * s.W;
+                    px::If(c < cols, [&] { y[p.base + c] = px::cast<T>(values[size_t(j)] * inv); });
+                }
+            });
+        });
 }
 
 template <class T> LayerNormFamily<T> make_layernorm(const char* name) {
@@ -254,24 +251,23 @@ template <class F> F with_row_space(F f) {
 // Throws InvalidArgument when a buffer holds fewer than `need` elements.
 void need(const char* function, const char* argument, size_t have, size_t need) {
     if (have < need)
-        throw Error(ErrorCode::InvalidArgument,
-                    std::string("px::lib::") + function + ": " + argument + " has " +
-                        std::to_string(have) + " elements, the shape needs " +
-                        std::to_string(need));
+        throw Error(ErrorCode::InvalidArgument, std::string("px::lib::") + function + ": " +
+                                                    argument + " has " + std::to_string(have) +
+                                                    " elements, the shape needs " +
+                                                    std::to_string(need));
 }
 
 size_t elements(const char* function, int rows, int cols) {
     if (rows < 1 || cols < 1)
-        throw Error(ErrorCode::InvalidArgument, std::string("px::lib::") + function +
-                                                    ": rows and cols must be positive, got " +
-                                                    std::to_string(rows) + " x " +
-                                                    std::to_string(cols));
+        throw Error(ErrorCode::InvalidArgument,
+                    std::string("px::lib::") + function + ": rows and cols must be positive, got " +
+                        std::to_string(rows) + " x " + std::to_string(cols));
     return size_t(rows) * size_t(cols);
 }
 
 template <class T>
-Event softmax_of(const SoftmaxFamily<T>& family, Runtime& rt, Buffer<T>& x, Buffer<T>& y,
-                 int rows, int cols, const Target& target) {
+Event softmax_of(const SoftmaxFamily<T>& family, Runtime& rt, Buffer<T>& x, Buffer<T>& y, int rows,
+                 int cols, const Target& target) {
     const size_t n = elements("softmax", rows, cols);
     need("softmax", "x", x.size(), n);
     need("softmax", "y", y.size(), n);
