@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -50,6 +51,18 @@ void enable_only(Config& config, const std::string& backend) {
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+TempDir::TempDir() {
+    std::string t = (std::filesystem::temp_directory_path() / "plexus-bench-XXXXXX").string();
+    if (!mkdtemp(t.data()))
+        throw Error(ErrorCode::InvalidArgument, "cannot make a temporary directory like " + t);
+    path = t;
+}
+
+TempDir::~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
 }
 
 void write_json(const std::string& path, const nlohmann::json& doc) {

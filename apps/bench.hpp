@@ -23,6 +23,16 @@ std::pair<double, double> median_seconds_alternating(int reps, const std::functi
                                                      const std::function<void()>& g);
 
 double ms_since(std::chrono::steady_clock::time_point t0);
+// A new directory under the system's temporary one (an empty disk cache), removed with the
+// object; throws Error(InvalidArgument) when it cannot be made.
+struct TempDir {
+    std::string path;
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+};
+
 // Writes `doc` to `path` (indented); throws Error(InvalidArgument) naming the file when it cannot.
 void write_json(const std::string& path, const nlohmann::json& doc);
 // The middle element of v once sorted (the upper one of an even count).

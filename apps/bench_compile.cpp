@@ -11,7 +11,6 @@
 #include "kernels.hpp"
 
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -83,21 +82,6 @@ std::vector<SampleKernel> sample_kernels(const std::string& only) {
     }
     return out;
 }
-
-// A directory for an empty disk cache, removed with the object.
-struct TempDir {
-    std::string path;
-    TempDir() {
-        std::string tmpl =
-            (std::filesystem::temp_directory_path() / "plexus-bench-XXXXXX").string();
-        if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot make a temporary directory");
-        path = tmpl;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
 
 struct Generated {
     double ms = -1; // -1: not generated (the reason in `error`)

@@ -10,9 +10,6 @@
 #include "problems.hpp"
 
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <set>
 
 namespace plexus::app {
@@ -21,21 +18,6 @@ namespace {
 
 // A choice within this factor of the fastest pinned time agrees with it.
 constexpr double kWithin = 1.10;
-
-struct TempCache {
-    std::string path;
-    TempCache() {
-        std::string t =
-            (std::filesystem::temp_directory_path() / "plexus-bench-routing-XXXXXX").string();
-        if (!mkdtemp(t.data()))
-            throw Error(ErrorCode::InvalidArgument, "cannot create a temporary cache directory");
-        path = t;
-    }
-    ~TempCache() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
 
 // Where the problem's launches went: the measured decisions' devices, or a family's tuning
 // choice; and the candidates measured routing compared ("backend:device").
@@ -58,7 +40,7 @@ void choices(Runtime& rt, std::set<std::string>& chosen, std::set<std::string>& 
 }
 
 nlohmann::json routing_row(const std::string& name, size_t size, int reps) {
-    TempCache cache;
+    TempDir cache;
     Config config = load_config();
     config.routing = Routing::Measured;
     config.cache_dir = cache.path;

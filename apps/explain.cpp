@@ -95,12 +95,6 @@ int run_explain(const std::vector<std::string>& args) {
     std::map<LaunchBucket, std::vector<RouteRecord>> history;
     for (RouteRecord& r : stored_routes(rt.config().cache_dir))
         if (r.kernel_hash == k.hash()) history[r.bucket].push_back(std::move(r));
-    auto median = [](std::vector<double> s) {
-        std::sort(s.begin(), s.end());
-        return s.empty()      ? 0.0
-               : s.size() % 2 ? s[s.size() / 2]
-                              : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
-    };
     if (json) {
         nlohmann::json out = nlohmann::json::array();
         for (const Candidate& c : ranked)
@@ -117,7 +111,7 @@ int run_explain(const std::vector<std::string>& args) {
                                     {"backend", r.backend},
                                     {"device_name", r.device},
                                     {"launches", r.seconds.size()},
-                                    {"median_seconds", median(r.seconds)}});
+                                    {"median_seconds", r.median_seconds()}});
         std::cout << nlohmann::json{{"kernel", k.name},
                                     {"routing", to_string(rt.config().routing)},
                                     {"candidates", out},
@@ -145,12 +139,12 @@ int run_explain(const std::vector<std::string>& args) {
                     rt.config().cache_dir.c_str());
     for (auto& [bucket, records] : history) {
         std::sort(records.begin(), records.end(), [&](const RouteRecord& a, const RouteRecord& b) {
-            return median(a.seconds) < median(b.seconds);
+            return a.median_seconds() < b.median_seconds();
         });
         std::printf("  %s:\n", to_string(bucket).c_str());
         for (const RouteRecord& r : records)
             std::printf("    %s (%s): %.4f ms, median of %zu launches\n", r.backend.c_str(),
-                        r.device.c_str(), median(r.seconds) * 1e3, r.seconds.size());
+                        r.device.c_str(), r.median_seconds() * 1e3, r.seconds.size());
     }
     if (const detail::FamilyDef* f = samples::find_family(kernel)) {
         // A family routes per variant (docs/tuning.md): its space and what was measured.

@@ -16,7 +16,7 @@ struct LaunchBucket {
     uint8_t items_bits = 0, bytes_bits = 0;
     auto operator<=>(const LaunchBucket&) const = default;
 };
-std::string to_string(const LaunchBucket& b); // "2^10 items, 2^14 bytes"
+std::string to_string(const LaunchBucket& b); // "under 2^10 items, under 2^14 bytes"
 
 // One candidate of a measured routing decision.
 struct RoutePrediction {
@@ -64,6 +64,9 @@ struct RouteRecord {
     std::string backend, backend_version, device, arch;
     LaunchBucket bucket;
     std::vector<double> seconds; // the latest timed launches, oldest first
+    // Their median: what measured routing predicts from (the mean of the middle two for an
+    // even count).
+    double median_seconds() const;
 };
 
 // Every history entry stored under `cache_dir`/routing, by kernel then device; unreadable files

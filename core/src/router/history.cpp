@@ -14,9 +14,13 @@ namespace plexus {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+double RouteRecord::median_seconds() const {
+    return detail::median(seconds);
+}
+
 std::string to_string(const LaunchBucket& b) {
-    return "2^" + std::to_string(b.items_bits) + " items, 2^" + std::to_string(b.bytes_bits) +
-           " bytes";
+    return "under 2^" + std::to_string(b.items_bits) + " items, under 2^" +
+           std::to_string(b.bytes_bits) + " bytes";
 }
 
 namespace detail {
@@ -26,9 +30,13 @@ namespace {
 // The timed launches an entry keeps: the latest ones.
 constexpr size_t kKeptSamples = 8;
 
+// What a measurement holds for: the backend and its version, the device and its architecture.
+std::string identity(const std::string& backend, const std::string& version,
+                     const std::string& device, const std::string& arch) {
+    return backend + '\n' + version + '\n' + device + '\n' + arch;
+}
 std::string identity(const DeviceTarget& d) {
-    return d.backend->name() + '\n' + d.backend->version() + '\n' + d.info->name + '\n' +
-           d.info->arch;
+    return identity(d.backend->name(), d.backend->version(), d.info->name, d.info->arch);
 }
 
 std::string routing_dir(const std::string& cache_dir) {
@@ -144,8 +152,7 @@ RouteHistory::KernelHistory& RouteHistory::kernel_history(uint64_t hash,
     try {
         for (RouteRecord& r : read_kernel_file(*doc, file)) {
             if (r.kernel_hash != hash) continue;
-            const std::string id =
-                r.backend + '\n' + r.backend_version + '\n' + r.device + '\n' + r.arch;
+            const std::string id = identity(r.backend, r.backend_version, r.device, r.arch);
             h.entries[{id, r.bucket}] = std::move(r);
         }
     } catch (const Error& e) {
@@ -260,23 +267,19 @@ void RouteHistory::add(uint64_t hash, LaunchBucket bucket, const DeviceTarget& d
     if (s.size() % kRouteSamples == 0) store(hash, kernels_.at(hash));
 }
 
-std::optional<Link> RouteHistory::link(const DeviceTarget& device) {
-    const std::string id = identity(device);
-    std::lock_guard lock(mutex_);
-    if (auto it = links_.find(id); it != links_.end()) return it->second;
+std::optional<Link> RouteHistory::load_link(const DeviceTarget& device) const {
     if (dir_.empty()) return std::nullopt;
+    const std::string id = identity(device);
     std::optional<json> doc = read_json_file(link_file(dir_, id));
     if (!doc || !doc->is_object() || doc->value("identity", "") != id) return std::nullopt;
     const double w = doc->value("write_bytes_per_s", 0.0), r = doc->value("read_bytes_per_s", 0.0);
     if (!(w > 0) || !(r > 0)) return std::nullopt;
-    return links_[id] = Link{w, r};
+    return Link{w, r};
 }
 
-void RouteHistory::set_link(const DeviceTarget& device, const Link& link) {
-    const std::string id = identity(device);
-    std::lock_guard lock(mutex_);
-    links_[id] = link;
+void RouteHistory::store_link(const DeviceTarget& device, const Link& link) const {
     if (dir_.empty()) return;
+    const std::string id = identity(device);
     try {
         const std::string file = link_file(dir_, id);
         fs::create_directories(fs::path(file).parent_path());

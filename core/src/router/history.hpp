@@ -65,10 +65,10 @@ public:
     // kept; the kernel's history is stored each time an entry has gained kRouteSamples more.
     void add(uint64_t hash, LaunchBucket bucket, const DeviceTarget& device, double seconds);
 
-    // The device's link, from memory or the cache directory; std::nullopt before it is
-    // measured.
-    std::optional<Link> link(const DeviceTarget& device);
-    void set_link(const DeviceTarget& device, const Link& link); // and stores it
+    // The device's link as stored in the cache directory; std::nullopt when none is. The
+    // Executor keeps the link it uses in the device's context.
+    std::optional<Link> load_link(const DeviceTarget& device) const;
+    void store_link(const DeviceTarget& device, const Link& link) const;
 
     std::vector<RoutingDecision> decisions() const;
     uint64_t timed_launches() const;
@@ -95,7 +95,6 @@ private:
     std::string dir_;
     mutable std::mutex mutex_;
     std::map<uint64_t, KernelHistory> kernels_;
-    std::map<std::string, Link> links_;
     std::map<std::pair<uint64_t, LaunchBucket>, Route> routes_;
     uint64_t timed_ = 0;
 };

@@ -155,13 +155,6 @@ ErrorContext kernel_context(const ir::Kernel& k) {
     return ErrorContext{"", "", k.name, "", "", ""};
 }
 
-// Whether `seen` is this very kernel object: the same control block, alive since `k` holds
-// it. Unlike seen.lock() == k, no reference count changes.
-bool same_kernel(const std::weak_ptr<const ir::Kernel>& seen,
-                 const std::shared_ptr<const ir::Kernel>& k) {
-    return !seen.owner_before(k) && !k.owner_before(seen) && !seen.expired();
-}
-
 // The launch's grid with the kernel's declared work-group size applied: a required shape is
 // the default and the only one allowed; an explicit group may not exceed a declared maximum.
 Grid bounded_grid(const ir::Kernel& k, const Grid& grid) {
@@ -226,6 +219,11 @@ std::array<uint32_t, 3> choose_local(const Grid& g, const DeviceInfo& d, bool co
 }
 
 } // namespace
+
+bool same_kernel(const std::weak_ptr<const ir::Kernel>& seen,
+                 const std::shared_ptr<const ir::Kernel>& k) {
+    return !seen.owner_before(k) && !k.owner_before(seen) && !seen.expired();
+}
 
 bool serves(const Candidate& c, const Target& target) {
     return c.kept && (target.backend.empty() || c.backend == target.backend) &&

@@ -176,6 +176,10 @@ struct HotLaunch {
 
 // Whether a kept candidate is on the target's backend and device (any, where it names none).
 bool serves(const Candidate& c, const Target& target);
+// Whether `seen` is this very kernel object: the same control block, alive since `k` holds
+// it. Unlike seen.lock() == k, no reference count changes.
+bool same_kernel(const std::weak_ptr<const ir::Kernel>& seen,
+                 const std::shared_ptr<const ir::Kernel>& k);
 
 class Executor {
 public:
@@ -281,11 +285,11 @@ private:
 
     // ---- measured routing (measured.cpp) ----
     RouteHistory routes_;
-    // Measured routing's candidates of the kernel (computed at its first such launch), and
-    // its hash.
+    // Measured routing's candidates of the kernel for a launch that names no backend or device
+    // (computed at its first such launch), and its hash.
     std::shared_ptr<const std::vector<DeviceContext*>>
     measured_candidates(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size,
-                        const Target& target, uint64_t& hash);
+                        uint64_t& hash);
     // A launch routed by measured cost: the candidate with the smallest prediction, or one still
     // being timed (the launch waits, and its time joins the history).
     Event launch_measured(const Target& target, const std::shared_ptr<const ir::Kernel>& k,

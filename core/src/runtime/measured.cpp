@@ -36,7 +36,7 @@ Link Executor::link_of(DeviceContext& ctx) {
     if (ctx.link_known.load(std::memory_order_acquire)) return ctx.link;
     std::lock_guard once(link_mutex_);
     if (ctx.link_known.load(std::memory_order_relaxed)) return ctx.link;
-    std::optional<Link> known = routes_.link(ctx);
+    std::optional<Link> known = routes_.load_link(ctx);
     if (!known) {
         const Backend& b = *ctx.backend;
         const size_t bytes = calibration_bytes(*ctx.info);
@@ -66,7 +66,7 @@ Link Executor::link_of(DeviceContext& ctx) {
                        ctx.label, e.what());
         }
         if (buffer) b.api().buffer_free(buffer);
-        routes_.set_link(ctx, link);
+        routes_.store_link(ctx, link);
         known = link;
     }
     ctx.link = *known;
@@ -76,19 +76,24 @@ Link Executor::link_of(DeviceContext& ctx) {
 
 std::shared_ptr<const std::vector<DeviceContext*>>
 Executor::measured_candidates(const std::shared_ptr<const ir::Kernel>& k, uint64_t work_group_size,
-                              const Target& target, uint64_t& hash) {
-    std::shared_ptr<const std::vector<Candidate>> ranked = ranking(k, work_group_size, hash);
+                              uint64_t& hash) {
     {
+        // Known for this very kernel: one lock. ranking() below replaces the facts of a kernel
+        // freed and another made at its address.
         std::lock_guard lock(mutex_);
-        KernelFacts& f = facts_[k.get()];
-        if (auto it = f.measured.find(work_group_size); it != f.measured.end()) return it->second;
+        const KernelFacts& f = facts_[k.get()];
+        if (auto it = f.measured.find(work_group_size);
+            same_kernel(f.kernel, k) && it != f.measured.end()) {
+            hash = f.hash;
+            return it->second;
+        }
     }
+    std::shared_ptr<const std::vector<Candidate>> ranked = ranking(k, work_group_size, hash);
     // A candidate ranked below priority 0 is a last resort (the interpreter: priority 5 - 50
     // for a CPU behind a Custom driver): never timed, taken only when the others fail.
     auto list = std::make_shared<std::vector<DeviceContext*>>();
     for (const Candidate& c : *ranked)
-        if (serves(c, target) && c.priority >= 0)
-            list->push_back(&context(c.backend_ptr, c.device_index));
+        if (c.kept && c.priority >= 0) list->push_back(&context(c.backend_ptr, c.device_index));
     std::lock_guard lock(mutex_);
     return facts_[k.get()].measured[work_group_size] = std::move(list);
 }
@@ -98,7 +103,7 @@ Event Executor::launch_measured(const Target& target, const std::shared_ptr<cons
                                 std::span<const LaunchArg> args) {
     uint64_t hash = 0;
     const std::shared_ptr<const std::vector<DeviceContext*>> all =
-        measured_candidates(k, work_group_size, target, hash);
+        measured_candidates(k, work_group_size, hash);
     // Each cost's device is one of these DeviceContexts (static_cast back below).
     LaunchList<RouteCost, kInlineCandidates> costs(all->size());
     for (DeviceContext* ctx : *all)

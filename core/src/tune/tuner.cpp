@@ -23,6 +23,12 @@ bool recoverable(const Error& e) {
            e.code() == ErrorCode::OutOfResources || e.code() == ErrorCode::NoBackend;
 }
 
+// Whether a timed trial that failed with `e` only drops its candidate: a recoverable error, or
+// memory the variant could not get.
+bool trial_may_fail(const Error& e) {
+    return recoverable(e) || e.code() == ErrorCode::OutOfMemory;
+}
+
 // The contents of every buffer a launch may write, put back after the trials.
 class Snapshot {
 public:
@@ -196,7 +202,7 @@ std::optional<Tuner::Choice> Tuner::tune_on(const Device& d, const FamilyDef& fa
                 best_s = tc.seconds;
             }
         } catch (const Error& e) {
-            if (!recoverable(e) && e.code() != ErrorCode::OutOfMemory) throw;
+            if (!trial_may_fail(e)) throw;
             tc.dropped = e.what();
         }
         slowest_ms = std::max(slowest_ms, ms_since(started));
@@ -229,10 +235,11 @@ Tuner::Choice Tuner::resolve(const Target& target, const FamilyDef& family, cons
     report.family = family.name();
     report.shape = shape;
     report.bucket = family.bucket(shape);
-    // Measured routing of a launch not pinned to a backend: each device's best variant (timed
-    // when it is the heuristic's or the only one), then the device where it is fastest. Otherwise
-    // the first device (in the router's order) that can run a variant.
-    const bool across = rt_.config().routing == Routing::Measured && target.backend.empty();
+    // Measured routing of a launch not pinned to a backend or device: each device's best
+    // variant (timed when it is the heuristic's or the only one), then the device where it is
+    // fastest. Otherwise the first device (in the router's order) that can run a variant.
+    const bool across =
+        rt_.config().routing == Routing::Measured && target.backend.empty() && target.device < 0;
     std::string tried;
     std::optional<std::pair<Choice, TuningReport>> best;
     double best_s = -1;
@@ -251,15 +258,19 @@ Tuner::Choice Tuner::resolve(const Target& target, const FamilyDef& family, cons
         }
         if (s < 0) { // the heuristic's variant, or the only one: timed to compare devices
             Snapshot snapshot(*c->kernel, args);
+            std::optional<Error> failed;
             try {
                 s = time_variant(*c, args);
             } catch (const Error& e) {
-                if (!recoverable(e) && e.code() != ErrorCode::OutOfMemory) throw;
-                tried +=
-                    "\n  " + d.backend->name() + ":" + std::to_string(d.index) + ": " + e.what();
+                if (!trial_may_fail(e)) throw;
+                failed = e;
+            }
+            snapshot.restore(); // also after a failed trial: it may have written
+            if (failed) {
+                tried += "\n  " + d.backend->name() + ":" + std::to_string(d.index) + ": " +
+                         failed->what();
                 continue;
             }
-            snapshot.restore();
         }
         routes.push_back({d.backend->name(), r.device, d.index, 1, s, 0, 0});
         if (!best || s < best_s) {
