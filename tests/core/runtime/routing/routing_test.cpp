@@ -7,6 +7,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include "core/runtime/launch/launch_fixture.hpp"
 #include "plexus/plexus.hpp"
+#include "problem_util.hpp"
 #include "router/history.hpp"
 
 #include <doctest/doctest.h>
@@ -33,23 +34,16 @@ Config config(long slow_launch_us, long quick_launch_us, const std::string& cach
     c.fallback = true;
     c.cache_dir = cache_dir;
     c.routing = routing;
-    c.backends["slowfake"].priority = 90;
-    c.backends["slowfake"].section = {{"priority", 90},
-                                      {"options", {{"launch_us", slow_launch_us}}}};
-    c.backends["quickfake"].priority = 10;
-    c.backends["quickfake"].section = {
-        {"priority", 10},
-        {"options", {{"launch_us", quick_launch_us}, {"write_us", quick_write_us}}}};
+    // Through the parser, as a configuration file would: the priorities and the sections the
+    // plugins read their options from.
+    const nlohmann::json backends = {
+        {"slowfake", {{"priority", 90}, {"options", {{"launch_us", slow_launch_us}}}}},
+        {"quickfake",
+         {{"priority", 10},
+          {"options", {{"launch_us", quick_launch_us}, {"write_us", quick_write_us}}}}}};
+    c.backends =
+        Config::parse(nlohmann::json{{"backends", backends}}.dump(), "routing_test").backends;
     return c;
-}
-
-std::vector<float> random_floats(size_t n, unsigned seed) {
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> d(-100, 100);
-    std::vector<float> v(n);
-    for (float& x : v)
-        x = d(gen);
-    return v;
 }
 
 // a, b and c of n floats, a and b random.
@@ -57,9 +51,10 @@ struct Problem {
     size_t n;
     std::vector<float> a, b;
     px::Buffer<float> da, db, dc;
-    Problem(Runtime& rt, size_t n_, unsigned seed)
-        : n(n_), a(random_floats(n_, seed)), b(random_floats(n_, seed + 1)), da(rt, a), db(rt, b),
-          dc(rt, n_) {}
+    Problem(Runtime& rt, size_t n_, unsigned seed) : Problem(rt, n_, std::mt19937(seed)) {}
+    Problem(Runtime& rt, size_t n_, std::mt19937&& g)
+        : n(n_), a(px::samples::random_floats(n_, g)), b(px::samples::random_floats(n_, g)),
+          da(rt, a), db(rt, b), dc(rt, n_) {}
     Event launch(Runtime& rt, const Target& target = {}) {
         return rt.launch(target, add_kernel(), px::Grid(n), da, db, dc, int(n));
     }
@@ -188,7 +183,8 @@ TEST_CASE("the bytes a launch would move count, at the link's measured bandwidth
 
     // New a on the host: quickfake would move a (64 KiB at its slow link); slowfake a and the c
     // that quickfake wrote.
-    p.a = random_floats(n, 6);
+    std::mt19937 g(6);
+    p.a = px::samples::random_floats(n, g);
     p.da.write(p.a);
     Event e = p.launch(rt);
     e.wait();

@@ -225,6 +225,35 @@ bool router_keeps(Runtime& rt, const ir::Kernel& k, const px::Grid& grid,
     return false;
 }
 
+// Calls run(v, grid) for each variant of the family the device accepts at the shape: the
+// family's check passes and the router keeps the traced variant there (a device without
+// subgroups is the router's to drop). The family's check must reject every variant
+// `must_reject(v)` names. Returns how many ran.
+template <class MustReject, class Run>
+size_t each_accepted(Runtime& rt, const px::detail::FamilyDef& family, const test::TestDevice& d,
+                     const px::Shape& shape, MustReject must_reject, Run run) {
+    const FamilyContext ctx{d.target.backend, *d.info, shape};
+    size_t ran = 0;
+    for (const px::Tuning& v : family.variants()) {
+        CAPTURE(d.label);
+        CAPTURE(family.variant_name(v));
+        const std::string why = family.reject(v, ctx);
+        if (must_reject(v)) CHECK(!why.empty());
+        if (!why.empty()) continue;
+        const px::Grid grid = family.grid(v, ctx);
+        if (!router_keeps(rt, *family.kernel(v), grid, d)) continue;
+        run(v, grid);
+        ++ran;
+    }
+    return ran;
+}
+
+// For the row families (px::lib): a variant whose registers cannot hold a row of `cols`, which
+// their check must reject.
+auto row_overflows(int64_t cols) {
+    return [cols](const px::Tuning& v) { return v["per"] > 0 && cols > v["per"] * v["width"]; };
+}
+
 // matmul_f16 / bf16 / tf32: every variant each device accepts at a shape every path fits,
 // against a double-precision product, every element.
 TEST_CASE("every variant of the matmul families a device accepts is correct") {
@@ -247,27 +276,19 @@ TEST_CASE("every variant of the matmul families a device accepts is correct") {
                     mag[size_t(r) * n + c] += std::fabs(prod);
                 }
         for (const test::TestDevice& d : every_device()) {
-            const px::Shape shape = {m, n, k};
-            const FamilyContext ctx{d.target.backend, *d.info, shape};
-            size_t ran = 0;
-            for (const px::Tuning& v : family.def().variants()) {
-                CAPTURE(d.label);
-                CAPTURE(family.def().variant_name(v));
-                const std::string why = family.def().reject(v, ctx);
-                if (v["wide"] == 1 && d.info->subgroup_size != 32) CHECK(!why.empty());
-                if (!why.empty()) continue;
-                const px::Grid grid = family.def().grid(v, ctx);
-                // The router's reason where not: a device without subgroups.
-                if (!router_keeps(rt, *family.def().kernel(v), grid, d)) continue;
-                px::Buffer<float> bc(rt, size_t(m) * n);
-                rt.launch(d.target, family.variant(v), grid, ba, bb, bc, m, n, k).wait();
-                const std::vector<float> c = bc.to_vector();
-                for (size_t i = 0; i < c.size(); ++i)
-                    REQUIRE_MESSAGE(std::fabs(c[i] - want[i]) <=
-                                        px::samples::matmul_mma_bound(k, mag[i], tf32),
-                                    "element " << i << ": got " << c[i] << ", want " << want[i]);
-                ++ran;
-            }
+            const size_t ran = each_accepted(
+                rt, family.def(), d, {m, n, k},
+                [&](const px::Tuning& v) { return v["wide"] == 1 && d.info->subgroup_size != 32; },
+                [&](const px::Tuning& v, const px::Grid& grid) {
+                    px::Buffer<float> bc(rt, size_t(m) * n);
+                    rt.launch(d.target, family.variant(v), grid, ba, bb, bc, m, n, k).wait();
+                    const std::vector<float> c = bc.to_vector();
+                    for (size_t i = 0; i < c.size(); ++i)
+                        REQUIRE_MESSAGE(std::fabs(c[i] - want[i]) <=
+                                            px::samples::matmul_mma_bound(k, mag[i], tf32),
+                                        "element " << i << ": got " << c[i] << ", want "
+                                                   << want[i]);
+                });
             MESSAGE(family.name() << " on " << d.label << ": " << ran << " variants checked");
         }
     };
@@ -302,30 +323,21 @@ TEST_CASE("every variant of the softmax families a device accepts is correct") {
             const double rel = std::is_same_v<T, float> ? 1e-5 : std::ldexp(1.0, -7);
             px::Buffer<T> bx(rt, x);
             for (const test::TestDevice& dev : every_device()) {
-                const px::Shape shape = {rows, cols};
-                const FamilyContext ctx{dev.target.backend, *dev.info, shape};
-                size_t ran = 0;
-                for (const px::Tuning& v : family.def().variants()) {
-                    CAPTURE(dev.label);
-                    CAPTURE(family.def().variant_name(v));
-                    CAPTURE(cols);
-                    const std::string why = family.def().reject(v, ctx);
-                    if (v["per"] > 0 && cols > v["per"] * v["width"]) CHECK(!why.empty());
-                    if (!why.empty()) continue;
-                    const px::Grid grid = family.def().grid(v, ctx);
-                    // The router's reason where not: a device without subgroups.
-                    if (!router_keeps(rt, *family.def().kernel(v), grid, dev)) continue;
-                    px::Buffer<T> by(rt, x.size());
-                    rt.launch(dev.target, family.variant(v), grid, bx, by, rows, cols).wait();
-                    const std::vector<T> y = by.to_vector();
-                    for (size_t i = 0; i < y.size(); ++i) {
-                        const double w = double(float(T(float(want[i]))));
-                        REQUIRE_MESSAGE(
-                            std::fabs(double(float(y[i])) - w) <= rel * std::max(w, 1e-30) + 1e-30,
-                            "element " << i << ": got " << float(y[i]) << ", want " << w);
-                    }
-                    ++ran;
-                }
+                CAPTURE(cols);
+                const size_t ran = each_accepted(
+                    rt, family.def(), dev, {rows, cols}, row_overflows(cols),
+                    [&](const px::Tuning& v, const px::Grid& grid) {
+                        px::Buffer<T> by(rt, x.size());
+                        rt.launch(dev.target, family.variant(v), grid, bx, by, rows, cols).wait();
+                        const std::vector<T> y = by.to_vector();
+                        for (size_t i = 0; i < y.size(); ++i) {
+                            const double w = double(float(T(float(want[i]))));
+                            REQUIRE_MESSAGE(std::fabs(double(float(y[i])) - w) <=
+                                                rel * std::max(w, 1e-30) + 1e-30,
+                                            "element " << i << ": got " << float(y[i]) << ", want "
+                                                       << w);
+                        }
+                    });
                 CHECK(ran > 0);
                 MESSAGE(family.name() << " " << rows << " x " << cols << " on " << dev.label << ": "
                                       << ran << " variants checked");
@@ -374,27 +386,20 @@ TEST_CASE("every variant of the layernorm families a device accepts is correct")
             px::Buffer<T> bx(rt, x);
             px::Buffer<float> bg(rt, gamma), bb(rt, beta);
             for (const test::TestDevice& dev : every_device()) {
-                const px::Shape shape = {rows, cols};
-                const FamilyContext ctx{dev.target.backend, *dev.info, shape};
-                size_t ran = 0;
-                for (const px::Tuning& v : family.def().variants()) {
-                    CAPTURE(dev.label);
-                    CAPTURE(family.def().variant_name(v));
-                    CAPTURE(cols);
-                    if (!family.def().reject(v, ctx).empty()) continue;
-                    const px::Grid grid = family.def().grid(v, ctx);
-                    // The router's reason where not: a device without subgroups.
-                    if (!router_keeps(rt, *family.def().kernel(v), grid, dev)) continue;
-                    px::Buffer<T> by(rt, x.size());
-                    rt.launch(dev.target, family.variant(v), grid, bx, bg, bb, by, rows, cols, eps)
-                        .wait();
-                    const std::vector<T> y = by.to_vector();
-                    for (size_t i = 0; i < y.size(); ++i)
-                        REQUIRE_MESSAGE(std::fabs(double(float(y[i])) - want[i]) <= bound[i],
-                                        "element " << i << ": got " << float(y[i]) << ", want "
-                                                   << want[i]);
-                    ++ran;
-                }
+                CAPTURE(cols);
+                const size_t ran = each_accepted(
+                    rt, family.def(), dev, {rows, cols}, row_overflows(cols),
+                    [&](const px::Tuning& v, const px::Grid& grid) {
+                        px::Buffer<T> by(rt, x.size());
+                        rt.launch(dev.target, family.variant(v), grid, bx, bg, bb, by, rows, cols,
+                                  eps)
+                            .wait();
+                        const std::vector<T> y = by.to_vector();
+                        for (size_t i = 0; i < y.size(); ++i)
+                            REQUIRE_MESSAGE(std::fabs(double(float(y[i])) - want[i]) <= bound[i],
+                                            "element " << i << ": got " << float(y[i]) << ", want "
+                                                       << want[i]);
+                    });
                 CHECK(ran > 0);
             }
         }
