@@ -1,6 +1,6 @@
 // Binary compatibility with every released ABI minor: a third party's OpenCL plugin built
-// against the frozen public headers of 1.0, 1.1, 1.2 and 1.3 (tests/plugin-api/frozen) and today's
-// loads in this host and runs every sample it can say it runs, each output element checked;
+// against the frozen public headers of 1.0, 1.1, 1.2, 1.3 and 1.4 (tests/plugin-api/frozen) and
+// today's loads in this host and runs every sample it can say it runs, each output element checked;
 // what it cannot say (a class its header did not have, subgroup operations it never stated
 // per device) is routed around, never sent to it. Also: the capability classes a table claims.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
@@ -35,13 +35,14 @@ struct Frozen {
 
 // cl12 and cl13 list the subgroup (and matrix) rows their headers had, so they claim those
 // classes; their devices never state subgroup_ops / matrix_ops, so no such kernel is routed to
-// them. clnow names only CORE, ATOMICS and MATH, as today's header asks.
+// them. cl14 and clnow name only CORE, ATOMICS and MATH, as today's header asks.
 constexpr uint32_t kBase = PLX_CLASS_CORE | PLX_CLASS_ATOMICS | PLX_CLASS_MATH;
 const Frozen kFrozen[] = {
     {"cl10", 0, kBase},
     {"cl11", 1, kBase},
     {"cl12", 2, kBase | PLX_CLASS_SUBGROUP},
     {"cl13", 3, kBase | PLX_CLASS_SUBGROUP | PLX_CLASS_MATRIX},
+    {"cl14", 4, kBase},
     {"clnow", PLX_ABI_VERSION_MINOR, kBase},
 };
 

@@ -616,6 +616,9 @@ struct Kernel {
     std::vector<ArrayDecl> privates{};
     WorkGroupBound work_group{};
     std::vector<FragmentDecl> fragments{};
+    // Non-empty: the kernel is a library routine of that name ("gemm_f16", ir::routines()),
+    // run by a backend that offers it (plugin.h, "Library routines"); its body is empty.
+    std::string routine{};
 
     const Param* param(std::string_view name) const;
     const ArrayDecl* shared_array(std::string_view name) const;
@@ -628,6 +631,17 @@ struct Kernel {
     uint64_t shared_bytes() const;
     uint64_t hash() const; // FNV-1a of the canonical JSON: stable across runs and processes
 };
+
+// A library routine a kernel may be (Kernel::routine): its name and its parameters' kinds,
+// types and accesses in order (their names are the kernel's own). plugin.h, "Library
+// routines", says what each computes.
+struct Routine {
+    std::string name;
+    std::vector<Param> params;
+};
+// Every routine plexus knows: gemm_f32, gemm_tf32, gemm_f16, gemm_bf16.
+const std::vector<Routine>& routines();
+const Routine* find_routine(std::string_view name);
 
 // Sets k.types to every record and variant that the parameters, arrays and body use, each
 // after the ones it contains; throws InvalidKernel when two different types share a name.
@@ -733,6 +747,9 @@ struct ValidateLimits {
 };
 // Throws plexus::Error(InvalidKernel) naming the kernel and the construct.
 void validate(const Kernel& k, const ValidateLimits& limits = {});
+// validate(), and an Unsupported error for a routine kernel, which has no code to generate
+// (a backend's library runs it): what every code generator calls first.
+void validate_for_codegen(const Kernel& k);
 
 // ---- inline definitions ------------------------------------------------------------------
 

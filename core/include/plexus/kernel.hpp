@@ -885,6 +885,11 @@ void max_work_group_size(uint32_t items);
 // ptxas caps each work-item's registers so that they fit; other backends ignore it. Needs
 // require_work_group_size or max_work_group_size.
 void min_groups_per_unit(uint32_t groups);
+// The kernel is the library routine `name` (ir::routines(): "gemm_f16" ...), run by a backend
+// that offers it through its vendor library (cuBLAS, OpenBLAS); its parameters must be the
+// routine's, and the lambda calls nothing else. Backends that do not offer it are routed
+// around like any that lacks a capability.
+void routine(const std::string& name);
 
 namespace detail {
 // The array element a Part names, for an atomic: a whole element of a global or local array,

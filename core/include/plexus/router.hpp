@@ -23,7 +23,8 @@ struct KernelNeeds {
     bool has_native_blocks = false;
     bool native_fallback = false;               // the native blocks carry a portable fallback
     std::set<plx_language> languages_available; // what the core can generate; empty = all
-    bool ir_v2 = false; // a Custom backend must read "plexus-ir/2" (ir::needs_ir_v2)
+    bool ir_v2 = false;  // a Custom backend must read "plexus-ir/2" (ir::needs_ir_v2)
+    std::string routine; // a library routine (ir::Kernel::routine): backends offering routines
 };
 
 struct Candidate {

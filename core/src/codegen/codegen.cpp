@@ -12,6 +12,7 @@ const std::vector<Language>& languages() {
         {PLX_LANG_CUDA_BINARY, "cuda_binary", nullptr, nullptr, nullptr, false},
         {PLX_LANG_PLEXUS_IR2_JSON, "plexus_ir2_json", nullptr, nullptr, nullptr, true},
         {PLX_LANG_OPENCL_BINARY, "opencl_binary", nullptr, nullptr, nullptr, false},
+        {PLX_LANG_ROUTINE, "routine", nullptr, nullptr, nullptr, false},
     };
     return table;
 }

@@ -147,11 +147,14 @@ Compiled* Compiler::build(const ir::Kernel& k, uint64_t hash, const DeviceTarget
     auto c = std::make_unique<Compiled>();
     c->backend = d.backend;
     c->cooperative = k.shared_bytes() > 0 || ir::collect_uses(k).barrier;
-    switch (d.backend->exec_model()) {
-    case ExecModel::Direct: build_direct(*c, k, hash, d, config_, disk_, report); break;
-    case ExecModel::JIT: build_jit(*c, k, hash, d, config_, disk_, report); break;
-    case ExecModel::Custom: build_custom(*c, k, d, report); break;
-    }
+    if (!k.routine.empty())
+        build_routine(*c, k, d, report);
+    else
+        switch (d.backend->exec_model()) {
+        case ExecModel::Direct: build_direct(*c, k, hash, d, config_, disk_, report); break;
+        case ExecModel::JIT: build_jit(*c, k, hash, d, config_, disk_, report); break;
+        case ExecModel::Custom: build_custom(*c, k, d, report); break;
+        }
     report.total_ms = ms_since(t0);
     if (trace_) trace_compile(*trace_, d.label, report, t0);
     std::lock_guard lock(mutex_);

@@ -100,6 +100,10 @@ void build_direct(Compiled& c, const ir::Kernel& k, uint64_t hash, const DeviceT
 // plugin (or its binary from the disk cache); sets module, kernel and dynamic_local_bytes.
 void build_jit(Compiled& c, const ir::Kernel& k, uint64_t hash, const DeviceTarget& d,
                const Config& config, DiskCache& disk, CompileReport& report);
+// A library routine (Kernel::routine), any execution model: the plugin's routine of that name
+// (PLX_LANG_ROUTINE); one the plugin or device does not offer is an Unsupported error, so the
+// router passes over the device for the kernel from then on. Sets module and kernel.
+void build_routine(Compiled& c, const ir::Kernel& k, const DeviceTarget& d, CompileReport& report);
 // Custom: the IR as JSON in the oldest schema the kernel fits; sets module and kernel.
 void build_custom(Compiled& c, const ir::Kernel& k, const DeviceTarget& d, CompileReport& report);
 

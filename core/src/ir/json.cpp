@@ -13,6 +13,7 @@ using json = nlohmann::json;
 static constexpr const char* schema_name = "plexus-ir/2";
 static constexpr const char* schema_v1 = "plexus-ir/1";
 static constexpr const char* schema_v2_1 = "plexus-ir/2.1"; // /2 and For.unroll
+static constexpr const char* schema_v2_2 = "plexus-ir/2.2"; // /2.1 and Kernel.routine
 
 // ---- writing -----------------------------------------------------------------------------
 
@@ -242,8 +243,9 @@ json kernel_json(const Kernel& k) {
               {"shared", arrays_json(k.shared)},
               {"body", k.body ? w.stmt(k.body) : json(nullptr)}};
     const bool hints = has_loop_hints(k);
-    if (!hints && !needs_ir_v2(k)) return j;
-    j["schema"] = hints ? schema_v2_1 : schema_name;
+    if (!hints && k.routine.empty() && !needs_ir_v2(k)) return j;
+    j["schema"] = !k.routine.empty() ? schema_v2_2 : hints ? schema_v2_1 : schema_name;
+    if (!k.routine.empty()) j["routine"] = k.routine;
     j["types"] = types;
     j["private"] = arrays_json(k.privates);
     if (!k.fragments.empty()) {
@@ -892,12 +894,19 @@ struct Reader {
     Kernel kernel_of(const json& j) {
         if (!j.is_object()) fail("", "expected a JSON object, found " + kind_of(j));
         schema = str(j, "", "schema");
-        if (schema != schema_v2_1 && schema != schema_name && schema != schema_v1)
+        if (schema != schema_v2_2 && schema != schema_v2_1 && schema != schema_name &&
+            schema != schema_v1)
             fail("schema", "unsupported schema \"" + schema + "\" (this plexus reads " +
-                               schema_v2_1 + ", " + schema_name + " and " + schema_v1 + ")");
-        v2_1 = schema == schema_v2_1;
+                               schema_v2_2 + ", " + schema_v2_1 + ", " + schema_name + " and " +
+                               schema_v1 + ")");
+        const bool v2_2 = schema == schema_v2_2;
+        v2_1 = v2_2 || schema == schema_v2_1;
         v2 = v2_1 || schema == schema_name;
-        if (v2)
+        if (v2_2)
+            keys(j, "",
+                 {"schema", "name", "types", "params", "shared", "private", "work_group",
+                  "fragments", "routine", "body"});
+        else if (v2)
             keys(j, "",
                  {"schema", "name", "types", "params", "shared", "private", "work_group",
                   "fragments", "body"});
@@ -964,6 +973,7 @@ struct Reader {
         k.shared = arrays(j, "shared");
         k.privates = arrays(j, "private");
         if (v2) k.fragments = fragments(j);
+        if (v2_2 && j.contains("routine")) k.routine = str(j, "", "routine");
         k.body = stmt(field(j, "", "body"), "body");
         if (!as<Block>(k.body)) fail("body", "the kernel body must be a Block");
         return k;

@@ -295,6 +295,7 @@ std::string print(const Kernel& k) {
                to_string(f.type) +
                (f.use == MatrixUse::Acc ? "" : std::string(" ") + to_string(f.layout)) + " " +
                f.name + ";");
+    if (!k.routine.empty()) p.line("routine " + k.routine + ";  // run by the backend's library");
     p.depth = 0;
     if (k.body) p.nested(k.body);
     p.line("}");

@@ -63,6 +63,7 @@ public:
                      "scalar parameter '" + p.name + "' has type " + to_string(p.type) +
                          " (scalar parameters are numbers; pass vectors and records in a buffer)");
         }
+        if (!k_.routine.empty()) return check_routine();
         check_arrays(k_.shared, "shared", names);
         check_arrays(k_.privates, "private", names);
         check_fragments(names);
@@ -94,6 +95,37 @@ public:
     }
 
 private:
+    // A routine kernel: parameters of the routine's kinds, types and accesses, nothing else.
+    void check_routine() const {
+        const Routine* r = find_routine(k_.routine);
+        if (!r) {
+            std::string known;
+            for (const Routine& each : routines())
+                known += (known.empty() ? "" : ", ") + each.name;
+            fail("routine",
+                 "unknown library routine '" + k_.routine + "' (plexus knows " + known + ")");
+        }
+        if (k_.params.size() != r->params.size())
+            fail("params", "routine " + r->name + " takes " + std::to_string(r->params.size()) +
+                               " parameters, the kernel has " + std::to_string(k_.params.size()));
+        for (size_t i = 0; i < k_.params.size(); ++i) {
+            const Param &p = k_.params[i], &want = r->params[i];
+            const bool buffer = want.kind == Param::Kind::Buffer;
+            if (p.kind != want.kind || p.type != want.type || (buffer && p.access != want.access))
+                fail("params[" + std::to_string(i) + "]",
+                     "parameter '" + p.name + "' of routine " + r->name + " must be " +
+                         (buffer ? std::string(to_string(want.access)) + " buffer of " +
+                                       to_string(want.type)
+                                 : std::string("a scalar ") + to_string(want.type)) +
+                         " (its '" + want.name + "')");
+        }
+        const Block* body = as<Block>(k_.body);
+        if (!body || !body->body.empty() || !k_.shared.empty() || !k_.privates.empty() ||
+            !k_.fragments.empty())
+            fail("body", "routine kernel '" + k_.name +
+                             "' has code of its own (a routine's body is the backend's)");
+    }
+
     const Kernel& k_;
     ValidateLimits limits_;
     std::vector<Scope> scopes_;
@@ -779,6 +811,18 @@ private:
 
 void validate(const Kernel& k, const ValidateLimits& limits) {
     Validator(k, limits).run();
+}
+
+void validate_for_codegen(const Kernel& k) {
+    validate(k);
+    if (!k.routine.empty()) {
+        ErrorContext ctx;
+        ctx.kernel = k.name;
+        throw Error(ErrorCode::Unsupported,
+                    "kernel '" + k.name + "' is the library routine " + k.routine +
+                        ": a backend offering it runs it, and no code is generated for it",
+                    ctx);
+    }
 }
 
 } // namespace plexus::ir

@@ -307,6 +307,12 @@ void require_work_group_size(uint32_t x, uint32_t y, uint32_t z) {
     w.required = {x, y, z};
 }
 
+void routine(const std::string& name) {
+    auto& t = detail::Tracer::current();
+    if (!t.kernel().routine.empty()) t.fail("px::routine is given twice");
+    t.kernel().routine = name;
+}
+
 // A count of the kernel's work_group, declared once and not 0.
 static void declare_once(uint32_t ir::WorkGroupBound::* field, uint32_t value, const char* what) {
     auto& t = detail::Tracer::current();

@@ -32,7 +32,11 @@ std::string drop_reason(const Backend& b, const DeviceInfo& d, const KernelNeeds
     if (cfg != nullptr && cfg->devices && !device_selected(*cfg->devices, d))
         return "not selected by backends." + b.name() + ".devices \"" + *cfg->devices + "\" (" +
                to_string(d.type) + ", platform \"" + d.platform + "\")";
-    if (b.exec_model() != ExecModel::Direct && !needs.languages_available.empty()) {
+    if (!needs.routine.empty()) {
+        const auto& langs = b.languages();
+        if (std::find(langs.begin(), langs.end(), PLX_LANG_ROUTINE) == langs.end())
+            return "offers no library routines (the kernel is routine " + needs.routine + ")";
+    } else if (b.exec_model() != ExecModel::Direct && !needs.languages_available.empty()) {
         bool any = false;
         std::string langs;
         for (plx_language l : b.languages()) {

@@ -250,6 +250,7 @@ KernelNeeds Executor::needs_of(const ir::Kernel& k, const Grid* grid) const {
     n.has_native_blocks = uses.native_blocks;
     n.native_fallback = uses.native_fallback;
     n.ir_v2 = ir::needs_ir_v2(k);
+    n.routine = k.routine;
     // A required work-group shape is the launch's shape on every device: drop those too small.
     const auto& req = k.work_group.required;
     if (req[0] && !n.work_group_size) n.work_group_size = req[0] * req[1] * req[2];

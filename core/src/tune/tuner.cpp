@@ -71,8 +71,10 @@ std::optional<Tuner::Choice> Tuner::fit(const FamilyDef& family, const Tuning& v
     if (!why.empty()) return std::nullopt;
     Choice c{Target{d.backend->name(), int(d.index)}, family.kernel(v), family.grid(v, ctx)};
     // The router's own checks on the traced variant (shared memory, intrinsics, group size,
-    // an earlier compile failure here).
-    for (const Candidate& cand : rt_.explain(*c.kernel, &c.grid)) {
+    // an earlier compile failure here). A library routine is loaded first (no code is
+    // generated): whether the backend offers it is known only then.
+    const bool probe = !c.kernel->routine.empty();
+    for (const Candidate& cand : rt_.explain(*c.kernel, &c.grid, probe)) {
         if (cand.backend_ptr != d.backend || cand.device_index != d.index) continue;
         if (cand.kept) return c;
         why = cand.reason;

@@ -1,4 +1,4 @@
-/* plexus plugin C ABI, version 1.3: the one contract between libplexus and a backend plugin.
+/* plexus plugin C ABI, version 1.4: the one contract between libplexus and a backend plugin.
  * Plain C99, no dependency. A plugin is a shared library exporting plx_plugin_init. */
 /* The header is laid out by hand: its tables and their comments are the ABI's documentation, and
  * tests/plugin-api/frozen keeps each released version of it as it was, so tools/format.sh leaves it
@@ -17,7 +17,7 @@ extern "C" {
 /* ---- versioning -------------------------------------------------------------------------- */
 
 #define PLX_ABI_VERSION_MAJOR 1
-#define PLX_ABI_VERSION_MINOR 3
+#define PLX_ABI_VERSION_MINOR 4
 /* A version is (major << 16) | minor. The major must match exactly; the minor may differ
  * both ways because structs only ever grow at the end and carry their own struct_size. */
 #define PLX_MAKE_VERSION(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xffffu))
@@ -72,9 +72,29 @@ typedef enum plx_language {
                                    * A Custom plugin that lists it gets every kernel: those that
                                    * "plexus-ir/1" can express as "plexus-ir/1" documents. One that
                                    * lists only PLX_LANG_PLEXUS_IR_JSON gets only those. */
-    PLX_LANG_OPENCL_BINARY = 7    /* an OpenCL program binary for one device, as module_get_binary
+    PLX_LANG_OPENCL_BINARY = 7,   /* an OpenCL program binary for one device, as module_get_binary
                                    * returned it (clGetProgramInfo(CL_PROGRAM_BINARIES)) */
+    PLX_LANG_ROUTINE = 8          /* 1.4: a library routine the plugin runs itself (a vendor
+                                   * library's), by name: see "Library routines" below */
 } plx_language;
+
+/* ---- Library routines (1.4) --------------------------------------------------------------
+ * A plugin that lists PLX_LANG_ROUTINE in `languages` (any execution model, Direct included)
+ * may run routines of a vendor library on its devices. module_load(device, PLX_LANG_ROUTINE,
+ * name, ...) loads the routine of that name: PLX_ERROR_NOT_FOUND when this plugin or device
+ * does not offer it now (its library is missing, the device lacks the type), with why in
+ * last_error. kernel_get(module, any name) gives the routine; launch(queue, routine, dims,
+ * args, n, event) runs it ordered on the queue like a kernel (dims are ignored) and
+ * PLX_ERROR_INVALID_ARGUMENT when the arguments are not the routine's. The routines, each
+ * with its arguments in order (buffers of this plugin, scalars int32_t):
+ *
+ *   "gemm_f32", "gemm_tf32", "gemm_f16", "gemm_bf16"
+ *       a, b (f32 / f32 / binary16 / bfloat16 elements), c (f32), m, n, k, trans_a, trans_b:
+ *       c = op(a) op(b), every matrix row-major, c m x n, op(a) m x k, op(b) k x n; op(a) is
+ *       a (stored m x k) when trans_a is 0, else a's transpose (a stored k x m); b likewise
+ *       (stored k x n, or n x k). Products and sums in f32 at least; gemm_tf32 may round a
+ *       and b to tf32 (10 bits of mantissa) first. m, n or k of 0 is valid (c is m x n zeros
+ *       for k 0). */
 
 typedef enum plx_device_type {
     PLX_DEVICE_TYPE_UNSET = 0,
@@ -303,7 +323,8 @@ typedef struct plx_plugin {
     /* Waits for the queue, then frees it. NULL is a no-op. */
     void (*queue_destroy)(plx_queue queue);
 
-    /* JIT and Custom. in: device, language (one of `languages`), source of source_bytes,
+    /* JIT and Custom, and any plugin listing PLX_LANG_ROUTINE (for that language only).
+     * in: device, language (one of `languages`), source of source_bytes,
      * options (NUL-terminated, may be ""); out: module. PLX_ERROR_COMPILE with the build log
      * in last_error. */
     plx_status (*module_load)(plx_device device, plx_language language, const char* source,
@@ -320,7 +341,8 @@ typedef struct plx_plugin {
      * PLX_ERROR_NOT_FOUND when the module has no such kernel. */
     plx_status (*kernel_get)(plx_module module, const char* name, plx_kernel* kernel);
 
-    /* JIT and Custom. in: queue, kernel, dims, args[num_args]; out: event (NULL: none wanted).
+    /* JIT and Custom, and routines (as module_load). in: queue, kernel, dims, args[num_args];
+     * out: event (NULL: none wanted).
      * Asynchronous and ordered on the queue; scalar values are copied before it returns.
      * PLX_ERROR_OUT_OF_RESOURCES when dims exceed the device's limits. */
     plx_status (*launch)(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dims,

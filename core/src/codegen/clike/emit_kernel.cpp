@@ -10,7 +10,7 @@ Emitter::Emitter(const ir::Kernel& k, const Options& o, const Dialect& d)
     : k_(k), opt_(o), d_(d), builtins_(spelled_identifiers(d, o.spellings)) {}
 
 std::string Emitter::run() {
-    ir::validate(k_);
+    ir::validate_for_codegen(k_);
     if (d_.is_reserved(k_.name) || builtins_.count(k_.name))
         fail("the kernel name '" + k_.name + "' is reserved in " + d_.language_name() +
              "; rename the kernel");

@@ -67,7 +67,7 @@ public:
     }
 
     std::string generate(const ir::Kernel& kernel, const Options& options) const override {
-        ir::validate(kernel);
+        ir::validate_for_codegen(kernel);
         Stopwatch watch;
         // Warpgroup accumulators on an sm_90 GPU: sm_90a, whose wgmma they run on (PTX for it
         // loads on sm_90 only; later GPUs get sm_90 PTX and the mma.sync path).

@@ -409,7 +409,7 @@ static HostForm lowered(const ir::Kernel& written, const host::HostTarget& targe
 // Validates the kernel as written first: the lowerings rely on the validator's guarantees
 // (declared names, uniform barriers).
 static HostForm host_form(const ir::Kernel& written, const host::HostTarget& target) {
-    ir::validate(written);
+    ir::validate_for_codegen(written);
     return lowered(written, target);
 }
 
