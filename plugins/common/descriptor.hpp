@@ -50,7 +50,7 @@ struct Identity {
     const char* name;
     int32_t priority;
     plx_exec_model execution_model;
-    std::span<const plx_language> languages; // JIT and Custom; none for Direct
+    std::span<const plx_language> languages; // JIT and Custom; Direct: routines only
     std::span<const plx_intrinsic> intrinsics;
     void (*shutdown)();
 };

@@ -1,6 +1,7 @@
 // Internal header of the CUDA backend plugin: the driver function table, the handle structs
 // behind the opaque plx_* types, and the driver error helpers shared by every file; last_error,
-// logging and the guard are plugins/common's.
+// logging and the guard are plugins/common's. cuBLAS, for the library routines, is
+// routines.cpp's alone.
 #pragma once
 
 #include "../common/descriptor.hpp"
@@ -101,7 +102,13 @@ plx_status missing_function(const char* fn, const char* call);
 #define PLX_CUDA_STR_(x) #x
 #define PLX_CUDA_NAME(fn) PLX_CUDA_STR_(fn)
 
+// A library routine (ABI 1.4, PLX_LANG_ROUTINE) that routines.cpp runs with cuBLAS.
+struct Routine;
+
 } // namespace plx_cuda
+
+// cuBLAS's handle type, as cublas_api.h declares it (routines.cpp opens cuBLAS at run time).
+struct cublasContext;
 
 // ---- handles --------------------------------------------------------------------------------
 
@@ -143,6 +150,13 @@ struct plx_device_s {
     // stages such copies through the host).
     std::mutex peer_mutex;
     std::vector<uint8_t> peer_state;
+
+    // The device's cuBLAS handle (routines.cpp), created by the first routine module_load with
+    // the context current, destroyed at shutdown. A handle serves one stream at a time, and
+    // launches come from any thread: blas_mutex guards it and each use (cublasSetStream and the
+    // gemm together).
+    std::mutex blas_mutex;
+    cublasContext* blas = nullptr;
 };
 
 struct plx_buffer_s {
@@ -203,6 +217,7 @@ struct plx_queue_s {
 struct plx_kernel_s {
     plx_module_s* module = nullptr;
     CUfunction function = nullptr;
+    const plx_cuda::Routine* routine = nullptr; // a library routine's kernel: no function
     std::string name;
     uint32_t max_threads = 0;   // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
     uint32_t static_shared = 0; // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
@@ -220,6 +235,10 @@ struct plx_module_s {
     std::vector<char> cubin; // what module_get_binary returns
     std::mutex kernels_mutex;
     std::unordered_map<std::string, std::unique_ptr<plx_kernel_s>> kernels;
+    // A routine's module (PLX_LANG_ROUTINE) has no CUmodule and no cubin: its one kernel,
+    // which kernel_get gives for any name.
+    const plx_cuda::Routine* routine = nullptr;
+    std::unique_ptr<plx_kernel_s> routine_kernel;
 };
 
 namespace plx_cuda {
@@ -256,5 +275,15 @@ plx_status event_end(plx_queue queue, plx_event_s* pending, plx_event* event);
 plx_status load_ptx_to_cubin(const char* ptx, size_t ptx_bytes, const std::string& options,
                              std::vector<char>* cubin);
 plx_status load_cubin(const std::vector<char>& cubin, CUmodule* module);
+
+// routines.cpp: the library routines (PLX_LANG_ROUTINE) with cuBLAS, opened at run time.
+// routine_load is module_load's for that language (`name` of `bytes`, options checked);
+// routine_launch is launch's for a routine kernel; release_routines destroys the device's
+// cuBLAS handle, with its context current (release_devices).
+plx_status routine_load(plx_device_s* device, const char* name, size_t bytes, const char* options,
+                        plx_module* module);
+plx_status routine_launch(plx_queue queue, plx_kernel_s* kernel, const plx_arg* args,
+                          uint32_t num_args, plx_event* event);
+void release_routines(plx_device_s* device);
 
 } // namespace plx_cuda

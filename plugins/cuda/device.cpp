@@ -169,6 +169,7 @@ void release_devices() {
     for (auto& d : devices()) {
         if (d->ctx == nullptr) continue;
         if (drv().cuCtxSetCurrent(d->ctx) == CUDA_SUCCESS) {
+            release_routines(d.get());
             release_fill_module(d.get());
             for (CUevent e : d->event_pool)
                 drv().cuEventDestroy(e);

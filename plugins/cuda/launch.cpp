@@ -35,6 +35,9 @@ plx_status allow_dynamic_shared(plx_kernel_s* k, uint32_t bytes) {
 
 plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dims,
                   const plx_arg* args, uint32_t num_args, plx_event* event) {
+    // A routine ignores dims (plugin.h), so it may have none.
+    if (queue != nullptr && kernel != nullptr && kernel->routine != nullptr)
+        return routine_launch(queue, kernel, args, num_args, event);
     if (queue == nullptr || kernel == nullptr || dims == nullptr)
         return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: launch: queue, kernel or dims is NULL");
     plx_kernel_s* k = kernel;

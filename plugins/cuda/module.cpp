@@ -1,5 +1,6 @@
 // Modules of the CUDA backend: PTX linked to a cubin by the driver's JIT, CUDA C compiled to a
 // cubin by NVRTC (opened at run time when present), cubins loaded as they are; kernel lookup.
+// A library routine's module is routines.cpp's.
 #include "cuda_plugin.hpp"
 
 #include <dlfcn.h>
@@ -252,10 +253,12 @@ plx_status module_load(plx_device device, plx_language language, const char* sou
                     "cuda: module_load: device, source or module is NULL");
     if (source_bytes == 0)
         return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: module_load: source is empty");
+    if (language == PLX_LANG_ROUTINE)
+        return routine_load(device, source, source_bytes, options, module);
     if (language != PLX_LANG_PTX && language != PLX_LANG_CUDA_C && language != PLX_LANG_CUDA_BINARY)
-        return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: module_load: language " +
-                                                    std::to_string(int(language)) +
-                                                    " is not one of PTX, CUDA C or a CUDA binary");
+        return fail(PLX_ERROR_INVALID_ARGUMENT,
+                    "cuda: module_load: language " + std::to_string(int(language)) +
+                        " is not one of PTX, CUDA C, a CUDA binary or a library routine");
     if (plx_status s = make_current(device); s != PLX_OK) return s;
 
     std::vector<char> cubin;
@@ -284,7 +287,9 @@ plx_status module_load(plx_device device, plx_language language, const char* sou
 
 void module_unload(plx_module module) {
     if (module == nullptr) return;
-    if (make_current(module->device) == PLX_OK) drv().cuModuleUnload(module->module);
+    // A routine's module holds no driver object.
+    if (module->module != nullptr && make_current(module->device) == PLX_OK)
+        drv().cuModuleUnload(module->module);
     delete module;
 }
 
@@ -292,6 +297,11 @@ plx_status module_get_binary(plx_module module, plx_language* language, void* da
     if (module == nullptr || language == nullptr || bytes == nullptr)
         return fail(PLX_ERROR_INVALID_ARGUMENT,
                     "cuda: module_get_binary: module, language or bytes is NULL");
+    // Nothing to cache: loading a routine again by its name costs nothing.
+    if (module->routine != nullptr)
+        return fail(PLX_ERROR_UNSUPPORTED,
+                    "cuda: module_get_binary: the module is library routine '" +
+                        module->routine_kernel->name + "', which has no binary");
     *language = PLX_LANG_CUDA_BINARY;
     if (data == nullptr) {
         *bytes = module->cubin.size();
@@ -310,6 +320,10 @@ plx_status module_get_binary(plx_module module, plx_language* language, void* da
 plx_status kernel_get(plx_module module, const char* name, plx_kernel* kernel) {
     if (module == nullptr || name == nullptr || kernel == nullptr)
         return fail(PLX_ERROR_INVALID_ARGUMENT, "cuda: kernel_get: module, name or kernel is NULL");
+    if (module->routine != nullptr) { // plugin.h: a routine's module gives it for any name
+        *kernel = module->routine_kernel.get();
+        return PLX_OK;
+    }
     std::lock_guard<std::mutex> lock(module->kernels_mutex);
     // One handle per name, so attributes are queried once and cached for every launch.
     if (auto it = module->kernels.find(name); it != module->kernels.end()) {

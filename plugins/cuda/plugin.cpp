@@ -6,8 +6,10 @@ namespace plx_cuda {
 namespace {
 
 // Preferred first: PTX is what the core generates; CUDA C needs NVRTC; the binary is what
-// module_get_binary returns, for caches.
-const plx_language kLanguages[] = {PLX_LANG_PTX, PLX_LANG_CUDA_C, PLX_LANG_CUDA_BINARY};
+// module_get_binary returns, for caches; routines (cuBLAS) last, since the core generates code
+// in the first language it can, and it generates no routine.
+const plx_language kLanguages[] = {PLX_LANG_PTX, PLX_LANG_CUDA_C, PLX_LANG_CUDA_BINARY,
+                                   PLX_LANG_ROUTINE};
 
 // Every catalog intrinsic, with the catalog's standard spelling (NULL).
 #define PLX_CATALOG_CLASSES PLX_CLASS_ALL

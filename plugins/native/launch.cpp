@@ -1,5 +1,6 @@
 // The native plugin's thread pool and launch_host: runs a work-group function once per group,
-// in parallel, with the calling thread taking part. A launch completes before it returns.
+// in parallel, with the calling thread taking part; and launch, which runs a library routine
+// (routines.cpp). A launch of either kind completes before it returns.
 #include "native_plugin.hpp"
 
 #include <algorithm>
@@ -446,6 +447,27 @@ plx_status launch_host(plx_queue queue, plx_workgroup_fn fn, void* user,
         return fail(PLX_ERROR_LAUNCH, message);
     }
     if (event) return Host::event_create("launch_host", queue, PLX_OK, start, end, event);
+    return PLX_OK;
+}
+
+// As launch_host: every earlier command of the queue has completed when this is called, and
+// the routine completes before it returns, so the queue stays in order and the event is
+// complete when made. The routine runs on the calling thread (the library may use threads of
+// its own); dims are ignored (plugin.h).
+plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* /*dims*/,
+                  const plx_arg* args, uint32_t num_args, plx_event* event) {
+    if (plx_status s = Host::check_queue("launch", queue); s != PLX_OK) return s;
+    if (!live(kernel))
+        return fail(PLX_ERROR_INVALID_ARGUMENT, "native: launch: not a native kernel (the "
+                                                "routine of a PLX_LANG_ROUTINE module)");
+    const bool profiling = event && plx_support::queue_profiles(queue);
+    const uint64_t start = profiling ? plx_support::now_ns() : 0;
+    if (plx_status s = routine_run(kernel->routine, args, num_args); s != PLX_OK) {
+        if (event) *event = nullptr;
+        return s;
+    }
+    const uint64_t end = profiling ? plx_support::now_ns() : 0;
+    if (event) return Host::event_create("launch", queue, PLX_OK, start, end, event);
     return PLX_OK;
 }
 

@@ -1,6 +1,7 @@
-// Internal declarations shared by the native CPU plugin's files (device, memory, queue, launch,
-// plugin). Nothing here crosses the ABI except through the opaque handle structs, which are
-// those of plugins/common for a plugin that runs on the host CPU, synchronously.
+// Internal declarations shared by the native CPU plugin's files (device, memory, queue, module,
+// launch, routines, plugin). Nothing here crosses the ABI except through the opaque handle
+// structs: those of plugins/common for a plugin that runs on the host CPU, synchronously, and
+// the module and kernel of a library routine (below).
 #pragma once
 
 #include "common/host_plugin.hpp"
@@ -10,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace plx_native {
 
@@ -60,8 +62,41 @@ void pool_stop() noexcept;
 uint32_t pool_threads() noexcept;
 plx_status launch_host(plx_queue queue, plx_workgroup_fn fn, void* user,
                        const plx_launch_dims* dims, plx_event* event);
+// 1.4: runs a library routine (a kernel of module_load(PLX_LANG_ROUTINE)) on the calling thread.
+plx_status launch(plx_queue queue, plx_kernel kernel, const plx_launch_dims* dims,
+                  const plx_arg* args, uint32_t num_args, plx_event* event);
+
+// module.cpp: a module is one library routine, found by routine_find.
+plx_status module_load(plx_device device, plx_language language, const char* source,
+                       size_t source_bytes, const char* options, plx_module* module);
+void module_unload(plx_module module);
+plx_status kernel_get(plx_module module, const char* name, plx_kernel* kernel);
+
+// routines.cpp: the library routines (plugin.h, "Library routines"), run by a CBLAS library
+// that is opened at the first module_load of a routine and stays open for the process.
+enum class Routine { GemmF32, GemmTf32, GemmBf16 };
+const char* routine_name(Routine routine) noexcept;
+// The routine called `name`, when the CBLAS library found has what it needs. Otherwise
+// PLX_ERROR_NOT_FOUND, with last_error "native: module_load: ..." saying why (an unknown name,
+// gemm_f16, no CBLAS library: the ones tried, no cblas_sbgemm in it).
+plx_status routine_find(std::string_view name, Routine& routine);
+// Checks the routine's arguments (PLX_ERROR_INVALID_ARGUMENT naming the first wrong one) and
+// runs it to completion on the calling thread; messages start "native: launch: ".
+plx_status routine_run(Routine routine, const plx_arg* args, uint32_t num_args);
 
 } // namespace plx_native
+
+// The handles of a library routine. A module holds one routine; its kernel handle points into
+// it. Both are checked against the registry of live handles (plugins/common/handles.hpp).
+struct plx_kernel_s {
+    static constexpr uint32_t kMagic = 0x4e52544e; // "NRTN"
+    plx_native::Routine routine = plx_native::Routine::GemmF32;
+};
+
+struct plx_module_s final : plx_support::Tracked {
+    static constexpr uint32_t kMagic = 0x4e4d4f44; // "NMOD"
+    plx_kernel_s kernel;
+};
 
 // Each role's share of plugins/common is instantiated once, in its file.
 extern template struct plx_support::HostDevice<plx_native::Plugin>;

@@ -66,10 +66,14 @@ void plugin_shutdown() {
     g_initialized = false;
 }
 
+// Direct: nothing is compiled here, the core hands over host functions; the one language is
+// that of library routines (1.4), loaded by name.
+constexpr plx_language kLanguages[] = {PLX_LANG_ROUTINE};
+
 constexpr plx_support::Identity kIdentity{.name = "native",
                                           .priority = 50,
                                           .execution_model = PLX_EXEC_DIRECT,
-                                          .languages = {}, // Direct: nothing is compiled here
+                                          .languages = kLanguages,
                                           .intrinsics = kIntrinsics,
                                           .shutdown = plugin_shutdown};
 
@@ -78,9 +82,13 @@ plx_plugin make_descriptor() {
     Host::set_entries(descriptor);
     PLX_HOST_BUFFER_ENTRIES(PLX_SET_ENTRY)
     descriptor.buffer_host_ptr = buffer_host_ptr;
-    // Direct: no source is compiled here, the core hands over host functions (module_load,
-    // kernel_get and launch stay NULL).
     PLX_SET_ENTRY(launch_host)
+    // 1.4: library routines (PLX_LANG_ROUTINE only); module_get_binary stays NULL, a routine
+    // has no binary.
+    PLX_SET_ENTRY(module_load)
+    PLX_SET_ENTRY(module_unload)
+    PLX_SET_ENTRY(kernel_get)
+    PLX_SET_ENTRY(launch)
     return descriptor;
 }
 

@@ -75,10 +75,11 @@ TEST_CASE("descriptor, ABI check and the default driver lookup") {
     CHECK(std::strcmp(p.vendor, "plexus") == 0);
     CHECK(p.priority == 100);
     CHECK(p.execution_model == PLX_EXEC_JIT);
-    REQUIRE(p.num_languages == 3);
+    REQUIRE(p.num_languages == 4);
     CHECK(p.languages[0] == PLX_LANG_PTX);
     CHECK(p.languages[1] == PLX_LANG_CUDA_C);
     CHECK(p.languages[2] == PLX_LANG_CUDA_BINARY);
+    CHECK(p.languages[3] == PLX_LANG_ROUTINE); // last: the core generates the first it can
     REQUIRE(p.num_intrinsics == sizeof kCatalog / sizeof kCatalog[0]);
     for (uint32_t i = 0; i < p.num_intrinsics; ++i) {
         CHECK(std::strcmp(p.intrinsics[i].name, kCatalog[i]) == 0);

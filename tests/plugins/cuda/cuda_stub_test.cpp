@@ -1,6 +1,7 @@
 // The CUDA plugin over a driver on which nothing runs (stub_libcuda.c, PLEXUS_CUDA_LIBRARY): its
-// launch events, which record nothing at the launch and must outlive their queue, and what a
-// launch costs the host in heap allocations. Runs on any machine.
+// launch events, which record nothing at the launch and must outlive their queue, what a
+// launch costs the host in heap allocations, and library routines without cuBLAS
+// (PLEXUS_CUBLAS_LIBRARY names one that is absent). Runs on any machine.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include "core/runtime/launch/counting_new.hpp"
 #include "plugin_host.hpp"
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <vector>
 
+using plexus::test::contains;
 using plexus::test::PluginHost;
 
 namespace {
@@ -125,5 +127,30 @@ TEST_CASE("launch events of a profiling queue are their own, timed") {
     CHECK(s.p.event_wait(b) == PLX_OK);
     s.p.event_release(a);
     s.p.event_release(b);
+    s.p.queue_destroy(q);
+}
+
+TEST_CASE("library routines without cuBLAS: PLX_ERROR_NOT_FOUND, saying why") {
+    Stub s;
+    const char* forced = std::getenv("PLEXUS_CUBLAS_LIBRARY");
+    REQUIRE_MESSAGE(forced != nullptr, "meson sets PLEXUS_CUBLAS_LIBRARY for this test");
+    for (int attempt = 0; attempt < 2; ++attempt) { // the failed lookup is remembered
+        plx_module m = nullptr;
+        CHECK(s.p.module_load(s.device, PLX_LANG_ROUTINE, "gemm_f32", 8, "", &m) ==
+              PLX_ERROR_NOT_FOUND);
+        CHECK(m == nullptr);
+        const std::string e = s.host.error();
+        INFO(e);
+        CHECK(contains(e, "cuda: module_load of routine 'gemm_f32': cuBLAS was not found (tried " +
+                              std::string(forced) + "): "));
+        CHECK(contains(e, "install the CUDA toolkit's cuBLAS"));
+    }
+    // An unknown name is told apart from a missing library.
+    plx_module m = nullptr;
+    CHECK(s.p.module_load(s.device, PLX_LANG_ROUTINE, "sgemv", 5, "", &m) == PLX_ERROR_NOT_FOUND);
+    CHECK(contains(s.host.error(), "offers no routine 'sgemv'; it offers gemm_f32, gemm_tf32"));
+    // The plugin's own kernels still load and run.
+    plx_queue q = s.queue();
+    s.p.event_release(s.launch(q));
     s.p.queue_destroy(q);
 }

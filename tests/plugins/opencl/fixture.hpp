@@ -3,6 +3,7 @@
 #pragma once
 
 #include "host.hpp"
+#include "plugins/common/plx_args.hpp"
 
 #include <doctest/doctest.h>
 
@@ -69,22 +70,8 @@ struct Module {
     plx_module m = nullptr;
 };
 
-inline plx_arg buffer_arg(plx_buffer b) {
-    plx_arg a{};
-    a.struct_size = sizeof a;
-    a.kind = PLX_ARG_BUFFER;
-    a.buffer = b;
-    return a;
-}
-
-template <class T> plx_arg scalar_arg(const T& value) {
-    plx_arg a{};
-    a.struct_size = sizeof a;
-    a.kind = PLX_ARG_SCALAR;
-    a.value = &value;
-    a.size = sizeof value;
-    return a;
-}
+using plexus::test::buffer_arg;
+using plexus::test::scalar_arg;
 
 inline plx_launch_dims dims1(uint64_t global, uint32_t local, uint32_t dynamic_local = 0) {
     plx_launch_dims d{};
