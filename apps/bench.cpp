@@ -258,7 +258,7 @@ Baseline gpu_baseline(cuda_baseline::Session& s, const std::string& kernel, size
         return from_figure(s.vector_add(size, reps), 1);
     if (kernel == "reduce" || kernel == "warp_reduce") return from_figure(s.reduce(size, reps), 1);
     for (const char* t : {"f16", "bf16", "tf32"})
-        if (kernel == std::string("matmul_") + t)
+        if (kernel == std::string("matmul_") + t || kernel == std::string("gemm_") + t)
             return from_figure(s.gemm_ex(t, sh.m, sh.n, sh.k, reps), 1);
     return from_figure(s.sgemm(sh.m, sh.n, sh.k, reps), 1);
 }
@@ -319,13 +319,14 @@ nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::str
                          GpuBaselines& gpu) {
     const DeviceInfo& dev = b.devices()[d];
     bool is_gpu = dev.type == DeviceType::GPU;
-    bool matmul = kernel.rfind("matmul", 0) == 0;
+    bool matmul = kernel.rfind("matmul", 0) == 0 || kernel.rfind("gemm", 0) == 0;
     size_t size = o.size   ? o.size
                   : matmul ? (is_gpu ? 4096 : 1024)
                            : (is_gpu ? size_t(1) << 28 : size_t(1) << 25);
     Target target{b.name(), int(d)};
-    const bool fragments =
-        kernel == "matmul_f16" || kernel == "matmul_bf16" || kernel == "matmul_tf32";
+    // The matmuls --mnk shapes: the matrix-fragment families and px::lib::matmul's (gemm_*).
+    const bool fragments = kernel == "matmul_f16" || kernel == "matmul_bf16" ||
+                           kernel == "matmul_tf32" || kernel.rfind("gemm", 0) == 0;
     const Shape sh = fragments && o.mnk.m ? o.mnk : matmul_shape(size);
     auto p = fragments && o.mnk.m ? samples::make_mma_problem(kernel, sh.m, sh.n, sh.k, rt, 7)
                                   : samples::make_problem(kernel, size, rt, 7);
@@ -535,6 +536,10 @@ int run_bench(const std::vector<std::string>& args) {
                    "where installed),\n"
                    "           matmul_f16, matmul_bf16, matmul_tf32 (matrix fragments; GPU: beside "
                    "cublasGemmEx),\n"
+                   "           gemm_f32, gemm_tf32, gemm_f16, gemm_bf16 (px::lib::matmul: plexus's "
+                   "kernels and the\n"
+                   "           backend's library routine, tuned; beside cuBLAS on a GPU, OpenBLAS "
+                   "for gemm_f32 on a CPU),\n"
                    "           softmax_f32 / bf16, layernorm_f32 / bf16 (GPU: 32768 x 1024 and "
                    "8192 x 8192 "
                    "beside "
@@ -555,7 +560,7 @@ int run_bench(const std::vector<std::string>& args) {
                    "  the interpreter is left out unless named with --backend\n"
                    "  --size N: elements, or for matmuls m = N, n = N - N/8, k = N + 3; --mnk: the "
                    "shape of\n"
-                   "            matmul_f16, matmul_bf16 and matmul_tf32 (8192,8192,8192)\n"
+                   "            matmul_f16, matmul_bf16, matmul_tf32 and gemm_* (8192,8192,8192)\n"
                    "  --plot: an SVG of each row's ratio to its baseline (with --first-launch: the "
                    "phases)\n"
                    "  --first-launch: vector_add's first launch on the CUDA backend in new "
@@ -636,8 +641,9 @@ int run_bench(const std::vector<std::string>& args) {
             const DeviceInfo& dev = b->devices()[d];
             for (std::string kernel :
                  {"vector_add", "vector_add_float4", "reduce", "warp_reduce", "matmul_naive",
-                  "matmul_tiled", "matmul_f16", "matmul_bf16", "matmul_tf32", "softmax_f32",
-                  "softmax_bf16", "layernorm_f32", "layernorm_bf16"}) {
+                  "matmul_tiled", "matmul_f16", "matmul_bf16", "matmul_tf32", "gemm_f32",
+                  "gemm_tf32", "gemm_f16", "gemm_bf16", "softmax_f32", "softmax_bf16",
+                  "layernorm_f32", "layernorm_bf16"}) {
                 // On a CPU, softmax_bf16's row has the f32 kernel as its baseline; the row
                 // kernels' other rows are a GPU's.
                 const bool row_kernel =
@@ -653,7 +659,8 @@ int run_bench(const std::vector<std::string>& args) {
                 attempt(*b, dev.name, kernel.c_str(), [&] {
                     results.push_back(bench_row(rt, *b, d, kernel, o, baselines, gpu));
                     // --mnk shapes only the fragment matmuls; the OpenBLAS row uses --size's shape.
-                    if (dev.type != DeviceType::GPU && kernel.rfind("matmul", 0) == 0 && !o.mnk.m)
+                    if (dev.type != DeviceType::GPU && !o.mnk.m &&
+                        (kernel.rfind("matmul", 0) == 0 || kernel == "gemm_f32"))
                         results.push_back(openblas_row(*b, dev.name, kernel, results.back(),
                                                        o.size ? o.size : 1024,
                                                        std::max(1, o.reps / 3)));

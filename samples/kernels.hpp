@@ -30,16 +30,11 @@ const Kernel<In<Vec<float, 4>>, Out<float>, Int, Int, Int>& warp_reduce();
 // matmul_naive_local x matmul_naive_local.
 inline constexpr int matmul_naive_local = 16;
 const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_naive();
-// The same as a register-blocked SGEMM (samples/matmul.cpp): each 1-D work-group of
-// matmul_group_size work-items computes a matmul_block x matmul_block block of c, 8 x 8
-// elements per work-item. Launch Grid(ceil(n / 128) * 256, ceil(m / 128)): the kernel requires
-// work-groups of 256 x 1 (px::require_work_group_size), and a launch asking for another shape
-// is refused.
-inline constexpr int matmul_block = 128;
-inline constexpr int matmul_group_size = 256;
-const Kernel<In<float>, In<float>, Out<float>, Int, Int, Int>& matmul_tiled();
-// That launch for an m x n c: one group per matmul_block x matmul_block block, along x.
-Grid matmul_tiled_grid(size_t m, size_t n);
+// The same as a register-blocked SGEMM: px::lib's (plexus/lib.hpp).
+using lib::matmul_block;
+using lib::matmul_group_size;
+using lib::matmul_tiled;
+using lib::matmul_tiled_grid;
 // out (cols x rows) = transpose of in (rows x cols) through a shared 16 x 17 tile.
 const Kernel<In<float>, Out<float>, Int, Int>& transpose();
 // Inclusive prefix sum inside each work-group and the sum of each group in sums[group]: each
@@ -118,7 +113,8 @@ const Kernel<In<float>, Out<float>, Int>& pipeline_step();
 // variant.
 const ir::Kernel* find(std::string_view name);
 std::vector<std::string> names();
-// The sample kernel families (matmul_f16, matmul_bf16, matmul_tf32).
+// The kernel families `plexus explain` and `plexus codegen` know: the samples' (matmul_f16,
+// matmul_bf16, matmul_tf32, softmax_*, layernorm_*) and px::lib's GEMM families (gemm_*).
 const std::vector<const detail::FamilyDef*>& families();
 const detail::FamilyDef* find_family(std::string_view name);
 

@@ -1,29 +1,24 @@
 // matmul_f16, matmul_bf16 and matmul_tf32: c (f32) = a x b through matrix fragments (tensor
-// cores on CUDA, plain arithmetic elsewhere), any m, n, k (samples/matmul_mma.cpp).
+// cores on CUDA, plain arithmetic elsewhere), any m, n, k: the problems of px::lib's families.
 #pragma once
 
 #include "problems.hpp"
 
 #include "plexus/family.hpp"
+#include "plexus/lib.hpp"
 
 #include <random>
 
 namespace plexus::samples {
 
-// A group is mma_subgroups subgroups (launched as width x mma_subgroups work-items, width the
-// device's subgroup width: 32 on NVIDIA GPUs, 1 on the host); it computes an
-// mma_block x mma_block block of c.
-inline constexpr int mma_block = 128;
-inline constexpr int mma_subgroups = 8;
-template <class T> using MmaFamily = Family<In<T>, In<T>, Out<float>, Int, Int, Int>;
-// Kernel families (plexus/family.hpp) over the tuning parameters samples/matmul_mma.cpp lists;
-// a launch gives the shape {m, n, k}.
-const MmaFamily<half>& matmul_f16();
-const MmaFamily<bf16>& matmul_bf16();
-const MmaFamily<float>& matmul_tf32();
-// The family's variant that runs wherever any of its variants does (m16 fragments, copies by
-// loops for any group size): what the router is asked about which devices can take a launch.
-template <class T> const ir::Kernel& mma_portable(const MmaFamily<T>& family);
+// The families, from px::lib (plexus/lib.hpp).
+using lib::matmul_bf16;
+using lib::matmul_f16;
+using lib::matmul_tf32;
+using lib::mma_block;
+using lib::mma_portable;
+using lib::mma_subgroups;
+using lib::MmaFamily;
 // The family's heuristic variant for an m x n x k product on the target's device (the
 // routed one when the target names no backend), with its grid.
 template <class T>

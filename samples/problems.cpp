@@ -339,7 +339,8 @@ std::string drop_reason(const Error& e, const Target& target) {
 }
 
 std::vector<size_t> test_sizes(const std::string& name, bool slow) {
-    if (name.rfind("matmul_", 0) == 0 || name.rfind("multi_device_matmul", 0) == 0)
+    if (name.rfind("matmul_", 0) == 0 || name.rfind("multi_device_matmul", 0) == 0 ||
+        name.rfind("gemm_", 0) == 0)
         return slow ? std::vector<size_t>{1, 17, 50} : std::vector<size_t>{1, 17, 70, 256};
     if (name == "transpose")
         return slow ? std::vector<size_t>{1, 17, 100} : std::vector<size_t>{1, 17, 300};
@@ -358,7 +359,7 @@ std::vector<size_t> test_sizes(const std::string& name, bool slow) {
 
 size_t run_size(const std::string& name, bool slow) {
     if (name.rfind("matmul", 0) == 0 || name.rfind("multi_device_matmul", 0) == 0 ||
-        name == "transpose")
+        name.rfind("gemm_", 0) == 0 || name == "transpose")
         return slow ? 48 : 256;
     if (name == "particles") return slow ? 200 : 2000;
     if (name == "math_catalog") return slow ? 1024 : 4096; // inputs per function

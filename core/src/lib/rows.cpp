@@ -5,6 +5,8 @@
 // in shared memory.
 #include "plexus/lib.hpp"
 
+#include "lib/args.hpp"
+
 #include "plexus/kernel.hpp"
 #include "plexus/subgroup.hpp"
 
@@ -248,14 +250,7 @@ template <class F> F with_row_space(F f) {
     return f;
 }
 
-// Throws InvalidArgument when a buffer holds fewer than `need` elements.
-void need(const char* function, const char* argument, size_t have, size_t need) {
-    if (have < need)
-        throw Error(ErrorCode::InvalidArgument, std::string("px::lib::") + function + ": " +
-                                                    argument + " has " + std::to_string(have) +
-                                                    " elements, the shape needs " +
-                                                    std::to_string(need));
-}
+using detail::need;
 
 size_t elements(const char* function, int rows, int cols) {
     if (rows < 1 || cols < 1)

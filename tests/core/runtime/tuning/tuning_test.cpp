@@ -408,23 +408,189 @@ TEST_CASE("every variant of the layernorm families a device accepts is correct")
     each_variant(px::lib::layernorm_bf16());
 }
 
+// The message of f()'s InvalidArgument error ("no error" when it throws none).
+template <class F> std::string invalid_argument(F&& f) {
+    try {
+        f();
+    } catch (const px::Error& e) {
+        CHECK(e.code() == px::ErrorCode::InvalidArgument);
+        return std::string(e.what());
+    }
+    return std::string("no error");
+}
+
 TEST_CASE("px::lib functions check their buffers and shape, naming the argument") {
     Runtime& rt = test::hermetic_runtime();
     px::Buffer<float> x(rt, 100), y(rt, 50), g(rt, 10), b(rt, 9);
-    auto message = [](auto&& f) {
-        try {
-            f();
-        } catch (const px::Error& e) {
-            CHECK(e.code() == px::ErrorCode::InvalidArgument);
-            return std::string(e.what());
-        }
-        return std::string("no error");
-    };
-    CHECK(message([&] { px::lib::softmax(rt, x, y, 10, 10); }).find("y has 50 elements") !=
+    CHECK(invalid_argument([&] { px::lib::softmax(rt, x, y, 10, 10); }).find("y has 50 elements") !=
           std::string::npos);
-    CHECK(message([&] { px::lib::softmax(rt, x, x, 0, 10); }).find("must be positive") !=
+    CHECK(invalid_argument([&] { px::lib::softmax(rt, x, x, 0, 10); }).find("must be positive") !=
           std::string::npos);
-    CHECK(message([&] {
+    CHECK(invalid_argument([&] {
               px::lib::layernorm(rt, x, g, b, x, 10, 10);
           }).find("beta has 9 elements, the shape needs 10") != std::string::npos);
+}
+
+namespace {
+
+// c = op(a) op(b) in double, and each element's sum_p |products|, for a and b as stored (a m x k
+// or, transposed, k x m; b k x n or n x k).
+struct Product {
+    std::vector<double> want, mag;
+    Product(const std::vector<float>& a, const std::vector<float>& b, int m, int n, int k, bool ta,
+            bool tb)
+        : want(size_t(m) * n, 0), mag(size_t(m) * n, 0) {
+        for (int r = 0; r < m; ++r)
+            for (int p = 0; p < k; ++p) {
+                const double av = a[ta ? size_t(p) * m + r : size_t(r) * k + p];
+                for (int c = 0; c < n; ++c) {
+                    const double prod = av * double(b[tb ? size_t(c) * k + p : size_t(p) * n + c]);
+                    want[size_t(r) * n + c] += prod;
+                    mag[size_t(r) * n + c] += std::fabs(prod);
+                }
+            }
+    }
+};
+
+// The inputs as T, and back as the floats the device multiplies.
+template <class T> std::vector<float> rounded(const std::vector<float>& x) {
+    std::vector<float> out;
+    for (float v : x)
+        out.push_back(float(T(v)));
+    return out;
+}
+
+} // namespace
+
+// gemm_f32 / tf32 / f16 / bf16 (px::lib): every variant each device accepts, plexus's kernels
+// and the backend's library routine, at each transposition, every element against the product
+// in double. A routine the device's backend lists routines for but does not offer (no CBLAS;
+// no f16 GEMM in CBLAS) is an Unsupported error naming it, and the router then passes over it.
+TEST_CASE("every variant of the GEMM families a device accepts is correct, transposes included") {
+    const int m = 40, n = 48, k = 56;
+    std::mt19937 g(11);
+    const std::vector<float> af = px::samples::random_floats(size_t(m) * k, g),
+                             bf = px::samples::random_floats(size_t(k) * n, g);
+    auto each_variant = [&]<class T>(const px::lib::GemmFamily<T>& family, bool tf32) {
+        Runtime& rt = test::hermetic_runtime();
+        std::vector<T> a(af.begin(), af.end()), b(bf.begin(), bf.end());
+        px::Buffer<T> ba(rt, a), bb(rt, b);
+        for (const test::TestDevice& d : every_device()) {
+            size_t ran = 0, routines = 0;
+            for (int t = 0; t < 4; ++t) {
+                const int ta = t & 1, tb = t >> 1;
+                CAPTURE(ta);
+                CAPTURE(tb);
+                const Product want(rounded<T>(af), rounded<T>(bf), m, n, k, ta, tb);
+                ran += each_accepted(
+                    rt, family.def(), d, {m, n, k, ta, tb},
+                    [&](const px::Tuning& v) { return v["vendor"] == 0 && (ta || tb); },
+                    [&](const px::Tuning& v, const px::Grid& grid) {
+                        px::Buffer<float> bc(rt, size_t(m) * n);
+                        try {
+                            rt.launch(d.target, family.variant(v), grid, ba, bb, bc, m, n, k, ta,
+                                      tb)
+                                .wait();
+                        } catch (const px::Error& e) {
+                            // Only the routine may be missing, and it says which.
+                            REQUIRE(v["vendor"] == 1);
+                            CHECK(e.code() == px::ErrorCode::Unsupported);
+                            CHECK(std::string(e.what()).find("routine " + family.name()) !=
+                                  std::string::npos);
+                            return;
+                        }
+                        routines += v["vendor"] == 1;
+                        const std::vector<float> c = bc.to_vector();
+                        for (size_t i = 0; i < c.size(); ++i)
+                            REQUIRE_MESSAGE(std::fabs(c[i] - want.want[i]) <=
+                                                px::samples::matmul_mma_bound(k, want.mag[i], tf32),
+                                            "element " << i << ": got " << c[i] << ", want "
+                                                       << want.want[i]);
+                    });
+            }
+            MESSAGE(family.name() << " on " << d.label << ": " << ran << " variants, " << routines
+                                  << " of them the library routine");
+        }
+    };
+    each_variant(px::lib::gemm_f32(), false);
+    each_variant(px::lib::gemm_tf32(), true);
+    each_variant(px::lib::gemm_f16(), false);
+    each_variant(px::lib::gemm_bf16(), false);
+}
+
+// px::lib::matmul end to end on every device (tuning off: the heuristic's variant, the routine
+// where the operands are transposed and the device's backend offers it, else transposed copies
+// for plexus's kernels), with each epilogue: every element against the double product, then
+// bias and activation in double. Tolerance: the product's bound, plus 2^-20 of the result's size
+// for the epilogue's own rounding (the bias sum, tanh).
+TEST_CASE("px::lib::matmul: transposes, bias and activations, every device, every element") {
+    TempDir tmp;
+    Runtime rt(tuning_config(tmp.path, false));
+    const int m = 33, n = 20, k = 17;
+    std::mt19937 g(5);
+    const std::vector<float> af = px::samples::random_floats(size_t(m) * k, g),
+                             bf = px::samples::random_floats(size_t(k) * n, g),
+                             biasf = px::samples::random_floats(size_t(n), g);
+    px::Buffer<float> bias(rt, biasf);
+    auto check = [&]<class T>(const test::TestDevice& d, bool ta, bool tb, bool with_bias,
+                              px::lib::Activation act, bool tf32) {
+        CAPTURE(d.label);
+        CAPTURE(ta);
+        CAPTURE(tb);
+        CAPTURE(with_bias);
+        CAPTURE(int(act));
+        std::vector<T> a(af.begin(), af.end()), b(bf.begin(), bf.end());
+        px::Buffer<T> ba(rt, a), bb(rt, b);
+        px::Buffer<float> bc(rt, size_t(m) * n);
+        px::lib::Matmul p{m, n, k, ta, tb, with_bias ? &bias : nullptr, act, tf32};
+        // plexus's kernels on the matrix units need subgroup operations (PoCL here has none):
+        // without them only a routine runs the product, and where there is none, nothing.
+        const bool mma = tf32 || !std::same_as<T, float>;
+        const bool subgroups =
+            d.info->subgroup_ops && (*d.info->subgroup_ops & PLX_SUBGROUP_BASIC) != 0;
+        try {
+            px::lib::matmul(rt, ba, bb, bc, p, d.target).wait();
+        } catch (const px::Error& e) {
+            REQUIRE_MESSAGE(e.code() == px::ErrorCode::NoBackend, e.what());
+            REQUIRE(mma);
+            REQUIRE(!subgroups);
+            MESSAGE("no variant runs on " << d.label << " (no subgroups, no routine)");
+            return;
+        }
+        const Product want(rounded<T>(af), rounded<T>(bf), m, n, k, ta, tb);
+        const std::vector<float> c = bc.to_vector();
+        for (size_t i = 0; i < c.size(); ++i) {
+            double x = want.want[i] + (with_bias ? biasf[i % size_t(n)] : 0.0);
+            if (act == px::lib::Activation::Relu) x = std::max(x, 0.0);
+            if (act == px::lib::Activation::Gelu)
+                x = 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+            const double tol = 1.2 * px::samples::matmul_mma_bound(k, want.mag[i], tf32) +
+                               std::ldexp(std::fabs(x) + 1, -20);
+            REQUIRE_MESSAGE(std::fabs(c[i] - x) <= tol,
+                            "element " << i << ": got " << c[i] << ", want " << x);
+        }
+    };
+    using px::lib::Activation;
+    for (const test::TestDevice& d : every_device()) {
+        for (int t = 0; t < 4; ++t)
+            check.template operator()<float>(d, t & 1, t >> 1, t == 3, Activation(t % 3), false);
+        check.template operator()<float>(d, true, false, true, Activation::Gelu, true);
+        check.template operator()<px::half>(d, false, false, true, Activation::Relu, false);
+        check.template operator()<px::half>(d, true, true, false, Activation::None, false);
+        check.template operator()<px::bf16>(d, false, true, true, Activation::Gelu, false);
+    }
+}
+
+TEST_CASE("px::lib::matmul checks its buffers and sizes, naming the argument") {
+    Runtime& rt = test::hermetic_runtime();
+    px::Buffer<float> a(rt, 12), b(rt, 11), c(rt, 12), bias(rt, 3);
+    CHECK(invalid_argument([&] {
+              px::lib::matmul(rt, a, b, c, {3, 4, 4});
+          }).find("px::lib::matmul: b has 11 elements, the shape needs 16") != std::string::npos);
+    CHECK(invalid_argument([&] {
+              px::lib::matmul(rt, a, a, c, {3, 4, 3, false, false, &bias});
+          }).find("bias has 3 elements, the shape needs 4") != std::string::npos);
+    CHECK(invalid_argument([&] {
+              px::lib::matmul(rt, a, a, c, {-1, 4, 3});
+          }).find("got -1, 4, 3") != std::string::npos);
 }
