@@ -330,10 +330,11 @@ const ir::Kernel* find(std::string_view name) {
 
 const std::vector<const detail::FamilyDef*>& families() {
     static const std::vector<const detail::FamilyDef*> all = {
-        &matmul_f16().def(),    &matmul_bf16().def(),   &matmul_tf32().def(),
-        &softmax_bf16().def(),  &softmax_f32().def(),   &layernorm_bf16().def(),
-        &layernorm_f32().def(), &lib::gemm_f32().def(), &lib::gemm_tf32().def(),
-        &lib::gemm_f16().def(), &lib::gemm_bf16().def()};
+        &matmul_f16().def(),    &matmul_bf16().def(),    &matmul_tf32().def(),
+        &softmax_bf16().def(),  &softmax_f32().def(),    &layernorm_bf16().def(),
+        &layernorm_f32().def(), &lib::gemm_f32().def(),  &lib::gemm_tf32().def(),
+        &lib::gemm_f16().def(), &lib::gemm_bf16().def(), &lib::sum_f32().def(),
+        &lib::sum_i32().def(),  &lib::scan_f32().def(),  &lib::scan_i32().def()};
     return all;
 }
 

@@ -114,7 +114,7 @@ const Kernel<In<float>, Out<float>, Int>& pipeline_step();
 const ir::Kernel* find(std::string_view name);
 std::vector<std::string> names();
 // The kernel families `plexus explain` and `plexus codegen` know: the samples' (matmul_f16,
-// matmul_bf16, matmul_tf32, softmax_*, layernorm_*) and px::lib's GEMM families (gemm_*).
+// matmul_bf16, matmul_tf32, softmax_*, layernorm_*) and px::lib's (gemm_*, sum_*, scan_*).
 const std::vector<const detail::FamilyDef*>& families();
 const detail::FamilyDef* find_family(std::string_view name);
 

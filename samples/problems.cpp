@@ -185,6 +185,72 @@ private:
     Buffer<float> in_, out_;
 };
 
+// sum_f32: px::lib::sum of random floats (tuned families, two launches).
+class LibSum final : public Problem {
+public:
+    LibSum(size_t n, Runtime& rt, std::mt19937& g)
+        : n_(n), x_(random_floats(n, g)), in_(rt, x_), out_(rt, 1) {}
+    std::string kernel() const override { return "sum_f32"; }
+    std::string size_text() const override { return "n=" + std::to_string(n_); }
+    void run(Runtime& rt, const Target& t) override {
+        lib::sum(rt, in_, out_, int64_t(n_), t).wait();
+    }
+    CheckResult check() override {
+        double want = 0, mag = 0;
+        for (float v : x_)
+            want += v, mag += std::fabs(v);
+        CheckResult r;
+        record(r, 0, out_.host()[0], want, double(n_) * 0x1p-24 * mag + 1e-6);
+        return r;
+    }
+    std::string tolerance() const override {
+        return "|got - want| <= n 2^-24 sum|x| (want in double)";
+    }
+    double work() const override { return 4.0 * double(n_); }
+    const char* unit() const override { return "GB/s"; }
+
+private:
+    size_t n_;
+    std::vector<float> x_;
+    Buffer<float> in_, out_;
+};
+
+// scan_i32: px::lib::inclusive_scan of random int32s (tuned families, one level per 256 times
+// more elements), exact.
+class LibScan final : public Problem {
+public:
+    LibScan(size_t n, Runtime& rt, std::mt19937& g) : n_(n), in_(rt, n), out_(rt, n) {
+        std::uniform_int_distribution<int> d(-100, 100);
+        x_.resize(n);
+        for (auto& v : x_)
+            v = d(g);
+        in_.write(x_);
+    }
+    std::string kernel() const override { return "scan_i32"; }
+    std::string size_text() const override { return "n=" + std::to_string(n_); }
+    void run(Runtime& rt, const Target& t) override {
+        lib::inclusive_scan(rt, in_, out_, int64_t(n_), t).wait();
+    }
+    CheckResult check() override {
+        CheckResult r;
+        auto y = out_.host();
+        int64_t sum = 0;
+        for (size_t i = 0; i < n_; ++i) {
+            sum += x_[i];
+            record(r, i, y[i], double(sum), 0);
+        }
+        return r;
+    }
+    std::string tolerance() const override { return "exact"; }
+    double work() const override { return 2.0 * 4 * double(n_); }
+    const char* unit() const override { return "GB/s"; }
+
+private:
+    size_t n_;
+    std::vector<int32_t> x_;
+    Buffer<int32_t> in_, out_;
+};
+
 class Scan final : public Problem {
 public:
     Scan(size_t n, Runtime& rt, std::mt19937& g) : n_(int(n)), data_(rt, n) {
@@ -291,9 +357,9 @@ private:
 
 const std::vector<std::string>& problem_names() {
     static const std::vector<std::string> names = [] {
-        std::vector<std::string> v = {"vector_add",   "reduce",       "warp_reduce",
-                                      "matmul_naive", "matmul_tiled", "transpose",
-                                      "scan",         "histogram",    "histogram_wide"};
+        std::vector<std::string> v = {"vector_add",     "reduce",    "warp_reduce", "matmul_naive",
+                                      "matmul_tiled",   "transpose", "scan",        "histogram",
+                                      "histogram_wide", "sum_f32",   "scan_i32"};
         v.insert(v.end(), typed_problem_names().begin(), typed_problem_names().end());
         v.insert(v.end(), mma_problem_names().begin(), mma_problem_names().end());
         v.insert(v.end(), queue_problem_names().begin(), queue_problem_names().end());
@@ -315,6 +381,8 @@ std::unique_ptr<Problem> make_problem(const std::string& name, size_t size, Runt
         return std::make_unique<Matmul>(true, size, rt, g);
     if (name == "transpose") return std::make_unique<Transpose>(size, rt, g);
     if (name == "scan") return std::make_unique<Scan>(size, rt, g);
+    if (name == "sum_f32") return std::make_unique<LibSum>(size, rt, g);
+    if (name == "scan_i32") return std::make_unique<LibScan>(size, rt, g);
     if (name == "histogram" || name == "histogram_wide")
         return std::make_unique<Histogram>(name == "histogram_wide", size, rt, g);
     if (auto p = make_typed_problem(name, size, rt, g)) return p;
@@ -344,7 +412,7 @@ std::vector<size_t> test_sizes(const std::string& name, bool slow) {
         return slow ? std::vector<size_t>{1, 17, 50} : std::vector<size_t>{1, 17, 70, 256};
     if (name == "transpose")
         return slow ? std::vector<size_t>{1, 17, 100} : std::vector<size_t>{1, 17, 300};
-    if (name == "scan")
+    if (name == "scan" || name == "scan_i32")
         return slow ? std::vector<size_t>{1, 255, 256, 1000, 20000}
                     : std::vector<size_t>{1, 255, 256, 1000, 70000};
     if (name == "particles")

@@ -38,6 +38,33 @@ Event layernorm(Runtime& rt, Buffer<float>& x, Buffer<float>& gamma, Buffer<floa
 Event layernorm(Runtime& rt, Buffer<bf16>& x, Buffer<float>& gamma, Buffer<float>& beta,
                 Buffer<bf16>& y, int rows, int cols, float eps = 1e-5f, const Target& target = {});
 
+// ---- sums and prefix sums ------------------------------------------------------------------
+
+// out[0] = x[0] + ... + x[n - 1] (n = 0: 0), in two launches of sum_f32 / sum_i32: each group of
+// 256 adds its strided share of x, then one group adds the groups' totals. Floats are added in
+// an order of the launch's choosing (not left to right): the result is within n * 2^-24 *
+// sum |x| of the exact sum; int32 wraps as int32 does.
+Event sum(Runtime& rt, Buffer<float>& x, Buffer<float>& out, int64_t n, const Target& target = {});
+Event sum(Runtime& rt, Buffer<int32_t>& x, Buffer<int32_t>& out, int64_t n,
+          const Target& target = {});
+// y[i] = x[0] + ... + x[i] for i < n: each group of 256 scans its values (scan_f32 / scan_i32)
+// and writes its total, the totals are scanned the same way (recursively), then added back.
+Event inclusive_scan(Runtime& rt, Buffer<float>& x, Buffer<float>& y, int64_t n,
+                     const Target& target = {});
+Event inclusive_scan(Runtime& rt, Buffer<int32_t>& x, Buffer<int32_t>& y, int64_t n,
+                     const Target& target = {});
+// The families behind them: tuning parameter `subgroups` (1: each subgroup scans its values
+// first, 0: shared memory alone); shape {n}. scan: (x, y, sums, n); sum: (x, totals, n).
+template <class T> using ScanFamily = Family<In<T>, Out<T>, Out<T>, Int>;
+template <class T> using SumFamily = Family<In<T>, Out<T>, Int>;
+template <class T> using AddFamily = Kernel<InOut<T>, In<T>, Int>;
+const ScanFamily<float>& scan_f32();
+const ScanFamily<int32_t>& scan_i32();
+const SumFamily<float>& sum_f32();
+const SumFamily<int32_t>& sum_i32();
+// y[i] += offsets[group - 1] for the i of every group but the first (groups of 256).
+template <class T> const AddFamily<T>& scan_add();
+
 // ---- matrix products ----------------------------------------------------------------------
 
 enum class Activation { None, Relu, Gelu };

@@ -594,3 +594,110 @@ TEST_CASE("px::lib::matmul checks its buffers and sizes, naming the argument") {
               px::lib::matmul(rt, a, a, c, {-1, 4, 3});
           }).find("got -1, 4, 3") != std::string::npos);
 }
+
+// scan_* / sum_* (px::lib): every variant each device accepts, one level (a few groups), every
+// element against the sums in double: int32 exact, f32 within (number of terms) 2^-24 of the
+// sum of magnitudes.
+TEST_CASE("every variant of the scan and sum families a device accepts is correct") {
+    Runtime& rt = test::hermetic_runtime();
+    const int n = 3 * 256 + 17, groups = 4;
+    std::mt19937 g(13);
+    const std::vector<float> xf = px::samples::random_floats(size_t(n), g);
+    std::vector<int32_t> xi;
+    for (float v : xf)
+        xi.push_back(int32_t(v * 1000));
+    auto each_variant = [&]<class T>(const px::lib::ScanFamily<T>& scan,
+                                     const px::lib::SumFamily<T>& sum, const std::vector<T>& x) {
+        px::Buffer<T> bx(rt, x);
+        std::vector<double> prefix(x.size()), mag(x.size());
+        for (size_t i = 0; i < x.size(); ++i) {
+            prefix[i] = (i ? prefix[i - 1] : 0.0) + double(x[i]);
+            mag[i] = (i ? mag[i - 1] : 0.0) + std::fabs(double(x[i]));
+        }
+        auto close = [&](T got, double want, double magnitude, double terms) {
+            if constexpr (std::same_as<T, int32_t>)
+                return double(got) == want;
+            else
+                return std::fabs(double(got) - want) <= terms * 0x1p-24 * magnitude + 1e-7;
+        };
+        const auto none = [](const px::Tuning&) { return false; };
+        for (const test::TestDevice& d : every_device()) {
+            size_t ran = each_accepted(
+                rt, scan.def(), d, {n}, none, [&](const px::Tuning& v, const px::Grid& grid) {
+                    px::Buffer<T> y(rt, size_t(n)), sums(rt, size_t(groups));
+                    rt.launch(d.target, scan.variant(v), grid, bx, y, sums, n).wait();
+                    const std::vector<T> got = y.to_vector();
+                    for (size_t i = 0; i < got.size(); ++i) {
+                        const size_t first = i / 256 * 256;
+                        const double want = prefix[i] - (first ? prefix[first - 1] : 0.0);
+                        REQUIRE_MESSAGE(close(got[i], want, mag[i], 256),
+                                        "element " << i << ": got " << got[i] << ", want " << want);
+                    }
+                });
+            ran += each_accepted(
+                rt, sum.def(), d, {n}, none, [&](const px::Tuning& v, const px::Grid& grid) {
+                    const size_t groups_run = grid.global[0] / 256;
+                    px::Buffer<T> totals(rt, groups_run);
+                    rt.launch(d.target, sum.variant(v), grid, bx, totals, n).wait();
+                    double total = 0;
+                    for (T t : totals.to_vector())
+                        total += double(t);
+                    REQUIRE_MESSAGE(close(T(total), prefix.back(), mag.back(), n),
+                                    "the groups' totals add up to " << total);
+                });
+            MESSAGE(scan.name() << " and " << sum.name() << " on " << d.label << ": " << ran
+                                << " variants checked");
+        }
+    };
+    each_variant(px::lib::scan_f32(), px::lib::sum_f32(), xf);
+    each_variant(px::lib::scan_i32(), px::lib::sum_i32(), xi);
+}
+
+// px::lib::inclusive_scan and sum end to end on every device (tuning off), at sizes of one
+// group, one group and one, several levels of totals: every element.
+TEST_CASE("px::lib::inclusive_scan and sum, every device, every element") {
+    TempDir tmp;
+    Runtime rt(tuning_config(tmp.path, false));
+    for (const test::TestDevice& d : every_device()) {
+        const bool slow = d.target.backend == "interp";
+        for (int n : slow ? std::vector<int>{1, 257, 5000} : std::vector<int>{1, 256, 257, 70001}) {
+            CAPTURE(d.label);
+            CAPTURE(n);
+            std::mt19937 g(static_cast<unsigned>(n));
+            std::uniform_int_distribution<int32_t> di(-1000, 1000);
+            std::vector<int32_t> xi(static_cast<size_t>(n));
+            for (auto& v : xi)
+                v = di(g);
+            const std::vector<float> xf = px::samples::random_floats(size_t(n), g);
+            px::Buffer<int32_t> bi(rt, xi), yi(rt, size_t(n)), si(rt, 1);
+            px::Buffer<float> bf(rt, xf), yf(rt, size_t(n)), sf(rt, 1);
+            px::lib::inclusive_scan(rt, bi, yi, n, d.target);
+            px::lib::inclusive_scan(rt, bf, yf, n, d.target);
+            px::lib::sum(rt, bi, si, n, d.target);
+            px::lib::sum(rt, bf, sf, n, d.target).wait();
+            const std::vector<int32_t> got_i = yi.to_vector();
+            const std::vector<float> got_f = yf.to_vector();
+            int64_t prefix_i = 0;
+            double prefix_f = 0, mag = 0;
+            for (size_t i = 0; i < size_t(n); ++i) {
+                prefix_i += xi[i];
+                prefix_f += xf[i];
+                mag += std::fabs(xf[i]);
+                REQUIRE_MESSAGE(got_i[i] == prefix_i, "int32 element " << i);
+                REQUIRE_MESSAGE(
+                    std::fabs(got_f[i] - prefix_f) <= double(i + 1) * 0x1p-24 * mag + 1e-7,
+                    "f32 element " << i << ": got " << got_f[i] << ", want " << prefix_f);
+            }
+            CHECK(si.to_vector()[0] == prefix_i);
+            CHECK(std::fabs(sf.to_vector()[0] - prefix_f) <= double(n) * 0x1p-24 * mag + 1e-7);
+        }
+    }
+    Runtime& checked = test::hermetic_runtime();
+    px::Buffer<float> x(checked, 10), y(checked, 5);
+    CHECK(invalid_argument([&] {
+              px::lib::inclusive_scan(checked, x, y, 10);
+          }).find("px::lib::inclusive_scan: y has 5 elements, the shape needs 10") !=
+          std::string::npos);
+    CHECK(invalid_argument([&] { px::lib::sum(checked, x, y, -2); }).find("got -2") !=
+          std::string::npos);
+}
