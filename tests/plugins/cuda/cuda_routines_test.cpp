@@ -507,38 +507,11 @@ TEST_CASE("a cuBLAS failure is a launch error naming its status") {
 }
 
 int main(int argc, char** argv) {
-    // --skip-exit-code=N: the status when there is nothing to test (meson's "skipped" is 77).
     int skip_code = 0;
     std::vector<char*> args;
-    for (int i = 0; i < argc; ++i) {
-        if (std::strncmp(argv[i], "--skip-exit-code=", 17) == 0)
-            skip_code = std::atoi(argv[i] + 17);
-        else
-            args.push_back(argv[i]);
-    }
     PluginHost host(PLEXUS_CUDA_PLUGIN_PATH);
-    if (host.library == nullptr) {
-        std::fprintf(stderr, "cannot open the cuda plugin: %s\n", host.open_error.c_str());
-        return 1;
-    }
-    const plx_status s = host.init();
-    if (s == PLX_ERROR_NO_DRIVER) {
-        std::printf("SKIP: no CUDA driver, nothing to test: %s\n", host.error().c_str());
-        return skip_code;
-    }
-    if (s != PLX_OK) {
-        std::fprintf(stderr, "the cuda plugin failed to initialize (%d): %s\n", int(s),
-                     host.error().c_str());
-        return 1;
-    }
-    uint32_t count = 0;
-    host.plugin.device_count(&count);
-    if (count == 0) {
-        std::printf("SKIP: no CUDA device was found (the driver reports none)\n%s",
-                    host.all_logs().c_str());
-        host.plugin.shutdown();
-        return skip_code;
-    }
+    if (std::optional<int> status = start_gpu_test(host, argc, argv, args, skip_code))
+        return *status;
     g_host = &host;
     P = &host.plugin;
     plx_device_info info{};

@@ -6,8 +6,11 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +65,43 @@ struct PluginHost {
 
 inline bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
+}
+
+// The start of a GPU test's main(): argv without `--skip-exit-code=N` into `args`, N into
+// `skip_code` (the status when there is nothing to test: meson's "skipped" is 77), and the
+// plugin opened and initialized. std::nullopt to go on; else the status to return, having said
+// why (a skip where there is no driver or no device).
+inline std::optional<int> start_gpu_test(PluginHost& host, int argc, char** argv,
+                                         std::vector<char*>& args, int& skip_code) {
+    for (int i = 0; i < argc; ++i) {
+        if (std::strncmp(argv[i], "--skip-exit-code=", 17) == 0)
+            skip_code = std::atoi(argv[i] + 17);
+        else
+            args.push_back(argv[i]);
+    }
+    if (host.library == nullptr) {
+        std::fprintf(stderr, "cannot open the cuda plugin: %s\n", host.open_error.c_str());
+        return 1;
+    }
+    const plx_status s = host.init();
+    if (s == PLX_ERROR_NO_DRIVER) {
+        std::printf("SKIP: no CUDA driver, nothing to test: %s\n", host.error().c_str());
+        return skip_code;
+    }
+    if (s != PLX_OK) {
+        std::fprintf(stderr, "the cuda plugin failed to initialize (%d): %s\n", int(s),
+                     host.error().c_str());
+        return 1;
+    }
+    uint32_t count = 0;
+    host.plugin.device_count(&count);
+    if (count == 0) {
+        std::printf("SKIP: no CUDA device was found (the driver reports none)\n%s",
+                    host.all_logs().c_str());
+        host.plugin.shutdown();
+        return skip_code;
+    }
+    return std::nullopt;
 }
 
 } // namespace plexus::test

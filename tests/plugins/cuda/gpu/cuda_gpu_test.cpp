@@ -546,29 +546,12 @@ TEST_CASE("CUDA C with NVRTC absent") {
 }
 
 int main(int argc, char** argv) {
+    // Always 77 when there is nothing to test: this program is only ever run as a meson test.
+    int skip_code = 77;
+    std::vector<char*> args;
     PluginHost host(PLEXUS_CUDA_PLUGIN_PATH);
-    if (host.library == nullptr) {
-        std::fprintf(stderr, "cannot open the cuda plugin: %s\n", host.open_error.c_str());
-        return 1;
-    }
-    const plx_status s = host.init();
-    if (s == PLX_ERROR_NO_DRIVER) {
-        std::printf("SKIP: no CUDA device was found: %s\n", host.error().c_str());
-        return 77;
-    }
-    if (s != PLX_OK) {
-        std::fprintf(stderr, "the cuda plugin failed to initialize (%d): %s\n", int(s),
-                     host.error().c_str());
-        return 1;
-    }
-    uint32_t count = 0;
-    host.plugin.device_count(&count);
-    if (count == 0) {
-        std::printf("SKIP: no CUDA device was found (the driver reports none)\n%s",
-                    host.all_logs().c_str());
-        host.plugin.shutdown();
-        return 77;
-    }
+    if (std::optional<int> status = start_gpu_test(host, argc, argv, args, skip_code))
+        return *status;
     g_host = &host;
     P = &host.plugin;
     if (P->device_get(0, &g_device) != PLX_OK) return 1;
@@ -576,7 +559,7 @@ int main(int argc, char** argv) {
     if (P->device_info(g_device, &g_info) != PLX_OK) return 1;
     std::printf("device 0: %s (%s, %u SMs, %llu bytes)\n", g_info.name, g_info.arch,
                 g_info.compute_units, static_cast<unsigned long long>(g_info.memory_bytes));
-    doctest::Context context(argc, argv);
+    doctest::Context context(static_cast<int>(args.size()), args.data());
     const int result = context.run();
     P->shutdown();
     return result;
