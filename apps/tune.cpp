@@ -3,22 +3,27 @@
 // choices; --export / --import move them through a tuning file.
 #include "app.hpp"
 
-#include "matmul_mma.hpp"
 #include "plexus/plexus.hpp"
+#include "problems.hpp"
 
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 namespace plexus::app {
 namespace {
 
 int usage(std::ostream& out, int status) {
-    out << "usage: plexus tune FAMILY [--mnk M,N,K] [--backend NAME] [--retune] [--budget-ms N]\n"
+    out << "usage: plexus tune FAMILY [--shape A,B,...] [--backend NAME] [--retune] [--budget-ms "
+           "N]\n"
            "       plexus tune --list\n"
            "       plexus tune --export FILE | --import FILE\n"
-           "  FAMILY  matmul_f16, matmul_bf16 or matmul_tf32: tunes it for an m x n x k product\n"
-           "          (default 1024,1024,1024) on the routed device (or the backend's), unless\n"
-           "          a choice is stored; --retune measures anyway. Every variant that fits is\n"
+           "  FAMILY  matmul_f16, matmul_bf16, matmul_tf32, gemm_f32, gemm_tf32, gemm_f16,\n"
+           "          gemm_bf16 (--shape M,N,K, default 1024,1024,1024; --mnk is the same),\n"
+           "          softmax_f32 / bf16, layernorm_f32 / bf16 (--shape ROWS,COLS, default\n"
+           "          1024,1024), sum_f32, scan_i32 (--shape N, default 1048576): tunes it for\n"
+           "          that shape on the routed device (or the backend's), unless a choice is\n"
+           "          stored; --retune measures anyway. Every variant that fits is\n"
            "          timed unless --budget-ms bounds the tuning (the config's tuning_budget_ms\n"
            "          is for launches). Prints every candidate.\n"
            "  --list  every choice stored in the cache directory\n"
@@ -59,7 +64,7 @@ namespace {
 
 int run_tune(const std::vector<std::string>& args) {
     std::string family, backend, file, mode;
-    int m = 1024, n = 1024, k = 1024;
+    std::vector<int> shape; // --shape; empty: the family's default
     bool retune = false;
     unsigned budget_ms = 3'600'000;
     for (size_t i = 0; i < args.size(); ++i) {
@@ -84,10 +89,26 @@ int run_tune(const std::vector<std::string>& args) {
             }
         } else if (args[i] == "--backend" && i + 1 < args.size()) {
             backend = args[++i];
-        } else if (args[i] == "--mnk" && i + 1 < args.size()) {
-            if (!parse_mnk(args[++i], m, n, k)) {
-                std::cerr << "plexus tune: --mnk " << args[i]
-                          << ": expected three positive sizes, like 4096,4100,4096\n";
+        } else if ((args[i] == "--shape" || args[i] == "--mnk") && i + 1 < args.size()) {
+            const std::string option = args[i], text = args[++i];
+            shape.clear();
+            std::stringstream ss(text);
+            for (std::string part; std::getline(ss, part, ',');) {
+                size_t used = 0;
+                int value = 0;
+                try {
+                    value = std::stoi(part, &used);
+                } catch (const std::exception&) {
+                }
+                if (used != part.size() || value <= 0) {
+                    shape.clear();
+                    break;
+                }
+                shape.push_back(value);
+            }
+            if (shape.empty() || (option == "--mnk" && shape.size() != 3)) {
+                std::cerr << "plexus tune: " << option << " " << text
+                          << ": expected positive sizes separated by commas, like 4096,4100,4096\n";
                 return 2;
             }
         } else if (family.empty() && args[i].rfind("--", 0) != 0) {
@@ -118,13 +139,22 @@ int run_tune(const std::vector<std::string>& args) {
     Config tuning = config;
     tuning.tuning_budget_ms = budget_ms;
     Runtime rt(tuning);
-    const TuningReport r = samples::tune_mma(family, m, n, k, rt, Target{backend}, retune);
-    std::printf("%s m=%d n=%d k=%d on %s (%s), bucket %s: %s (%s", r.family.c_str(), m, n, k,
-                r.backend.c_str(), r.device.c_str(), shape_text(r.bucket).c_str(), r.kernel.c_str(),
-                r.source.c_str());
+    if (shape.empty()) {
+        const bool rows = family.rfind("softmax", 0) == 0 || family.rfind("layernorm", 0) == 0;
+        const bool one = family == "sum_f32" || family == "scan_i32";
+        shape = rows  ? std::vector<int>{1024, 1024}
+                : one ? std::vector<int>{1 << 20}
+                      : std::vector<int>{1024, 1024, 1024};
+    }
+    const TuningReport r = samples::tune_family(family, shape, rt, Target{backend}, retune);
+    std::printf("%s %s on %s (%s), bucket %s: %s (%s", r.family.c_str(),
+                shape_text(r.shape).c_str(), r.backend.c_str(), r.device.c_str(),
+                shape_text(r.bucket).c_str(), r.kernel.c_str(), r.source.c_str());
     if (r.source == "measured") std::printf(", %.0f ms", r.tuning_ms);
     std::printf(")\n");
-    print_candidates(r.candidates, 2.0 * m * n * double(k));
+    // GFLOP/s beside each candidate of a product (m, n, k).
+    const bool product = shape.size() == 3;
+    print_candidates(r.candidates, product ? 2.0 * shape[0] * shape[1] * double(shape[2]) : 0.0);
     return 0;
 }
 

@@ -100,7 +100,7 @@ public:
     }
     double work() const override { return 2.0 * m_ * n_ * double(k_); }
     const char* unit() const override { return "GFLOP/s"; }
-    TuningReport tune(Runtime& rt, const Target& t, bool retune) {
+    std::optional<TuningReport> tune(Runtime& rt, const Target& t, bool retune) override {
         if (via_ != Through::Family)
             return rt.tune(t, gemm_family<T>(via_), {m_, n_, k_, 0, 0}, retune, ba_, bb_, bc_, m_,
                            n_, k_, 0, 0);
@@ -169,21 +169,6 @@ std::unique_ptr<Problem> make_shaped(const std::string& name, int m, int n, int 
     return nullptr;
 }
 } // namespace
-
-TuningReport tune_mma(const std::string& name, int m, int n, int k, Runtime& rt, const Target& t,
-                      bool retune) {
-    std::mt19937 g(7);
-    const std::unique_ptr<Problem> p = make_shaped(name, m, n, k, rt, g);
-    if (auto* x = dynamic_cast<MatmulMma<half>*>(p.get())) return x->tune(rt, t, retune);
-    if (auto* x = dynamic_cast<MatmulMma<bf16>*>(p.get())) return x->tune(rt, t, retune);
-    if (auto* x = dynamic_cast<MatmulMma<float>*>(p.get())) return x->tune(rt, t, retune);
-    throw Error(ErrorCode::InvalidArgument,
-                "plexus tune tunes matmul_f16, matmul_bf16, matmul_tf32 and gemm_f32, gemm_tf32, "
-                "gemm_f16, gemm_bf16 ahead of time, not '" +
-                    name +
-                    "' (the row families softmax_* and layernorm_* tune at their first launch, or "
-                    "through Runtime::tune)");
-}
 
 // The shape of the other matmul samples: m = size, n = size - size/8, k = size + 3.
 std::unique_ptr<Problem> make_mma_problem(const std::string& name, size_t size, Runtime& rt,

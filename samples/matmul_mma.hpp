@@ -36,9 +36,5 @@ std::unique_ptr<Problem> make_mma_problem(const std::string& name, size_t size, 
 std::unique_ptr<Problem> make_mma_problem(const std::string& name, int m, int n, int k, Runtime& rt,
                                           unsigned seed);
 const std::vector<std::string>& mma_problem_names();
-// The family's choice for an m x n x k product on random inputs (`plexus tune`): tuned now where
-// nothing is stored, or always with `retune`.
-TuningReport tune_mma(const std::string& name, int m, int n, int k, Runtime& rt, const Target& t,
-                      bool retune);
 
 } // namespace plexus::samples

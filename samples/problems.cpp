@@ -8,6 +8,7 @@
 #include "queue_problems.hpp"
 #include "typed_problems.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -195,6 +196,11 @@ public:
     void run(Runtime& rt, const Target& t) override {
         lib::sum(rt, in_, out_, int64_t(n_), t).wait();
     }
+    std::optional<TuningReport> tune(Runtime& rt, const Target& t, bool retune) override {
+        // The first pass, over x: its groups' totals, at most 512 (the second pass's input).
+        Buffer<float> totals(rt, 512);
+        return rt.tune(t, lib::sum_f32(), {int64_t(n_)}, retune, in_, totals, int(n_));
+    }
     CheckResult check() override {
         double want = 0, mag = 0;
         for (float v : x_)
@@ -230,6 +236,10 @@ public:
     std::string size_text() const override { return "n=" + std::to_string(n_); }
     void run(Runtime& rt, const Target& t) override {
         lib::inclusive_scan(rt, in_, out_, int64_t(n_), t).wait();
+    }
+    std::optional<TuningReport> tune(Runtime& rt, const Target& t, bool retune) override {
+        Buffer<int32_t> sums(rt, (n_ + 255) / 256); // the first level's group totals
+        return rt.tune(t, lib::scan_i32(), {int64_t(n_)}, retune, in_, out_, sums, int(n_));
     }
     CheckResult check() override {
         CheckResult r;
@@ -390,6 +400,36 @@ std::unique_ptr<Problem> make_problem(const std::string& name, size_t size, Runt
     if (auto p = make_queue_problem(name, size, rt, g)) return p;
     if (name == "math_catalog") return make_math_catalog(size, rt, g);
     throw Error(ErrorCode::InvalidArgument, "unknown sample problem '" + name + "'");
+}
+
+TuningReport tune_family(const std::string& name, const std::vector<int>& shape, Runtime& rt,
+                         const Target& target, bool retune) {
+    const std::vector<std::string>& mma = mma_problem_names();
+    const bool matmul = std::find(mma.begin(), mma.end(), name) != mma.end();
+    const bool rows = name.rfind("softmax_", 0) == 0 || name.rfind("layernorm_", 0) == 0;
+    const bool one = name == "sum_f32" || name == "scan_i32";
+    const size_t want = matmul ? 3 : rows ? 2 : one ? 1 : 0;
+    if (want == 0)
+        throw Error(ErrorCode::InvalidArgument,
+                    "plexus tune tunes matmul_f16, matmul_bf16, matmul_tf32, gemm_f32, gemm_tf32, "
+                    "gemm_f16, gemm_bf16 (--shape M,N,K), softmax_f32, softmax_bf16, "
+                    "layernorm_f32, layernorm_bf16 (--shape ROWS,COLS), sum_f32 and scan_i32 "
+                    "(--shape N), not '" +
+                        name + "'");
+    if (shape.size() != want)
+        throw Error(ErrorCode::InvalidArgument, name + " takes a shape of " + std::to_string(want) +
+                                                    " sizes (" +
+                                                    (matmul ? "M,N,K"
+                                                     : rows ? "ROWS,COLS"
+                                                            : "N") +
+                                                    "), not " + std::to_string(shape.size()));
+    std::unique_ptr<Problem> p = matmul
+                                     ? make_mma_problem(name, shape[0], shape[1], shape[2], rt, 7)
+                                 : rows ? make_row_problem(name, shape[0], shape[1], rt, 7)
+                                        : make_problem(name, size_t(shape[0]), rt, 7);
+    std::optional<TuningReport> r = p->tune(rt, target, retune);
+    if (!r) throw Error(ErrorCode::Internal, "sample '" + name + "' launches no family");
+    return *r;
 }
 
 std::string drop_reason(const Error& e, const Target& target) {

@@ -6,6 +6,7 @@
 #include "plexus/plexus.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,12 @@ public:
     // "GFLOP/s" floating-point operations).
     virtual double work() const = 0;
     virtual const char* unit() const = 0;
+    // The problem's kernel family tuned for its shape on `target` (Runtime::tune: measured
+    // where nothing is stored, or always with `retune`); std::nullopt for a problem that
+    // launches no family.
+    virtual std::optional<TuningReport> tune(Runtime&, const Target&, bool /*retune*/) {
+        return std::nullopt;
+    }
 };
 
 // The problem names: vector_add, reduce, warp_reduce, matmul_naive, matmul_tiled, transpose, scan,
@@ -48,6 +55,12 @@ std::unique_ptr<Problem> make_problem(const std::string& name, size_t size, Runt
 // softmax_bf16, softmax_f32, layernorm_bf16 or layernorm_f32 of `rows` x `cols` random values.
 std::unique_ptr<Problem> make_row_problem(const std::string& name, int rows, int cols, Runtime& rt,
                                           unsigned seed);
+
+// The family of a sample tuned ahead of time for a shape (`plexus tune`): matmul_* and gemm_*
+// take {m, n, k}, softmax_* and layernorm_* {rows, cols}, sum_f32 and scan_i32 {n}. An unknown
+// name or a shape of the wrong length is an InvalidArgument error that says what is expected.
+TuningReport tune_family(const std::string& name, const std::vector<int>& shape, Runtime& rt,
+                         const Target& target, bool retune);
 
 // When `e` is the NoBackend error of a launch on `target` and the router dropped that device
 // for the kernel (a capability it lacks: "the device lacks subgroups (cl_khr_subgroups), ..."),

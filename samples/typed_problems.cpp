@@ -158,6 +158,12 @@ public:
         }();
         rt.launch(t, family, Shape{rows_, cols_}, bx_, by_, rows_, cols_).wait();
     }
+    std::optional<TuningReport> tune(Runtime& rt, const Target& t, bool retune) override {
+        if constexpr (std::is_same_v<T, float>)
+            return rt.tune(t, softmax_f32(), {rows_, cols_}, retune, bx_, by_, rows_, cols_);
+        else
+            return rt.tune(t, softmax_bf16(), {rows_, cols_}, retune, bx_, by_, rows_, cols_);
+    }
     CheckResult check() override {
         CheckResult r;
         auto y = by_.host();
@@ -307,6 +313,14 @@ public:
     }
     void run(Runtime& rt, const Target& t) override {
         lib::layernorm(rt, bx_, bgamma_, bbeta_, by_, rows_, cols_, kEps, t).wait();
+    }
+    std::optional<TuningReport> tune(Runtime& rt, const Target& t, bool retune) override {
+        if constexpr (std::is_same_v<T, float>)
+            return rt.tune(t, layernorm_f32(), {rows_, cols_}, retune, bx_, bgamma_, bbeta_, by_,
+                           rows_, cols_, kEps);
+        else
+            return rt.tune(t, layernorm_bf16(), {rows_, cols_}, retune, bx_, bgamma_, bbeta_, by_,
+                           rows_, cols_, kEps);
     }
     CheckResult check() override {
         CheckResult r;
