@@ -15,6 +15,9 @@ namespace detail {
 std::string gemm_reject(const Tuning& v, const FamilyContext& c,
                         const std::vector<std::pair<std::string, std::vector<int64_t>>>& space,
                         const plexus::detail::FamilyDef::Check& kernels) {
+    if (c.shape.size() != 5)
+        return "a GEMM family's shape is {m, n, k, trans_a, trans_b}, this one has " +
+               std::to_string(c.shape.size()) + " sizes";
     if (v["vendor"] == 1) {
         for (const auto& [param, values] : space)
             if (v[param] != values.front())

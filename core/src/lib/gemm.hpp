@@ -62,7 +62,9 @@ GemmFamily<T> make_gemm(const char* name, const char* routine, GemmKernels<T> ke
         return grid(v, kernel_context(c, mnk));
     });
     f.heuristic([space = kernels.space, heuristic = kernels.heuristic](const FamilyContext& c) {
-        if (c.shape.at(3) != 0 || c.shape.at(4) != 0) return routine_variant(space);
+        // A shape of another length fits no variant (gemm_reject says why): any will do.
+        if (c.shape.size() != 5 || c.shape[3] != 0 || c.shape[4] != 0)
+            return routine_variant(space);
         Shape mnk;
         std::map<std::string, int64_t> values = heuristic(kernel_context(c, mnk)).values();
         values["vendor"] = 0;

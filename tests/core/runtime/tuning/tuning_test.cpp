@@ -701,3 +701,16 @@ TEST_CASE("px::lib::inclusive_scan and sum, every device, every element") {
     CHECK(invalid_argument([&] { px::lib::sum(checked, x, y, -2); }).find("got -2") !=
           std::string::npos);
 }
+
+TEST_CASE("a GEMM family launched with a shape of the wrong length says what the shape is") {
+    Runtime& rt = test::hermetic_runtime();
+    px::Buffer<float> a(rt, 16), b(rt, 16), c(rt, 16);
+    try {
+        rt.launch(Target{}, px::lib::gemm_f32(), {4, 4, 4}, a, b, c, 4, 4, 4, 0, 0).wait();
+        FAIL("no error");
+    } catch (const px::Error& e) {
+        CHECK(e.code() == px::ErrorCode::NoBackend);
+        CHECK(std::string(e.what()).find("a GEMM family's shape is {m, n, k, trans_a, trans_b}, "
+                                         "this one has 3 sizes") != std::string::npos);
+    }
+}
