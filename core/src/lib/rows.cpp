@@ -10,6 +10,7 @@
 #include "plexus/kernel.hpp"
 #include "plexus/subgroup.hpp"
 
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -93,18 +94,24 @@ struct RowPlace {
         : row(px::group_id(1) * s.R + ly), base(px::min(row, rows - 1) * cols) {}
 };
 
+// body(j) for j = 0 .. per - 1: an IR loop the backends unroll, so that an array indexed by j
+// has constant indices there and stays in registers (and the kernel is written once, not per
+// times).
+void each(const RowShape& s, const std::function<void(const px::Int&)>& body) {
+    px::For(0, s.per, [&](px::Int j) { body(j); }, px::unroll_full());
+}
+
 // `per` values of the row in registers: column lx + j * W, or `past` beyond the row (its
 // index clamped to the row's last, so that every load is unconditional).
 template <class T>
-std::vector<px::Float> row_values(const RowShape& s, const RowPlace& p, px::In<T>& x,
-                                  const px::Int& cols, float past) {
-    std::vector<px::Float> values;
-    values.reserve(size_t(s.per));
-    for (int j = 0; j < s.per; ++j) {
+px::LocalArray<float, 1> row_values(const RowShape& s, const RowPlace& p, px::In<T>& x,
+                                    const px::Int& cols, float past) {
+    auto values = px::private_array<float>(uint32_t(s.per));
+    each(s, [&](const px::Int& j) {
         px::Int c = p.lx + j * s.W;
-        values.emplace_back(
-            px::select(c < cols, px::Float(x[p.base + px::min(c, cols - 1)]), px::Float(past)));
-    }
+        values[j] =
+            px::select(c < cols, px::Float(x[p.base + px::min(c, cols - 1)]), px::Float(past));
+    });
     return values;
 }
 
@@ -134,22 +141,22 @@ template <class T> SoftmaxFamily<T> make_softmax(const char* name) {
                 });
                 return;
             }
-            std::vector<px::Float> values = row_values(s, p, x, cols, -inf);
+            auto values = row_values(s, p, x, cols, -inf);
             px::Float m = -inf;
-            for (const px::Float& value : values)
-                m = px::max(m, value);
+            each(s, [&](const px::Int& j) { m = px::max(m, values[j]); });
             px::Float row_max = reduce.max(m);
             px::Float sum = 0.0f;
-            for (px::Float& value : values) {
-                value = px::exp(value - row_max); // exp(-inf) = 0 past the row
-                sum += value;
-            }
+            each(s, [&](const px::Int& j) {
+                px::Float e = px::exp(values[j] - row_max); // exp(-inf) = 0 past the row
+                values[j] = e;
+                sum += e;
+            });
             px::Float inv = 1.0f / reduce.sum(sum);
             px::If(p.row < rows, [&] {
-                for (int j = 0; j < s.per; ++j) {
+                each(s, [&](const px::Int& j) {
                     px::Int c = p.lx + j * s.W;
-                    px::If(c < cols, [&] { y[p.base + c] = px::cast<T>(values[size_t(j)] * inv); });
-                }
+                    px::If(c < cols, [&] { y[p.base + c] = px::cast<T>(values[j] * inv); });
+                });
             });
         });
 }
@@ -183,26 +190,23 @@ template <class T> LayerNormFamily<T> make_layernorm(const char* name) {
                 });
                 return;
             }
-            std::vector<px::Float> values = row_values(s, p, x, cols, 0.0f);
+            auto values = row_values(s, p, x, cols, 0.0f);
             px::Float sum = 0.0f;
-            for (const px::Float& value : values)
-                sum += value;
+            each(s, [&](const px::Int& j) { sum += values[j]; });
             px::Float mean = reduce.sum(sum) / n;
             px::Float squares = 0.0f;
-            for (int j = 0; j < s.per; ++j) {
-                px::Int c = p.lx + j * s.W;
-                px::Float d = px::select(c < cols, values[size_t(j)] - mean, px::Float(0.0f));
+            each(s, [&](const px::Int& j) {
+                px::Float d = px::select(p.lx + j * s.W < cols, values[j] - mean, px::Float(0.0f));
                 squares += d * d;
-            }
+            });
             px::Float inv = 1.0f / px::sqrt(reduce.sum(squares) / n + eps);
             px::If(p.row < rows, [&] {
-                for (int j = 0; j < s.per; ++j) {
+                each(s, [&](const px::Int& j) {
                     px::Int c = p.lx + j * s.W;
                     px::If(c < cols, [&] {
-                        y[p.base + c] =
-                            px::cast<T>((values[size_t(j)] - mean) * inv * gamma[c] + beta[c]);
+                        y[p.base + c] = px::cast<T>((values[j] - mean) * inv * gamma[c] + beta[c]);
                     });
-                }
+                });
             });
         });
 }

@@ -54,7 +54,10 @@ Value* LlvmLowering::element_address(const std::string& array, Space space, cons
             if (k_.shared[i].name == array) base = shared_[i];
     } else {
         for (size_t i = 0; i < k_.privates.size(); ++i)
-            if (k_.privates[i].name == array) base = private_array(i);
+            if (k_.privates[i].name == array)
+                return private_element(i, is_signed(index->type)
+                                              ? b_.CreateSExt(expr(index), b_.getInt64Ty())
+                                              : b_.CreateZExt(expr(index), b_.getInt64Ty()));
     }
     if (!base) internal("no array '" + array + "' in the " + to_string(space) + " space");
     llvm::Type* i64 = b_.getInt64Ty();

@@ -60,15 +60,15 @@ llvm::AllocaInst* LlvmLowering::entry_alloca(llvm::Type* t, const llvm::Twine& n
 }
 
 // Made when first used, in the entry block: one per work-item, whichever block uses it.
-Value* LlvmLowering::private_array(size_t i) {
+Value* LlvmLowering::private_element(size_t i, Value* index) {
     privates_.resize(k_.privates.size(), nullptr);
+    const ArrayDecl& a = k_.privates[i];
     if (!privates_[i]) {
-        const ArrayDecl& a = k_.privates[i];
         llvm::AllocaInst* array = entry_alloca(array_of(a.type, a.count), a.name);
         array->setAlignment(std::max(align_of(a.type), llvm::Align(16)));
         privates_[i] = array;
     }
-    return privates_[i];
+    return b_.CreateInBoundsGEP(stride_type(a.type), privates_[i], index, a.name + ".elem");
 }
 
 // ---- blocks -----------------------------------------------------------------------------------

@@ -75,6 +75,8 @@ protected:
     // or variant is its bytes.
     llvm::Type* mem_type(const ir::Type& t) const;
     llvm::Align align_of(const ir::Type& t) const; // from memory_form()
+    // What an array's addresses step by: the IR's size of the element.
+    llvm::Type* stride_type(const ir::Type& t) const;
     // Between the two forms of a scalar or vector. Every value that goes to or comes from
     // memory (arrays, atomics, variables a target keeps in memory) passes here or through
     // load / store, which take records and variants apart at the IR's byte offsets.
@@ -127,9 +129,10 @@ protected:
     // integer code, bit for bit plexus/half.hpp (lower_half.cpp).
     virtual llvm::Value* half_from_f32(llvm::Value* f, ir::Scalar t);
     virtual llvm::Value* half_to_f32(llvm::Value* bits, ir::Scalar t);
-    // The first element of the current work-item's copy of private array `i` (k_.privates).
-    // The default: an array alloca in the entry block (PTX local memory, or registers).
-    virtual llvm::Value* private_array(size_t i);
+    // The address of element `index` (i64) of the current work-item's copy of private array
+    // `i` (k_.privates). The default: an array alloca in the entry block (PTX local memory, or
+    // registers).
+    virtual llvm::Value* private_element(size_t i, llvm::Value* index);
     // Subgroups (lower_subgroup.cpp builds every operation on these three): the most lanes a
     // subgroup has (a power of two: 32 on NVIDIA GPUs, 1 on the host); v (i32) of another lane
     // of the work-item's subgroup: lane `arg` (Index), lane ^ arg (Xor), lane - arg (Up), lane
@@ -226,7 +229,6 @@ protected:
 private:
     llvm::Type* scalar_type(ir::Scalar s) const;
     llvm::Type* mem_scalar(ir::Scalar s) const;
-    llvm::Type* stride_type(const ir::Type& t) const;
     // The register slot of case `index`'s payload in a variant's struct.
     static unsigned payload_slot(const ir::TypeDecl& d, uint32_t index);
     void store_variant(llvm::Value* address, const ir::TypeDecl& d, llvm::Value* v);

@@ -139,12 +139,16 @@ void HostLowering::write_variable(size_t id, Value* v) {
 }
 
 // One stack array that the work-items of a region use in turn, or this work-item's copy in
-// group-local memory.
-Value* HostLowering::private_array(size_t i) {
-    if (layout_.privates.at(i) != Storage::PerItem) return LlvmLowering::private_array(i);
+// group-local memory. The copies are laid out by element (element j of every work-item, then
+// element j + 1, ...), as a vector variable's lanes are (per_item_lane): the work-items of a
+// chunk run in lock step read one element as one vector load, where copies one after another
+// would be a strided gather per access.
+Value* HostLowering::private_element(size_t i, Value* index) {
+    if (layout_.privates.at(i) != Storage::PerItem) return LlvmLowering::private_element(i, index);
     const ArrayDecl& a = k_.privates[i];
-    return b_.CreateInBoundsGEP(array_of(a.type, a.count), private_copies_.at(i), item_->linear,
-                                a.name);
+    Value* at =
+        b_.CreateAdd(b_.CreateMul(index, padded_, "", true, true), item_->linear, "", true, true);
+    return b_.CreateInBoundsGEP(stride_type(a.type), private_copies_.at(i), at, a.name + ".elem");
 }
 
 // ---- the work-item and its group ----------------------------------------------------------------

@@ -102,7 +102,7 @@ private:
     void check_native(const ir::Native& n) override;
     llvm::Value* half_from_f32(llvm::Value* f, ir::Scalar t) override;
     llvm::Value* half_to_f32(llvm::Value* bits, ir::Scalar t) override;
-    llvm::Value* private_array(size_t i) override;
+    llvm::Value* private_element(size_t i, llvm::Value* index) override;
     unsigned subgroup_width() const override { return 1; }
     llvm::Value* shuffle32(Shuffle kind, llvm::Value* v, llvm::Value* arg) override;
     llvm::Value* vote(Vote kind, llvm::Value* pred) override;
