@@ -25,6 +25,7 @@ struct RoutePrediction {
     // Timed launches of the kernel in this bucket on the device (this process's and stored).
     uint32_t samples = 0;
     double kernel_seconds = 0; // the median of those launches (launch to completion, wall)
+    double fastest_seconds = 0, slowest_seconds = 0; // the quickest and the slowest of them
     // The launch's buffer bytes that are not current on the device, and the time to move them
     // there at the links' measured bandwidth (through the host when they are on another
     // device).
@@ -56,6 +57,10 @@ struct RoutingDecision {
 // costs (pages of new buffer copies, worker threads waking, lazy module loads).
 inline constexpr uint32_t kRouteSamples = 3;
 inline constexpr uint32_t kRouteWarmups = 1;
+// Where the predicted fastest candidate and another one are close (each one's quickest launch
+// is no slower than the other's slowest, transfers included), both are timed until each has
+// this many launches: three are too few to tell devices apart that are within their noise.
+inline constexpr uint32_t kRouteCloseSamples = 8;
 
 // One stored history entry: the kernel's timed launches on one device in one bucket.
 struct RouteRecord {

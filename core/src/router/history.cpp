@@ -28,7 +28,16 @@ namespace detail {
 namespace {
 
 // The timed launches an entry keeps: the latest ones.
-constexpr size_t kKeptSamples = 8;
+constexpr size_t kKeptSamples = kRouteCloseSamples;
+
+// A prediction's samples, median and range from its kept launches.
+void describe(RoutePrediction& p, const std::vector<double>& seconds) {
+    p.samples = uint32_t(seconds.size());
+    p.kernel_seconds = median(seconds);
+    auto [lo, hi] = std::minmax_element(seconds.begin(), seconds.end());
+    p.fastest_seconds = seconds.empty() ? 0 : *lo;
+    p.slowest_seconds = seconds.empty() ? 0 : *hi;
+}
 
 // What a measurement holds for: the backend and its version, the device and its architecture.
 std::string identity(const std::string& backend, const std::string& version,
@@ -132,10 +141,29 @@ size_t choose_route(std::vector<RoutePrediction>& c, uint64_t launch, bool& expl
             exploring = true;
             return i;
         }
-    exploring = false;
     size_t best = 0;
     for (size_t i = 1; i < c.size(); ++i)
         if (c[i].predicted_seconds < c[best].predicted_seconds) best = i;
+    // Close calls: a candidate not settled as slow whose range overlaps the best one's.
+    const double launches = double(std::max<uint64_t>(launch, 1));
+    auto low = [&](const RoutePrediction& p) {
+        return p.fastest_seconds + p.transfer_seconds / launches;
+    };
+    auto high = [&](const RoutePrediction& p) {
+        return p.slowest_seconds + p.transfer_seconds / launches;
+    };
+    for (size_t i = 0; i < c.size(); ++i) {
+        if (i == best || c[i].samples < kRouteSamples) continue; // settled as slow
+        if (low(c[i]) > high(c[best]) || low(c[best]) > high(c[i])) continue;
+        if (c[i].samples >= kRouteCloseSamples && c[best].samples >= kRouteCloseSamples) continue;
+        // The earlier of the two first, until it has its launches: one device's launches
+        // back to back, where alternating would time each right after the other device's
+        // (a CPU's worker threads of one backend still spinning while the other's run).
+        exploring = true;
+        const size_t first = std::min(i, best), second = std::max(i, best);
+        return c[first].samples < kRouteCloseSamples ? first : second;
+    }
+    exploring = false;
     return best;
 }
 
@@ -227,8 +255,7 @@ RouteHistory::Choice RouteHistory::decide(uint64_t hash, const std::string& kern
             p.backend = c.device->backend->name();
             p.device = c.device->info->name;
             p.device_index = c.device->index;
-            p.samples = uint32_t(r.seconds.size());
-            p.kernel_seconds = median(r.seconds);
+            describe(p, r.seconds);
             route.decision.candidates.push_back(std::move(p));
         }
     }
@@ -262,9 +289,8 @@ void RouteHistory::add(uint64_t hash, LaunchBucket bucket, const DeviceTarget& d
     std::vector<double>& s = r.records[i]->seconds;
     s.push_back(seconds);
     if (s.size() > kKeptSamples) s.erase(s.begin());
-    r.decision.candidates[i].samples = uint32_t(s.size());
-    r.decision.candidates[i].kernel_seconds = median(s);
-    if (s.size() % kRouteSamples == 0) store(hash, kernels_.at(hash));
+    describe(r.decision.candidates[i], s);
+    if (s.size() % kRouteSamples == 0 || s.size() == kKeptSamples) store(hash, kernels_.at(hash));
 }
 
 std::optional<Link> RouteHistory::load_link(const DeviceTarget& device) const {

@@ -29,8 +29,11 @@ inline constexpr double kRouteSettled = 4;
 
 // Which candidate the launch-th launch of a (kernel, bucket) goes to: the first (in the
 // router's order) that has fewer than kRouteSamples timed launches and is not settled as slow,
-// with `exploring` set, else the smallest prediction (the earlier on a tie). Sets each
-// candidate's predicted_seconds. `candidates` is not empty; `launch` counts from 1.
+// with `exploring` set; else, where a candidate is close to the smallest prediction (their
+// ranges of launches overlap) and either has fewer than kRouteCloseSamples, the earlier of the
+// two that has fewer, `exploring` set; else the smallest prediction (the
+// earlier on a tie). Sets each candidate's predicted_seconds. `candidates` is not empty;
+// `launch` counts from 1.
 size_t choose_route(std::vector<RoutePrediction>& candidates, uint64_t launch, bool& exploring);
 
 // Bytes per second between host memory and a device's memory, each way.

@@ -288,7 +288,7 @@ TEST_CASE("choose_route: explore in order, settle the slow after one launch, the
     auto p = [](uint32_t samples, double kernel, double transfer = 0) {
         RoutePrediction r;
         r.samples = samples;
-        r.kernel_seconds = kernel;
+        r.kernel_seconds = r.fastest_seconds = r.slowest_seconds = kernel;
         r.transfer_seconds = transfer;
         return r;
     };
@@ -310,11 +310,46 @@ TEST_CASE("choose_route: explore in order, settle the slow after one launch, the
     CHECK(choose({p(3, 1.0, 0.5), p(3, 1.2)}) == 1);
     CHECK(!exploring);
     CHECK(choose({p(3, 1.0, 0.5), p(3, 1.2)}, 3) == 0);
+    // A tie is a close call: timed on until both have kRouteCloseSamples, then the earlier.
     CHECK(choose({p(3, 1.0), p(3, 1.0)}) == 0);
+    CHECK(exploring);
+    CHECK(choose({p(kRouteCloseSamples, 1.0), p(kRouteCloseSamples, 1.0)}) == 0);
+    CHECK(!exploring);
     std::vector<RoutePrediction> c = {p(3, 1.0, 0.5), p(3, 1.2)};
     choose_route(c, 2, exploring);
     CHECK(c[0].predicted_seconds == 1.25);
     CHECK(c[1].predicted_seconds == 1.2);
+    // Close calls: ranges that overlap, transfers included.
+    auto ranged = [&](uint32_t samples, double lo, double mid, double hi, double transfer = 0) {
+        RoutePrediction r = p(samples, mid, transfer);
+        r.fastest_seconds = lo;
+        r.slowest_seconds = hi;
+        return r;
+    };
+    // Apart: the smaller prediction, nothing more to time.
+    CHECK(choose({ranged(3, 1.8, 2.0, 2.2), ranged(3, 0.9, 1.0, 1.1)}) == 1);
+    CHECK(!exploring);
+    // Overlapping: the earlier of the two until it has kRouteCloseSamples, then the other.
+    CHECK(choose({ranged(3, 0.9, 1.2, 1.4), ranged(3, 0.8, 1.0, 1.3)}) == 0);
+    CHECK(exploring);
+    CHECK(choose({ranged(7, 0.9, 1.2, 1.4), ranged(3, 0.8, 1.0, 1.3)}) == 0);
+    CHECK(exploring);
+    CHECK(choose({ranged(kRouteCloseSamples, 0.9, 1.2, 1.4), ranged(5, 0.8, 1.0, 1.3)}) == 1);
+    CHECK(exploring);
+    CHECK(choose({ranged(3, 0.8, 1.0, 1.3), ranged(kRouteCloseSamples, 0.9, 1.2, 1.4)}) == 0);
+    CHECK(exploring);
+    CHECK(choose({ranged(kRouteCloseSamples, 0.9, 1.2, 1.4),
+                  ranged(kRouteCloseSamples, 0.8, 1.0, 1.3)}) == 1);
+    CHECK(!exploring);
+    // A third candidate apart from both changes nothing; one settled as slow is not timed.
+    CHECK(choose({ranged(3, 5, 6, 7), ranged(3, 0.9, 1.2, 1.4), ranged(3, 0.8, 1.0, 1.3)}) == 1);
+    CHECK(choose({ranged(1, 5, 5, 5), ranged(kRouteCloseSamples, 0.8, 1.0, 1.3)}) == 1);
+    CHECK(!exploring);
+    // The transfer's share moves a range: apart at the first launch, close at the tenth.
+    CHECK(choose({ranged(3, 0.9, 1.0, 1.1, 1.0), ranged(3, 1.2, 1.3, 1.4)}, 1) == 1);
+    CHECK(!exploring);
+    CHECK(choose({ranged(3, 0.9, 1.0, 1.1, 1.0), ranged(3, 1.2, 1.3, 1.4)}, 10) == 0);
+    CHECK(exploring);
     CHECK(detail::median({3, 1, 2}) == 2);
     CHECK(detail::median({4, 1, 2, 3}) == 2.5);
     CHECK(detail::median({}) == 0);
