@@ -368,10 +368,15 @@ nlohmann::json bench_row(Runtime& rt, const Backend& b, size_t d, const std::str
 // particles is quadratic in it.
 const std::vector<std::pair<const char*, size_t>>& pocl_kernels() {
     static const std::vector<std::pair<const char*, size_t>> kernels = {
-        {"vector_add_float4", size_t(1) << 24}, {"saxpy_f16", size_t(1) << 24},
-        {"dequant_int8", size_t(1) << 24},      {"softmax_bf16", size_t(1) << 24},
-        {"warp_reduce", size_t(1) << 24},       {"scan", size_t(1) << 22},
-        {"histogram_wide", size_t(1) << 22},    {"particles", 8192},
+        {"vector_add_float4", size_t(1) << 24},
+        {"saxpy_f16", size_t(1) << 24},
+        {"gelu_f32", size_t(1) << 24},
+        {"dequant_int8", size_t(1) << 24},
+        {"softmax_bf16", size_t(1) << 24},
+        {"warp_reduce", size_t(1) << 24},
+        {"scan", size_t(1) << 22},
+        {"histogram_wide", size_t(1) << 22},
+        {"particles", 8192},
         {"math_catalog", size_t(1) << 14}};
     return kernels;
 }
@@ -547,7 +552,7 @@ int run_bench(const std::vector<std::string>& args) {
                    "           CPU: softmax_bf16 beside softmax_f32), empty_launch (cuda, "
                    "opencl, native),\n"
                    "           and on native CPU devices vector_add_float4, saxpy_f16, "
-                   "dequant_int8, softmax_bf16,\n"
+                   "gelu_f32, dequant_int8, softmax_bf16,\n"
                    "           warp_reduce, scan, histogram_wide, particles, math_catalog beside "
                    "PoCL (the same kernel),\n"
                    "           transfer (Queue::write / read, pageable and pinned, beside the raw "

@@ -311,6 +311,7 @@ const ir::Kernel* find(std::string_view name) {
         {"histogram_wide", &histogram_wide().ir()},
         {"vector_add_float4", &vector_add_float4().ir()},
         {"saxpy_f16", &saxpy_f16().ir()},
+        {"gelu_f32", &gelu_f32().ir()},
         {"dequant_int8", &dequant_int8().ir()},
         {"particles", &particles().ir()},
         {"pipeline_step", &pipeline_step().ir()},
@@ -345,12 +346,12 @@ const detail::FamilyDef* find_family(std::string_view name) {
 }
 
 std::vector<std::string> names() {
-    return {"vector_add",    "reduce",           "warp_reduce",       "matmul_naive",
-            "matmul_tiled",  "transpose",        "scan_groups",       "scan_add",
-            "histogram",     "histogram_wide",   "vector_add_float4", "saxpy_f16",
-            "dequant_int8",  "softmax_bf16",     "softmax_f32",       "particles",
-            "pipeline_step", "math_catalog_f32", "math_catalog_f64",  "matmul_f16",
-            "matmul_bf16",   "matmul_tf32",      "layernorm_bf16",    "layernorm_f32"};
+    return {
+        "vector_add",        "reduce",      "warp_reduce",   "matmul_naive",     "matmul_tiled",
+        "transpose",         "scan_groups", "scan_add",      "histogram",        "histogram_wide",
+        "vector_add_float4", "saxpy_f16",   "gelu_f32",      "dequant_int8",     "softmax_bf16",
+        "softmax_f32",       "particles",   "pipeline_step", "math_catalog_f32", "math_catalog_f64",
+        "matmul_f16",        "matmul_bf16", "matmul_tf32",   "layernorm_bf16",   "layernorm_f32"};
 }
 
 } // namespace plexus::samples

@@ -61,6 +61,9 @@ using Vec4 = Vec<float, 4>;
 const Kernel<In<Vec4>, In<Vec4>, Out<Vec4>, Int>& vector_add_float4();
 // y[i] = a * x[i] + y[i] in half precision: a rounded to half, then each operation rounded.
 const Kernel<In<half>, InOut<half>, Float, Int>& saxpy_f16();
+// y[i] = gelu(x[i]) for i < n, GPT-2's tanh form: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715
+// x^3))).
+const Kernel<In<float>, Out<float>, Int>& gelu_f32();
 // out[i] = float4(w[i]) * scale[row], for a rows x (4 * cols4) matrix of int8 weights stored as
 // char4 (four weights of one row per element) and one f32 scale per row.
 const Kernel<In<Vec<int8_t, 4>>, In<float>, Out<Vec4>, Int, Int>& dequant_int8();

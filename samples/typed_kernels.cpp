@@ -32,6 +32,19 @@ const Kernel<In<half>, InOut<half>, Float, Int>& saxpy_f16() {
     return k;
 }
 
+const Kernel<In<float>, Out<float>, Int>& gelu_f32() {
+    static const auto k =
+        px::kernel("gelu_f32", {"x", "y", "n"}, [](px::In<float> x, px::Out<float> y, px::Int n) {
+            px::Int i = px::global_id(0);
+            px::If(i < n, [&] {
+                px::Float v = x[i];
+                px::Float u = 0.7978845608f * (v + 0.044715f * v * v * v);
+                y[i] = 0.5f * v * (1.0f + px::tanh(u));
+            });
+        });
+    return k;
+}
+
 const Kernel<In<Vec<int8_t, 4>>, In<float>, Out<Vec4>, Int, Int>& dequant_int8() {
     static const auto k = px::kernel(
         "dequant_int8", {"w", "scale", "out", "rows", "cols4"},

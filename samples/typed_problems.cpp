@@ -46,6 +46,45 @@ private:
     Buffer<Vec4> ba_, bb_, bc_;
 };
 
+class Gelu final : public Problem {
+public:
+    Gelu(size_t n, Runtime& rt, std::mt19937& g) : n_(n), x_(inputs(g)), bx_(rt, x_), by_(rt, n) {}
+    std::string kernel() const override { return "gelu_f32"; }
+    std::string size_text() const override { return "n=" + std::to_string(n_); }
+    void run(Runtime& rt, const Target& t) override {
+        rt.launch(t, gelu_f32(), Grid(n_), bx_, by_, int(n_)).wait();
+    }
+    CheckResult check() override {
+        CheckResult r;
+        auto y = by_.host();
+        for (size_t i = 0; i < n_; ++i) {
+            const double v = x_[i];
+            const double want =
+                0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+            record(r, i, y[i], want, 1e-6 * (1 + std::fabs(v)));
+        }
+        return r;
+    }
+    std::string tolerance() const override {
+        return "1e-6 (1 + |x|) of the f64 formula (tanh's 5 ulp and the f32 roundings allow about "
+               "2.5e-7 (1 + |x|))";
+    }
+    double work() const override { return 2.0 * 4 * double(n_); }
+    const char* unit() const override { return "GB/s"; }
+
+private:
+    std::vector<float> inputs(std::mt19937& g) const {
+        std::uniform_real_distribution<float> d(-6.0f, 6.0f);
+        std::vector<float> v(n_);
+        for (float& x : v)
+            x = d(g);
+        return v;
+    }
+    size_t n_;
+    std::vector<float> x_;
+    Buffer<float> bx_, by_;
+};
+
 class SaxpyF16 final : public Problem {
 public:
     SaxpyF16(size_t n, Runtime& rt, std::mt19937& g)
@@ -377,6 +416,7 @@ std::unique_ptr<Problem> make_typed_problem(const std::string& name, size_t size
                                             std::mt19937& g) {
     if (name == "vector_add_float4") return std::make_unique<VectorAdd4>(size, rt, g);
     if (name == "saxpy_f16") return std::make_unique<SaxpyF16>(size, rt, g);
+    if (name == "gelu_f32") return std::make_unique<Gelu>(size, rt, g);
     if (name == "dequant_int8") return std::make_unique<DequantInt8>(size, rt, g);
     // size / 1000 rows of min(size, 1000)
     const int rows = int(std::max<size_t>(1, size / 1000)),
@@ -403,7 +443,7 @@ std::unique_ptr<Problem> make_row_problem(const std::string& name, int rows, int
 
 const std::vector<std::string>& typed_problem_names() {
     static const std::vector<std::string> names = {
-        "vector_add_float4", "saxpy_f16",     "dequant_int8",   "softmax_bf16",
+        "vector_add_float4", "saxpy_f16",     "gelu_f32",       "dequant_int8", "softmax_bf16",
         "softmax_f32",       "layernorm_f32", "layernorm_bf16", "particles"};
     return names;
 }

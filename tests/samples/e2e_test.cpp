@@ -90,6 +90,9 @@ TEST_CASE("vector_add_float4") {
 TEST_CASE("saxpy_f16") {
     run_problem("saxpy_f16");
 }
+TEST_CASE("gelu_f32") {
+    run_problem("gelu_f32");
+}
 TEST_CASE("dequant_int8") {
     run_problem("dequant_int8");
 }

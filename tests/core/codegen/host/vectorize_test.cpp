@@ -5,7 +5,10 @@
 #include "host_test.hpp"
 #include "kernels.hpp"
 
+#include "plexus/kernel.hpp"
+
 #include <dlfcn.h>
+#include <optional>
 
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/AsmParser/Parser.h>
@@ -215,20 +218,26 @@ TEST_CASE("matmul_tiled on AVX-512: chunks of 16 work-items where 512 bits run a
 #endif
 }
 
+// The native backend's options for the host limited to AVX2 (256-bit vectors, where libmvec's
+// 8-lane forms apply); std::nullopt, with a message, where the host has no AVX2.
+std::optional<Options> avx2_options() {
+    Options o;
+    o.backend = "native";
+    o.host_features = "-avx512f";
+    if (plexus::codegen::host::vector_bits(o) == 256) return o;
+    MESSAGE("skipped: the host has no AVX2");
+    return std::nullopt;
+}
+
 TEST_CASE("softmax_f32: exp in a vectorized work-item loop calls glibc's vector expf where it is "
           "loaded") {
     namespace samples = plexus::samples;
 #if defined(__x86_64__) && defined(__GLIBC__)
     // The 8-lane form exists for AVX2 (LLVM 19 knows no 16-lane one): 256-bit vectors.
-    Options o;
-    o.backend = "native";
-    o.host_features = "-avx512f";
-    if (plexus::codegen::host::vector_bits(o) != 256) {
-        MESSAGE("skipped: the host has no AVX2");
-        return;
-    }
+    const std::optional<Options> o = avx2_options();
+    if (!o) return;
     const std::string ir = plexus::codegen::host_llvm_ir(
-        samples::softmax_f32().variant({{"per", 0}, {"width", 32}, {"subgroups", 0}}).ir(), o,
+        samples::softmax_f32().variant({{"per", 0}, {"width", 32}, {"subgroups", 0}}).ir(), *o,
         true);
     auto loops = work_item_loop_code(ir, true);
     if (!dlopen("libmvec.so.1", RTLD_NOW | RTLD_NOLOAD)) {
@@ -237,6 +246,44 @@ TEST_CASE("softmax_f32: exp in a vectorized work-item loop calls glibc's vector 
         return;
     }
     CHECK(count(loops, {"@_ZGVdN8v_expf(<8 x float>"}) >= 1);
+#else
+    MESSAGE("skipped: libmvec is glibc's, on x86-64");
+#endif
+}
+
+TEST_CASE("tanh, erf, asin, atan2 and hypot: libmvec's vector forms where the process's has them; "
+          "log1p, log10 and cbrt (outside their bounds there) one call per work-item") {
+#if defined(__x86_64__) && defined(__GLIBC__)
+    namespace px = plexus;
+    static const auto vector =
+        px::kernel("vector_libm", {"x", "y"}, [](px::In<float> x, px::Out<float> y) {
+            px::Int i = px::global_id(0);
+            px::Float v = x[i];
+            y[i] = px::tanh(v) + px::erf(v) + px::asin(v * 0.5f) + px::atan2(v, v + 2.0f) +
+                   px::hypot(v, 3.0f);
+        });
+    static const auto scalar =
+        px::kernel("scalar_libm", {"x", "y"}, [](px::In<float> x, px::Out<float> y) {
+            px::Int i = px::global_id(0);
+            px::Float v = x[i];
+            y[i] = px::log1p(v * v) + px::log10(v * v + 1.0f) + px::cbrt(v);
+        });
+    const std::optional<Options> o = avx2_options();
+    if (!o) return;
+    auto loops = work_item_loop_code(plexus::codegen::host_llvm_ir(vector.ir(), *o, true), true);
+    void* mvec = dlopen("libmvec.so.1", RTLD_NOW | RTLD_NOLOAD);
+    for (const char* fn : {"_ZGVdN8v_tanhf", "_ZGVdN8v_erff", "_ZGVdN8v_asinf", "_ZGVdN8vv_atan2f",
+                           "_ZGVdN8vv_hypotf"}) {
+        CAPTURE(fn);
+        const bool there = mvec && dlsym(mvec, fn);
+        if (!there) MESSAGE("libmvec has no " << fn << ": one call per work-item");
+        const size_t calls = count(loops, {std::string("@") + fn + "(<8 x float>"});
+        CHECK((there ? calls >= 1 : calls == 0));
+    }
+    loops = work_item_loop_code(plexus::codegen::host_llvm_ir(scalar.ir(), *o, true), true);
+    for (const char* fn : {"_ZGVdN8v_log1pf", "_ZGVdN8v_log10f", "_ZGVdN8v_cbrtf"})
+        CHECK(count(loops, {fn}) == 0);
+    CHECK(count(loops, {"@log1pf(float"}) >= 1);
 #else
     MESSAGE("skipped: libmvec is glibc's, on x86-64");
 #endif
