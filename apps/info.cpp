@@ -17,8 +17,10 @@ std::string bytes_text(uint64_t b) {
     char buf[32];
     if (b >= (1ull << 30))
         std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(b) / (1ull << 30));
-    else
+    else if (b >= (1ull << 20))
         std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1ull << 20));
+    else
+        std::snprintf(buf, sizeof buf, "%.0f KiB", static_cast<double>(b) / (1ull << 10));
     return buf;
 }
 
@@ -51,6 +53,12 @@ void print_table(const Runtime& rt) {
             const DeviceInfo& d = e.devices[i];
             std::printf("    device %zu: %s (%s, %u compute units, %s)\n", i, d.name.c_str(),
                         to_string(d.type), d.compute_units, bytes_text(d.memory_bytes).c_str());
+            std::printf("      local memory %s, work-groups of up to %s, subgroups of %u, "
+                        "fp64 %s\n",
+                        bytes_text(d.local_memory_bytes).c_str(),
+                        d.max_work_group_size ? std::to_string(d.max_work_group_size).c_str()
+                                              : "(unknown)",
+                        d.subgroup_size, d.fp64 ? "yes" : "no");
             if (!d.pci_bus_id.empty() || !d.uuid_string().empty())
                 std::printf("      %s%s%s\n", d.uuid_string().c_str(),
                             d.pci_bus_id.empty() || d.uuid_string().empty() ? "" : ", ",
@@ -68,6 +76,10 @@ nlohmann::json to_json(const Runtime& rt) {
                                {"type", to_string(d.type)},
                                {"compute_units", d.compute_units},
                                {"memory_bytes", d.memory_bytes},
+                               {"local_memory_bytes", d.local_memory_bytes},
+                               {"max_work_group_size", d.max_work_group_size},
+                               {"subgroup_size", d.subgroup_size},
+                               {"fp64", d.fp64},
                                {"uuid", d.uuid_string()},
                                {"pci_bus_id", d.pci_bus_id}});
         plugins.push_back({{"name", e.name},

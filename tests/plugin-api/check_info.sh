@@ -19,6 +19,8 @@ table=$("$PLEXUS" info) || fail "plexus info exited $?"
 echo "$table"
 echo "$table" | grep -q "^example  *loaded  *direct  *7 " || fail "no loaded example row with priority 7"
 echo "$table" | grep -q "device 0: example single-threaded CPU (cpu, 1 compute units" || fail "no device row"
+echo "$table" | grep -q "local memory 64 KiB, work-groups of up to 1024, subgroups of 1, fp64 yes" ||
+  fail "no row of the device's limits"
 echo "$table" | grep -q "^-  *not_a_plugin .*libplexus-noise.so" || fail "no not_a_plugin row"
 echo "$table" | grep -q "^configuration: $TMP/config.json" || fail "the configuration file is not named"
 
@@ -34,7 +36,9 @@ assert sorted(by) == ["libplexus-example.so", "libplexus-noise.so"], sorted(by)
 ex = by["libplexus-example.so"]
 assert (ex["name"], ex["outcome"], ex["execution_model"], ex["priority"]) == ("example", "loaded", "direct", 7), ex
 assert ex["devices"] == [{"name": "example single-threaded CPU", "type": "cpu", "compute_units": 1,
-                          "memory_bytes": 1 << 30, "uuid": "", "pci_bus_id": ""}], ex["devices"]
+                          "memory_bytes": 1 << 30, "local_memory_bytes": 64 << 10,
+                          "max_work_group_size": 1024, "subgroup_size": 1, "fp64": True,
+                          "uuid": "", "pci_bus_id": ""}], ex["devices"]
 noise = by["libplexus-noise.so"]
 assert noise["outcome"] == "not_a_plugin" and "not an ELF file" in noise["message"], noise
 assert noise["devices"] == []
