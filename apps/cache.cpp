@@ -105,7 +105,8 @@ int run_cache(const std::vector<std::string>& args) {
     const Config config = load_config();
     const std::string& dir = config.cache_dir;
     if (dir.empty()) {
-        std::fprintf(stderr, "plexus cache: the disk cache is off (cache_dir is empty%s%s)\n",
+        std::fprintf(stderr,
+                     "plexus cache: the disk cache is off (cache_dir is null or empty%s%s)\n",
                      config.source.empty() ? "" : " in ", config.source.c_str());
         return 1;
     }

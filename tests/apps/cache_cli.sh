@@ -1,7 +1,8 @@
 #!/bin/sh
 # `plexus cache list|stats|clear`: a run on the interpreter and the native backend fills a
 # fresh cache directory; list and stats show its entries by backend and language; clear
-# empties it and keeps the plugin verdicts. Argument: the plexus executable.
+# empties it and keeps the plugin verdicts; "cache_dir": null writes nothing. Argument: the
+# plexus executable.
 set -eu
 plexus=$1
 dir=$(mktemp -d)
@@ -21,4 +22,9 @@ echo "$stats" | grep -q ': 2 entries, ' || { echo "FAIL: stats does not count 2 
 "$plexus" cache stats | grep -q ': 0 entries, 0 bytes' || { echo "FAIL: entries left after clear"; exit 1; }
 [ -d "$dir/cache/plugin-verdicts" ] || { echo "FAIL: clear removed the verdicts"; exit 1; }
 if "$plexus" cache shrink 2>/dev/null; then echo "FAIL: an unknown action was accepted"; exit 1; fi
+# "cache_dir": null: the disk cache is off, nothing is written (the default directory under
+# XDG_CACHE_HOME stays absent).
+printf '{"cache_dir": null, "backends": {"opencl": {"enabled": false}}}\n' > "$dir/off.json"
+PLEXUS_CONFIG="$dir/off.json" XDG_CACHE_HOME="$dir/xdg" "$plexus" run --kernel vector_add --backend native > /dev/null
+[ ! -e "$dir/xdg" ] || { echo "FAIL: cache_dir null wrote $(find "$dir/xdg" | head -3)"; exit 1; }
 echo ok

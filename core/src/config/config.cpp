@@ -236,8 +236,16 @@ Config Config::parse(std::string_view json_text, const std::string& origin) {
         } else if (key == "profiling") {
             c.profiling = r.boolean(value, key);
         } else if (key == "cache_dir") {
+            // null: no disk cache (no compiled modules, tuning choices, routing history or
+            // plugin verdicts kept), as an empty cache_dir in C++.
+            if (value.is_null()) {
+                c.cache_dir.clear();
+                continue;
+            }
             c.cache_dir = r.string(value, key);
-            if (c.cache_dir.empty()) r.fail(key, "expected a directory, found an empty string");
+            if (c.cache_dir.empty())
+                r.fail(key, "expected a directory, found an empty string (null turns the disk "
+                            "cache off)");
             c.cache_dir = detail::expand_tilde(c.cache_dir);
         } else if (key == "trace") {
             c.trace = r.string(value, key);

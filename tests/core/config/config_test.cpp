@@ -268,6 +268,7 @@ TEST_CASE("wrong types at every key") {
                  "kernels.matmul.prefer[1]", "expected a string", "null");
     expect_error(R"({"fallback": 1})", "fallback", "expected a boolean", "an integer (1)");
     expect_error(R"({"cache_dir": false})", "cache_dir", "expected a string", "a boolean (false)");
+    expect_error(R"({"cache_dir": ""})", "cache_dir", "an empty string", "null turns");
     expect_error(R"({"backends": {"native": {"features": ["+avx2"]}}})", "backends.native.features",
                  "expected a string", "an array");
     expect_error(R"({"log_level": 3})", "log_level", "expected one of", "an integer (3)");
@@ -387,6 +388,9 @@ TEST_CASE("environment precedence") {
         EnvGuard env;
         env.set("PLEXUS_CONFIG", &missing);
         CHECK_THROWS_AS(Config::load(), Error);
+    }
+    SUBCASE("cache_dir null turns the disk cache off") {
+        CHECK(Config::parse(R"({"cache_dir": null})", "").cache_dir.empty());
     }
     SUBCASE("XDG_CACHE_HOME sets the default cache_dir") {
         const std::string cache = (dir.path / "cache").string();
