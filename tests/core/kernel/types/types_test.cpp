@@ -531,3 +531,33 @@ TEST_CASE(
         return bad;
     });
 }
+
+TEST_CASE("an Out<T> reads what its buffer holds on every backend: the contents written before "
+          "the launch, zeros where nothing was ever written, and the launch's own stores") {
+    static const auto k = px::kernel("read_out", {"y", "fresh", "n"},
+                                     [](px::Out<float> y, px::Out<float> fresh, px::Int n) {
+                                         px::Int i = px::global_id(0);
+                                         px::If(i < n, [&] {
+                                             y[i] += 1.0f; // reads the element first
+                                             fresh[i] = fresh[i] * 2.0f + y[i];
+                                         });
+                                     });
+    std::mt19937 g(3);
+    const size_t n = 1000;
+    std::vector<float> start(n);
+    std::uniform_real_distribution<float> d(-100.0f, 100.0f);
+    for (float& v : start)
+        v = d(g);
+    on_every_device([&](const px::Target& t, std::string& first) {
+        px::Buffer<float> y(runtime(), start), fresh(runtime(), n);
+        runtime().launch(t, k, px::Grid(n), y, fresh, int(n)).wait();
+        size_t bad = 0;
+        auto ys = y.to_vector();
+        auto fs = fresh.to_vector();
+        for (size_t i = 0; i < n; ++i) {
+            expect_equal(bad, first, i, ys[i], start[i] + 1.0f);
+            expect_equal(bad, first, i, fs[i], 0.0f * 2.0f + (start[i] + 1.0f));
+        }
+        return bad;
+    });
+}
