@@ -432,12 +432,39 @@ Event Executor::launch_ranked(const Target& target, const std::shared_ptr<const 
 
 Error Executor::no_backend(const ir::Kernel& k, const std::vector<Candidate>& ranked,
                            const Target& target) const {
+    auto line = [](const Candidate& c) {
+        return "\n  " + c.backend + ":" + std::to_string(c.device_index) + " (" + c.device_name +
+               "): " + c.reason;
+    };
     std::string reasons;
-    for (const Candidate& c : ranked)
-        reasons += "\n  " + c.backend + ":" + std::to_string(c.device_index) + " (" +
-                   c.device_name + "): " + c.reason;
-    if (!target.backend.empty())
-        reasons = "\n  requested backend '" + target.backend + "'" + reasons;
+    if (target.backend.empty()) {
+        for (const Candidate& c : ranked)
+            reasons += line(c);
+    } else {
+        // A named target is the only candidate: its devices' reasons, and the other backends
+        // only by name (they were not considered).
+        std::string others;
+        size_t devices = 0;
+        for (const Candidate& c : ranked) {
+            if (c.backend != target.backend) {
+                const std::string id = c.backend + ":" + std::to_string(c.device_index);
+                others += (others.empty() ? "" : ", ") + id;
+                continue;
+            }
+            ++devices;
+            if (target.device < 0 || c.device_index == uint32_t(target.device)) reasons += line(c);
+        }
+        std::string requested =
+            "\n  requested backend '" + target.backend + "'" +
+            (target.device < 0 ? "" : " device " + std::to_string(target.device));
+        if (devices == 0)
+            requested += ", which is not loaded";
+        else if (reasons.empty())
+            requested += ", which has " + std::to_string(devices) + " device(s)";
+        reasons =
+            requested + reasons +
+            (others.empty() ? "" : "\n  not considered (the launch names a backend): " + others);
+    }
     return Error(ErrorCode::NoBackend,
                  "no backend can run kernel '" + k.name + "'" +
                      (reasons.empty() ? std::string(": no backend is loaded") : reasons),

@@ -261,22 +261,28 @@ TEST_CASE("an allocation beyond the device's memory is OutOfMemory; the runtime 
     CHECK(bad == 0);
 }
 
-TEST_CASE("a target naming a backend that is not loaded is NoBackend, listing the candidates") {
+TEST_CASE("a target naming a backend that is not loaded is NoBackend, naming the loaded ones as "
+          "not considered") {
     px::Runtime rt(test_config());
     px::Buffer<float> a(rt, 16), b(rt, 16), c(rt, 16);
     px::Error e = expect_error(px::ErrorCode::NoBackend, [&] {
         rt.launch(px::Target{"vulkan"}, px::samples::vector_add(), px::Grid(16), a, b, c, 16);
     });
     CHECK(contains(e.message(), "no backend can run kernel 'vector_add'"));
-    CHECK(contains(e.message(), "requested backend 'vulkan'"));
+    CHECK(contains(e.message(), "requested backend 'vulkan', which is not loaded"));
+    CHECK(contains(e.message(), "not considered (the launch names a backend): "));
     for (const px::Backend* be : rt.backends())
-        if (!be->devices().empty())
+        if (!be->devices().empty()) {
             CHECK_MESSAGE(contains(e.message(), be->name() + ":0"),
-                          "candidate " << be->name() << " not listed");
-    // A device index that does not exist is refused the same way.
-    expect_error(px::ErrorCode::NoBackend, [&] {
+                          "backend " << be->name() << " not named");
+            // Named, not listed with a reason as if it were a candidate.
+            CHECK(!contains(e.message(), "\n  " + be->name() + ":0 ("));
+        }
+    // A device index that does not exist is refused the same way, naming the backend's count.
+    px::Error d = expect_error(px::ErrorCode::NoBackend, [&] {
         rt.launch(px::Target{"interp", 99}, px::samples::vector_add(), px::Grid(16), a, b, c, 16);
     });
+    CHECK(contains(d.message(), "requested backend 'interp' device 99, which has 1 device(s)"));
     check_vector_add(rt, px::Target{}, 16, 51);
 }
 
