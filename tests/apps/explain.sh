@@ -22,4 +22,11 @@ echo "$sg"
 if echo "$sg" | grep 'dropped:' | grep -v 'dropped: the device lacks subgroups (cl_khr_subgroups), which subgroup_[a-z_0-9]* needs'; then
     echo "FAIL: a device dropped for warp_reduce without naming the subgroup operation"; exit 1
 fi
+# A warpgroup kernel that never calls subgroup_id still needs it where its accumulators run as
+# plain arithmetic: a device dropped for it is told why.
+wg=$("$plexus" explain matmul_f16__path0_wide0_stages4_blocks1)
+echo "$wg"
+if echo "$wg" | grep 'dropped:.*subgroup_id' | grep -v "warpgroup accumulators use it"; then
+    echo "FAIL: subgroup_id named without the warpgroup accumulators that need it"; exit 1
+fi
 echo ok

@@ -55,16 +55,26 @@ std::string drop_reason(const Backend& b, const DeviceInfo& d, const KernelNeeds
         !needs.native_fallback)
         return "the kernel's native blocks have no entry for " + b.name() + " (only " +
                join(needs.native_backends) + ") and no portable fallback";
+    // Warpgroup accumulators imply subgroup_id (collect_uses): where they run as plain
+    // arithmetic each subgroup finds its rows by it, whether or not the kernel calls it.
+    const bool warpgroup =
+        std::any_of(needs.intrinsics.begin(), needs.intrinsics.end(),
+                    [](const std::string& n) { return n.starts_with("matrix_acc_m64n"); });
     for (const std::string& name : needs.intrinsics) {
-        if (!b.has_intrinsic(name)) return "lacks intrinsic " + name;
+        const std::string what =
+            name == "subgroup_id" && warpgroup
+                ? name + " (the kernel's warpgroup accumulators use it to find each subgroup's "
+                         "rows)"
+                : name;
+        if (!b.has_intrinsic(name)) return "lacks intrinsic " + what;
         const uint32_t feature = subgroup_feature(name);
         if (feature && d.subgroup_ops && (*d.subgroup_ops & feature) == 0)
             return d.subgroup_ops_unstated
                        ? "the plugin states no subgroup operations for the device (its "
                          "subgroup_ops lacks PLX_SUBGROUP_KNOWN), and " +
-                             name + " is one"
+                             what + " is one"
                        : std::string("the device lacks ") + subgroup_feature_name(feature) +
-                             ", which " + name + " needs";
+                             ", which " + what + " needs";
         const uint32_t matrix = matrix_feature(name);
         if (matrix && d.matrix_ops && (*d.matrix_ops & matrix) == 0)
             return d.matrix_ops_unstated
