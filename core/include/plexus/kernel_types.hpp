@@ -48,9 +48,13 @@ template <class T>
 concept KernelScalar = requires { scalar_of<T>::value; };
 template <class T>
 concept Number = KernelScalar<T> && !std::same_as<T, bool>;
-// A C++ number a kernel value of type T may be combined with: any arithmetic type, or T.
+// A C++ number a kernel value of type T may be combined with: any arithmetic type, half, bf16,
+// or the constant of an unscoped enum (`enum { kTile = 16 };`), which C++ converts to a number
+// as it does everywhere else. A scoped enum (`enum class`) does not convert implicitly and is
+// not one: static_cast it.
 template <class U>
-concept Literal = std::is_arithmetic_v<U> || std::same_as<U, half> || std::same_as<U, bf16>;
+concept Literal = std::is_arithmetic_v<U> || std::same_as<U, half> || std::same_as<U, bf16> ||
+                  (std::is_enum_v<U> && std::is_convertible_v<U, long long>);
 
 // ---- vectors ----------------------------------------------------------------------------
 

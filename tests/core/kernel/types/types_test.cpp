@@ -561,3 +561,40 @@ TEST_CASE("an Out<T> reads what its buffer holds on every backend: the contents 
         return bad;
     });
 }
+
+namespace {
+enum Constants { kScale = 3, kOffset = -7, kLimit = 500 };
+}
+
+TEST_CASE("an unscoped enum constant is a number wherever one is: operands, comparisons, "
+          "initializers, assignments and scalar arguments") {
+    static const auto k = px::kernel(
+        "enum_constants", {"x", "y", "n", "scale"},
+        [](px::In<int32_t> x, px::Out<int32_t> y, px::Int n, px::Int scale) {
+            px::Int i = px::global_id(0);
+            px::If(i < n, [&] {
+                px::Int v = kOffset;                           // an initializer
+                v += x[i] * kScale;                            // an operand
+                px::If(x[i] > kLimit, [&] { v = kLimit; });    // a comparison, an assignment
+                px::Float f = px::cast<float>(x[i]) + kOffset; // with a float value
+                y[i] = v * scale + px::cast<int32_t>(f * 0.0f);
+            });
+        });
+    std::mt19937 g(5);
+    const size_t n = 777;
+    std::vector<int32_t> in(n);
+    std::uniform_int_distribution<int32_t> d(-1000, 1000);
+    for (int32_t& v : in)
+        v = d(g);
+    on_every_device([&](const px::Target& t, std::string& first) {
+        px::Buffer<int32_t> bx(runtime(), in), by(runtime(), n);
+        runtime().launch(t, k, px::Grid(n), bx, by, int(n), kScale).wait(); // an argument
+        size_t bad = 0;
+        auto out = by.to_vector();
+        for (size_t i = 0; i < n; ++i) {
+            const int32_t v = in[i] > kLimit ? int32_t(kLimit) : kOffset + in[i] * kScale;
+            expect_equal(bad, first, i, out[i], v * kScale);
+        }
+        return bad;
+    });
+}
