@@ -152,7 +152,8 @@ size_t choose_route(std::vector<RoutePrediction>& c, uint64_t launch, bool& expl
     auto high = [&](const RoutePrediction& p) {
         return p.slowest_seconds + p.transfer_seconds / launches;
     };
-    for (size_t i = 0; i < c.size(); ++i) {
+    // A best settled as slow (chosen for another's transfer) is no call to time more.
+    for (size_t i = 0; i < c.size() && c[best].samples >= kRouteSamples; ++i) {
         if (i == best || c[i].samples < kRouteSamples) continue; // settled as slow
         if (low(c[i]) > high(c[best]) || low(c[best]) > high(c[i])) continue;
         if (c[i].samples >= kRouteCloseSamples && c[best].samples >= kRouteCloseSamples) continue;

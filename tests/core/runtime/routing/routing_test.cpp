@@ -345,6 +345,9 @@ TEST_CASE("choose_route: explore in order, settle the slow after one launch, the
     CHECK(choose({ranged(3, 5, 6, 7), ranged(3, 0.9, 1.2, 1.4), ranged(3, 0.8, 1.0, 1.3)}) == 1);
     CHECK(choose({ranged(1, 5, 5, 5), ranged(kRouteCloseSamples, 0.8, 1.0, 1.3)}) == 1);
     CHECK(!exploring);
+    // A candidate settled as slow that the other's transfer makes the best is not timed on.
+    CHECK(choose({ranged(1, 5, 5, 5), ranged(3, 0.5, 1.2, 1.3, 3.9)}) == 0);
+    CHECK(!exploring);
     // The transfer's share moves a range: apart at the first launch, close at the tenth.
     CHECK(choose({ranged(3, 0.9, 1.0, 1.1, 1.0), ranged(3, 1.2, 1.3, 1.4)}, 1) == 1);
     CHECK(!exploring);
